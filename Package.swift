@@ -1,0 +1,73 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "sdfetch",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "sdfetch", targets: ["sdfetch"]),
+        .library(name: "SDFetchCore", targets: ["SDFetchCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng16",
+            providers: [.apt(["libpng-dev"])]
+        ),
+        .systemLibrary(
+            name: "CJPEG",
+            pkgConfig: "libjpeg",
+            providers: [.apt(["libjpeg62-turbo-dev"])]
+        ),
+        // giflib ships no .pc upstream; the module map links "gif" directly.
+        .systemLibrary(
+            name: "CGIF",
+            providers: [.apt(["libgif-dev"])]
+        ),
+        .target(
+            name: "CSDFetchShims",
+            dependencies: ["CCurl", "CJPEG"]
+        ),
+        .target(
+            name: "SDFetchCore",
+            dependencies: [
+                "CCurl", "CPNG", "CJPEG", "CGIF", "CSDFetchShims",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+            ]
+        ),
+        .executableTarget(
+            name: "sdfetch",
+            dependencies: ["SDFetchCore"]
+        ),
+        .target(
+            name: "SDFetchTestSupport",
+            dependencies: [
+                "SDFetchCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "SDFetchCoreTests",
+            dependencies: ["SDFetchCore", "SDFetchTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "sdfetchTests",
+            dependencies: ["sdfetch", "SDFetchCore", "SDFetchTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,89 @@
+/*
+ * CSDFetchShims: the few C entry points Swift cannot call directly.
+ *
+ * 1. libcurl's curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are C variadics,
+ *    which Swift imports as unavailable. One static inline wrapper per argument type
+ *    (never per option) forwards to them with the right type.
+ * 2. libjpeg reports fatal errors by calling error_exit, whose default calls exit(), and
+ *    prints warnings to stderr. Containing that needs setjmp, which Swift cannot call
+ *    (it returns twice), so the guarded decode lives in jpeg.c.
+ */
+#ifndef CSDFETCH_SHIMS_H
+#define CSDFETCH_SHIMS_H
+
+#include <stddef.h>
+#include <curl/curl.h>
+
+typedef size_t (*CSDFetch_curl_data_callback)(char *_Nonnull, size_t, size_t, void *_Nullable);
+typedef int (*CSDFetch_curl_xferinfo_callback)(void *_Nullable, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+
+static inline CURLcode CSDFetch_curl_easy_setopt_long(CURL *_Nonnull handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_off_t(CURL *_Nonnull handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_string(CURL *_Nonnull handle, CURLoption option,
+                                                        const char *_Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_pointer(CURL *_Nonnull handle, CURLoption option,
+                                                         void *_Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_slist(CURL *_Nonnull handle, CURLoption option,
+                                                       struct curl_slist *_Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_data_callback(CURL *_Nonnull handle, CURLoption option,
+                                                               CSDFetch_curl_data_callback _Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_xferinfo_callback(CURL *_Nonnull handle, CURLoption option,
+                                                                   CSDFetch_curl_xferinfo_callback _Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_getinfo_long(CURL *_Nonnull handle, CURLINFO info, long *_Nonnull value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_getinfo_off_t(CURL *_Nonnull handle, CURLINFO info,
+                                                        curl_off_t *_Nonnull value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_getinfo_pointer(CURL *_Nonnull handle, CURLINFO info,
+                                                          void *_Nullable *_Nonnull value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+static inline CURLMcode CSDFetch_curl_multi_setopt_long(CURLM *_Nonnull handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+/* Outcome of CSDFetch_jpeg_decode. */
+typedef enum {
+    CSDFetch_JPEG_OK = 0,
+    CSDFetch_JPEG_CORRUPT = 1,
+    CSDFetch_JPEG_TOO_MANY_PIXELS = 2,
+} CSDFetch_jpeg_status;
+
+/*
+ * Reads (header_only != 0) or fully decodes a JPEG held in memory. Fatal libjpeg errors
+ * longjmp back here instead of calling exit(); warnings (such as a truncated scan) count
+ * as corruption and are never printed. Declared width x height is compared with
+ * max_pixels before any scanline buffer is allocated. On failure, message receives a
+ * NUL-terminated reason in the caller-owned buffer.
+ */
+CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, size_t size, int header_only,
+                                          unsigned long long max_pixels, int *_Nonnull width, int *_Nonnull height,
+                                          char *_Nonnull message, size_t message_size);
+
+#endif

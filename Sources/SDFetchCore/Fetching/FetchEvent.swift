@@ -1,0 +1,25 @@
+/// What a ``FetchRun`` reports, in order; the stream ends after `finished`.
+public enum FetchEvent: Sendable {
+    /// One unique URL or one invalid line is done.
+    case result(FetchResult)
+    /// An input source could not be read (the run goes on; exit status 3).
+    case unreadableInput(source: String, detail: String)
+    /// Every input was read and every URL is done.
+    case finished(RunSummary)
+}
+
+/// Totals of a whole run.
+public struct RunSummary: Sendable, Equatable {
+    public var counts: [FetchStatus: Int] = [:]
+    /// Input occurrences coalesced into an earlier one of the same key.
+    public var duplicates = 0
+    /// Bytes of bodies downloaded in this run.
+    public var downloadedBytes: Int64 = 0
+    public var unreadableInputs = 0
+    /// Ctrl-C or SIGTERM stopped the run early.
+    public var wasInterrupted = false
+
+    public init() {}
+
+    public func count(_ status: FetchStatus) -> Int { counts[status, default: 0] }
+}

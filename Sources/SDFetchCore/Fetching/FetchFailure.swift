@@ -1,0 +1,91 @@
+/// Why a URL failed: one error kind of the spec plus a human detail.
+public struct FetchFailure: Error, Sendable, Equatable {
+    /// The spec's error kinds. `label` renders the spec string.
+    public enum Kind: Sendable, Hashable {
+        case http(Int)
+        case timeout
+        case connect
+        case dns
+        case tls
+        case tooLarge
+        case tooManyPixels
+        case notAnImage
+        case corruptImage
+        case truncated
+        case tooManyRedirects
+        case badRedirect
+        case hostDown
+        case offlineMiss
+        case io
+        case invalidURL
+        case interrupted
+
+        /// The spec's spelling, e.g. `http-404`, `not-an-image`.
+        public var label: String {
+            switch self {
+            case .http(let code): "http-\(code)"
+            case .timeout: "timeout"
+            case .connect: "connect"
+            case .dns: "dns"
+            case .tls: "tls"
+            case .tooLarge: "too-large"
+            case .tooManyPixels: "too-many-pixels"
+            case .notAnImage: "not-an-image"
+            case .corruptImage: "corrupt-image"
+            case .truncated: "truncated"
+            case .tooManyRedirects: "too-many-redirects"
+            case .badRedirect: "bad-redirect"
+            case .hostDown: "host-down"
+            case .offlineMiss: "offline-miss"
+            case .io: "io"
+            case .invalidURL: "invalid-url"
+            case .interrupted: "interrupted"
+            }
+        }
+
+        /// Parses ``label`` back (blacklist records store it).
+        public init?(label: String) {
+            if label.hasPrefix("http-"), let code = Int(label.dropFirst(5)) {
+                self = .http(code)
+                return
+            }
+            let all: [Kind] = [
+                .timeout, .connect, .dns, .tls, .tooLarge, .tooManyPixels, .notAnImage, .corruptImage,
+                .truncated, .tooManyRedirects, .badRedirect, .hostDown, .offlineMiss, .io, .invalidURL,
+                .interrupted,
+            ]
+            guard let kind = all.first(where: { $0.label == label }) else { return nil }
+            self = kind
+        }
+
+        /// Whether the failed-URL blacklist records it (SPEC "Failed-URL blacklist").
+        /// Everything else is transient: retried within the run, never recorded.
+        public var isPermanent: Bool {
+            switch self {
+            case .http(let code): (400...499).contains(code) && ![408, 425, 429].contains(code)
+            case .notAnImage, .corruptImage, .tooLarge, .tooManyPixels, .tooManyRedirects, .badRedirect: true
+            case .timeout, .connect, .dns, .tls, .truncated, .hostDown, .offlineMiss, .io, .invalidURL,
+                .interrupted:
+                false
+            }
+        }
+
+        /// Whether another try within this run may succeed (`--retries`).
+        public var isRetryable: Bool {
+            switch self {
+            case .http(let code): code >= 500 || [408, 425, 429].contains(code)
+            case .timeout, .connect, .dns, .tls, .truncated: true
+            default: false
+            }
+        }
+    }
+
+    public let kind: Kind
+    /// Lower-case, no final period, names the thing: "body exceeds 50 MB".
+    public let detail: String
+
+    public init(_ kind: Kind, _ detail: String) {
+        self.kind = kind
+        self.detail = detail
+    }
+}

@@ -1,0 +1,25 @@
+/// Everything that shapes how one URL is fetched (the spec's fetch options, less I/O ones).
+public struct FetchOptions: Sendable {
+    public var concurrency = 6
+    public var timeout: Duration = .seconds(15)
+    public var retries = 2
+    /// Freshness of cache entries and blacklist records.
+    public var maxAge: Duration = .seconds(7 * 24 * 3600)
+    public var refresh = false
+    public var offline = false
+    public var retryFailed = false
+    public var verify: VerifyMode = .full
+    public var maxBytes: Int64 = 50 << 20
+    public var maxPixels: Int64 = 100_000_000
+    public var maxRedirects = 5
+    public var hostFailures = 5
+    public var headers: [String] = []
+    public var userAgent = "sdfetch/\(SDFetchVersion.string)"
+
+    public init() {}
+}
+
+/// The product version, shown by `--version` and in the default User-Agent.
+public enum SDFetchVersion {
+    public static let string = "0.1.0"
+}

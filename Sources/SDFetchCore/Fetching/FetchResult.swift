@@ -1,0 +1,44 @@
+/// The outcome of one unique URL (or one invalid input line): a value, never a throw.
+public struct FetchResult: Sendable {
+    /// The first spelling met in the input, trimmed.
+    public var url: String
+    /// The identity; nil for an `invalid` line.
+    public var key: URLKey?
+    public var status: FetchStatus
+    /// The cache body file, when there is one.
+    public var path: String?
+    public var format: ImageFormat?
+    /// Body size in bytes (0 when there is no body).
+    public var bytes: Int64
+    public var width: Int?
+    public var height: Int?
+    /// The last HTTP status seen, when a request was sent.
+    public var httpStatus: Int?
+    public var failure: FetchFailure?
+    /// Further occurrences of the key in the input, coalesced into this result.
+    public var duplicates: Int
+    /// `FILE:LINE` of an invalid line.
+    public var source: String?
+    /// Wall time spent on this URL.
+    public var duration: Duration
+
+    public init(
+        url: String, key: URLKey?, status: FetchStatus, path: String? = nil, format: ImageFormat? = nil,
+        bytes: Int64 = 0, width: Int? = nil, height: Int? = nil, httpStatus: Int? = nil,
+        failure: FetchFailure? = nil, duplicates: Int = 0, source: String? = nil, duration: Duration = .zero
+    ) {
+        self.url = url
+        self.key = key
+        self.status = status
+        self.path = path
+        self.format = format
+        self.bytes = bytes
+        self.width = width
+        self.height = height
+        self.httpStatus = httpStatus
+        self.failure = failure
+        self.duplicates = duplicates
+        self.source = source
+        self.duration = duration
+    }
+}

@@ -1,0 +1,77 @@
+/// Splits a byte stream into trimmed, meaningful lines (SPEC "Input").
+///
+/// Tolerates CRLF, a UTF-8 BOM and surrounding whitespace; drops blank lines and lines
+/// whose first non-blank character is `#`. Memory stays bounded on a line without end:
+/// past ``URLKey/maxLength`` bytes the rest of the line is skipped and the line flagged.
+struct LineSplitter {
+    let source: String
+    private var partial: [UInt8] = []
+    private var lineNumber = 0
+    private var isOverlong = false
+    private var atStart = true
+
+    init(source: String) {
+        self.source = source
+    }
+
+    /// Feeds a chunk; complete lines are appended to `out`.
+    mutating func feed(_ chunk: UnsafeRawBufferPointer, into out: inout [InputItem]) {
+        var start = 0
+        var bytes = chunk[...]
+        if atStart {
+            atStart = false
+            if chunk.starts(with: [0xEF, 0xBB, 0xBF]) {
+                start = 3
+                bytes = chunk[3...]
+            }
+        }
+        while let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+            append(chunk[start..<newline])
+            lineNumber += 1
+            emit(into: &out)
+            start = newline + 1
+            bytes = chunk[start...]
+        }
+        append(chunk[start...])
+    }
+
+    /// Flushes a last line without a final newline.
+    mutating func finish(into out: inout [InputItem]) {
+        guard !partial.isEmpty || isOverlong else { return }
+        lineNumber += 1
+        emit(into: &out)
+    }
+
+    private mutating func append(_ bytes: Slice<UnsafeRawBufferPointer>) {
+        guard !isOverlong else { return }
+        // Leading whitespace never counts towards the limit.
+        var slice = bytes[...]
+        if partial.isEmpty {
+            while let first = slice.first, first == 0x20 || first == 0x09 || first == 0x0D { slice = slice.dropFirst() }
+        }
+        partial.append(contentsOf: slice)
+        let limit = URLKey.maxLength + 64
+        if partial.count > limit {
+            trimTrailingWhitespace()
+            if partial.count > limit {
+                partial.removeSubrange((URLKey.maxLength + 1)...)
+                isOverlong = true
+            }
+        }
+    }
+
+    private mutating func trimTrailingWhitespace() {
+        while let last = partial.last, last == 0x20 || last == 0x09 || last == 0x0D || last == 0x0A { partial.removeLast() }
+    }
+
+    private mutating func emit(into out: inout [InputItem]) {
+        defer {
+            partial.removeAll(keepingCapacity: true)
+            isOverlong = false
+        }
+        trimTrailingWhitespace()
+        guard !partial.isEmpty, partial.first != UInt8(ascii: "#") else { return }
+        let text = String(decoding: partial, as: UTF8.self)
+        out.append(.line(InputLine(source: source, number: lineNumber, text: text, isOverlong: isOverlong || partial.count > URLKey.maxLength)))
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// Streams input lines from files and stdin, in order, on a thread of its own.
+///
+/// Reading blocks (a pipe may be slow), so it never runs on the cooperative pool. Lines
+/// travel in batches through a small bounded queue: when the consumer falls behind the
+/// reader thread waits, which keeps memory bounded on lists of any length.
+public final class URLListReader: @unchecked Sendable {
+    /// Guards `batches`, `finished`, `cancelled` and `waiter`.
+    private let condition = NSCondition()
+    private var batches: [[InputItem]] = []
+    private var finished = false
+    private var cancelled = false
+    private var waiter: CheckedContinuation<[InputItem]?, Never>?
+
+    private static let batchLines = 512
+    private static let queuedBatches = 8
+    private static let chunkBytes = 64 * 1024
+
+    /// Starts reading `sources` at once. `standardInput` is the file descriptor read for `-`.
+    public init(sources: [InputSource], standardInput: Int32 = STDIN_FILENO) {
+        let thread = Thread { [self] in read(sources, standardInput: standardInput) }
+        thread.name = "sdfetch-input"
+        thread.start()
+    }
+
+    /// The next batch, or nil once every source is read.
+    public func next() async -> [InputItem]? {
+        await withCheckedContinuation { continuation in
+            condition.lock()
+            if !batches.isEmpty {
+                let batch = batches.removeFirst()
+                condition.broadcast()
+                condition.unlock()
+                continuation.resume(returning: batch)
+            } else if finished || cancelled {
+                condition.unlock()
+                continuation.resume(returning: nil)
+            } else {
+                waiter = continuation
+                condition.unlock()
+            }
+        }
+    }
+
+    /// Stops reading; the thread ends at its next chunk (or when a blocked read returns).
+    public func cancel() {
+        condition.lock()
+        cancelled = true
+        let pending = waiter
+        waiter = nil
+        condition.broadcast()
+        condition.unlock()
+        pending?.resume(returning: nil)
+    }
+
+    // MARK: - Reader thread
+
+    private func read(_ sources: [InputSource], standardInput: Int32) {
+        var batch: [InputItem] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 1)
+        defer { buffer.deallocate() }
+        for source in sources {
+            let fd: Int32
+            switch source {
+            case .standardInput: fd = standardInput
+            case .file(let path):
+                fd = open(path, O_RDONLY | O_CLOEXEC)
+                if fd < 0 {
+                    batch.append(.unreadable(source: path, detail: errnoText()))
+                    continue
+                }
+            }
+            var splitter = LineSplitter(source: source.name)
+            var failure: String?
+            while true {
+                let count = Foundation.read(fd, buffer.baseAddress, buffer.count)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = errnoText()
+                    break
+                }
+                if count == 0 { break }
+                splitter.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &batch)
+                if batch.count >= Self.batchLines {
+                    guard push(batch) else { break }
+                    batch = []
+                }
+            }
+            splitter.finish(into: &batch)
+            if let failure { batch.append(.unreadable(source: source.name, detail: failure)) }
+            if case .file = source { close(fd) }
+            if isCancelled { break }
+        }
+        if !batch.isEmpty { _ = push(batch) }
+        condition.lock()
+        finished = true
+        let pending = waiter
+        waiter = nil
+        condition.unlock()
+        pending?.resume(returning: nil)
+    }
+
+    private var isCancelled: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return cancelled
+    }
+
+    /// Hands a batch to the consumer, waiting while the queue is full. False once cancelled.
+    private func push(_ batch: [InputItem]) -> Bool {
+        condition.lock()
+        while batches.count >= Self.queuedBatches && !cancelled { condition.wait() }
+        guard !cancelled else {
+            condition.unlock()
+            return false
+        }
+        if let pending = waiter {
+            waiter = nil
+            condition.unlock()
+            pending.resume(returning: batch)
+        } else {
+            batches.append(batch)
+            condition.unlock()
+        }
+        return true
+    }
+}

@@ -1,0 +1,51 @@
+/// One HTTP GET as the engine should perform it.
+public struct TransferRequest: Sendable {
+    public var url: String
+    /// Extra header lines, `Name: value`; they replace same-named defaults such as `Accept`.
+    public var headers: [String]
+    public var userAgent: String
+    /// Bounds connection set-up and any stall; a steady slow body is never cut.
+    public var timeout: Duration
+    /// Largest accepted body; larger transfers are aborted as soon as that is known.
+    public var maxBytes: Int64
+    /// Redirect hops followed (curl's meaning), http and https targets only.
+    public var maxRedirects: Int
+
+    public init(
+        url: String, headers: [String] = [], userAgent: String = "sdfetch", timeout: Duration = .seconds(15),
+        maxBytes: Int64 = 50 << 20, maxRedirects: Int = 5
+    ) {
+        self.url = url
+        self.headers = headers
+        self.userAgent = userAgent
+        self.timeout = timeout
+        self.maxBytes = maxBytes
+        self.maxRedirects = maxRedirects
+    }
+}
+
+/// What came back from one transfer, successful or not.
+public struct TransferResponse: Sendable {
+    /// nil when the transfer completed at the HTTP level (whatever the status code).
+    public var failure: FetchFailure?
+    /// Final response status after redirects; 0 when no response arrived.
+    public var httpStatus: Int
+    /// The body of a 2xx response; empty otherwise.
+    public var body: [UInt8]
+    public var etag: String?
+    public var lastModified: String?
+    /// `Retry-After` in seconds, when the server sent the delta form or a date.
+    public var retryAfter: Double?
+
+    public init(
+        failure: FetchFailure? = nil, httpStatus: Int = 0, body: [UInt8] = [], etag: String? = nil,
+        lastModified: String? = nil, retryAfter: Double? = nil
+    ) {
+        self.failure = failure
+        self.httpStatus = httpStatus
+        self.body = body
+        self.etag = etag
+        self.lastModified = lastModified
+        self.retryAfter = retryAfter
+    }
+}
