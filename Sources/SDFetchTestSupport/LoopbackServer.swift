@@ -1,0 +1,106 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server on 127.0.0.1 and a free port, scripted by the test.
+///
+/// Each path has a list of ``ScriptedResponse``s: request N gets response N, the last one
+/// repeats. Unrouted paths answer 404. The server records every request and the peak
+/// number of requests being answered at once, so tests assert what the world saw.
+public final class LoopbackServer: Sendable {
+    struct State {
+        var routes: [String: [ScriptedResponse]] = [:]
+        var requests: [RecordedRequest] = []
+        var countByPath: [String: Int] = [:]
+        var bytesSentByPath: [String: Int] = [:]
+        var active = 0
+        var peakActive = 0
+    }
+
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    let state = Mutex(State())
+    /// The bound port.
+    public let port: Int
+
+    /// Starts listening on 127.0.0.1 at a port the kernel picks.
+    public init() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let box = ServerBox()
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 512)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(LoopbackHandler(server: box))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        self.group = group
+        self.channel = channel
+        self.port = channel.localAddress?.port ?? 0
+        box.server.withLock { $0 = self }
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// Scripts `path`: request N gets `responses[N]`, the last one repeats.
+    public func route(_ path: String, _ responses: ScriptedResponse...) {
+        route(path, responses)
+    }
+
+    public func route(_ path: String, _ responses: [ScriptedResponse]) {
+        precondition(!responses.isEmpty, "a route needs at least one response")
+        state.withLock { $0.routes[path] = responses }
+    }
+
+    /// Requests received for `path` (query included in the path as sent).
+    public func requests(for path: String) -> Int { state.withLock { $0.countByPath[path, default: 0] } }
+
+    /// Every request received, in arrival order.
+    public var recordedRequests: [RecordedRequest] { state.withLock { $0.requests } }
+
+    /// All requests received.
+    public var totalRequests: Int { state.withLock { $0.requests.count } }
+
+    /// Most requests being answered at the same moment.
+    public var peakConcurrentRequests: Int { state.withLock { $0.peakActive } }
+
+    /// Body bytes written to clients for `path`.
+    public func bytesSent(for path: String) -> Int { state.withLock { $0.bytesSentByPath[path, default: 0] } }
+
+    public func shutdown() async throws {
+        try await channel.close()
+        try await group.shutdownGracefully()
+    }
+
+    // MARK: - Called by the handler on the event loop
+
+    func begin(_ request: RecordedRequest) -> ScriptedResponse {
+        state.withLock { state in
+            let index = state.countByPath[request.path, default: 0]
+            state.countByPath[request.path] = index + 1
+            state.requests.append(request)
+            state.active += 1
+            state.peakActive = max(state.peakActive, state.active)
+            guard let script = state.routes[request.path] else { return .status(404) }
+            return script[min(index, script.count - 1)]
+        }
+    }
+
+    func sent(_ bytes: Int, for path: String) {
+        state.withLock { $0.bytesSentByPath[path, default: 0] += bytes }
+    }
+
+    func end() {
+        state.withLock { $0.active -= 1 }
+    }
+}
+
+/// Lets child channels find the server, which exists only once bound.
+final class ServerBox: Sendable {
+    let server = Mutex<LoopbackServer?>(nil)
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// Runs a program to completion and captures what it wrote.
+public struct ProcessRun: Sendable {
+    public var status: Int32
+    public var standardOutput: String
+    public var standardError: String
+
+    /// Runs `executable` with `arguments`, feeding `input` on stdin (empty stdin otherwise).
+    public static func run(
+        _ executable: String, _ arguments: [String], input: String = "", environment: [String: String]? = nil
+    ) throws -> ProcessRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+        let errorData = ErrorDrain(stderr.fileHandleForReading)
+        let outData = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ProcessRun(
+            status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
+            standardError: String(decoding: errorData.wait(), as: UTF8.self))
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+private final class ErrorDrain: @unchecked Sendable {
+    /// Guards `data`; `done` is signalled once it is complete.
+    private let lock = NSCondition()
+    private var data = Data()
+    private var done = false
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            let all = handle.readDataToEndOfFile()
+            lock.lock()
+            data = all
+            done = true
+            lock.signal()
+            lock.unlock()
+        }.start()
+    }
+
+    func wait() -> Data {
+        lock.lock()
+        defer { lock.unlock() }
+        while !done { lock.wait() }
+        return data
+    }
+}

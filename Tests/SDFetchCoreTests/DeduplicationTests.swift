@@ -1,0 +1,62 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+@Suite("De-duplication", .timeLimit(.minutes(1)))
+struct DeduplicationTests {
+    let directory = TemporaryDirectory("dedup")
+
+    @Test("50 unique URLs repeated 4 times and shuffled make 50 requests")
+    func repeatedListMakesOneRequestPerKey() async throws {
+        let server = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<50 {
+            server.route("/img/\(index).png", .ok(SampleImages.png(seed: index)))
+            // Spellings that the identity rule folds together.
+            lines += [
+                server.url("/img/\(index).png"), server.url("/img/\(index).png#a"),
+                server.url("/img/\(index).png").replacingOccurrences(of: "http://", with: "HTTP://"),
+                server.url("/img/\(index).png"),
+            ]
+        }
+        let list = directory.write(lines.shuffled().joined(separator: "\n"), to: "list.txt")
+        let cache = try DiskCache(directory: directory.appending("cache"))
+        let fetcher = Fetcher(options: FetchOptions(), cache: cache)
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(server.totalRequests == 50)
+        #expect(collected.results.count == 50)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        #expect(collected.summary.duplicates == 150)
+        for index in [0, 17, 49] {
+            let result = try #require(collected.results.first { $0.key?.string == server.url("/img/\(index).png") })
+            let path = try #require(result.path)
+            let onDisk = try #require(FileManager.default.contents(atPath: path))
+            #expect(Array(onDisk) == SampleImages.png(seed: index))
+        }
+        directory.remove()
+    }
+
+    @Test("200 concurrent fetches of one key through the core API make one request")
+    func concurrentCallsCoalesce() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(200)))
+        let cache = try DiskCache(directory: directory.appending("cache"))
+        let fetcher = Fetcher(options: FetchOptions(), cache: cache)
+        let key = try URLKey(parsing: server.url("/a.png"))
+        let statuses = await withTaskGroup(of: FetchStatus.self) { group in
+            for _ in 0..<200 { group.addTask { await fetcher.fetch(key, spelling: key.string).status } }
+            return await group.reduce(into: [FetchStatus]()) { $0.append($1) }
+        }
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(server.requests(for: "/a.png") == 1)
+        #expect(statuses.count == 200)
+        #expect(statuses.allSatisfy { $0 == .downloaded })
+        directory.remove()
+    }
+}
