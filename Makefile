@@ -1,0 +1,42 @@
+# sdfetch: the two set-up commands are `make demo` and `make test`; both install what
+# they need first (Scripts/install-deps.sh), so they work on a fresh Debian machine.
+PREFIX ?= /usr/local
+SWIFT ?= swift
+RELEASE_FLAGS = -c release --product sdfetch
+
+.PHONY: deps build release test demo install uninstall clean fuzz bench format
+
+deps:
+	Scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build --product sdfetch
+
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: build
+	Scripts/demo.sh
+
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/sdfetch" $(DESTDIR)$(PREFIX)/bin/sdfetch
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/sdfetch
+
+fuzz: deps
+	Scripts/fuzz.sh $(SECONDS)
+
+bench: deps release
+	Scripts/bench
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `make demo`: runs sdfetch's main job against the bundled local image server.
+# Starts the server on a free loopback port, fetches a sample list (duplicates, a broken
+# URL, an HTML page served as 200, a redirect, an invalid line) twice into a fresh cache,
+# shows what happened, and stops the server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+binary=${SDFETCH:-.build/debug/sdfetch}
+work=$(mktemp -d "${TMPDIR:-/tmp}/sdfetch-demo.XXXXXX")
+server_pid=""
+cleanup() {
+    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+python3 Scripts/demo/image-server.py --port-file "$work/port" &
+server_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/port" ] && break; sleep 0.05; done
+[ -s "$work/port" ] || { echo "demo: image server did not start" >&2; exit 1; }
+base="http://127.0.0.1:$(cat "$work/port")"
+
+{
+    echo "# sdfetch demo list: 12 images, each listed twice in different spellings"
+    for i in $(seq -w 0 11); do echo "$base/images/photo-$i.png"; done
+    for i in $(seq -w 0 11); do echo "${base/http:/HTTP:}/images/photo-$i.png#again"; done
+    echo "$base/moved.png"
+    echo "$base/missing.png"
+    echo "$base/error-page.png"
+    echo "not a url"
+} > "$work/urls.txt"
+
+run() {
+    echo
+    echo "\$ sdfetch --cache-dir CACHE -o OUT urls.txt    # $1"
+    set +e
+    "$binary" --cache-dir "$work/cache" -o "$work/out" "$work/urls.txt" | sed "s#$work#WORK#g"
+    status=${PIPESTATUS[0]}
+    set -e
+    echo "exit status: $status (1 = some URL failed, as expected for this list)"
+}
+
+echo "demo: image server at $base, list of $(grep -vc '^#' "$work/urls.txt") lines"
+run "first run: downloads each image once"
+run "second run: served from the cache, no request for fresh entries"
+echo
+echo "requests the server received (count, path):"
+python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$base/stats"
+echo
+echo "files in the output directory:"
+ls "$work/out" | head -20

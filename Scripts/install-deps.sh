@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sdfetch needs to build, test and demo, only when absent.
+# Idempotent: a second run installs nothing. Uses sudo when not root.
+# Usage: Scripts/install-deps.sh [extra-package ...]
+set -euo pipefail
+
+packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev pkg-config python3 "$@")
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$package")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all packages present (${packages[*]})"
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+else
+    echo "install-deps: need root or sudo to install: ${missing[*]}" >&2
+    exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Package lists may be absent on a fresh machine or too old for the pinned versions:
+# update once, then retry.
+if ! "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; then
+    echo "install-deps: running apt-get update first"
+    "${as_root[@]}" apt-get update
+    "${as_root[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: done"
