@@ -30,7 +30,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sdfetch
 
 fuzz: deps
-	Scripts/fuzz.sh $(SECONDS)
+	Scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: deps release
 	Scripts/bench
