@@ -1,0 +1,102 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+@Suite("Streamed URL lists")
+struct URLListReaderTests {
+    let directory = TemporaryDirectory("input")
+
+    private func lines(_ sources: [InputSource], standardInput: Int32 = STDIN_FILENO) async -> [InputItem] {
+        let reader = URLListReader(sources: sources, standardInput: standardInput)
+        var items: [InputItem] = []
+        while let batch = await reader.next() { items += batch }
+        return items
+    }
+
+    private func texts(_ items: [InputItem]) -> [String] {
+        items.compactMap { if case .line(let line) = $0 { line.text } else { nil } }
+    }
+
+    @Test("skips blank and comment lines and tolerates CRLF, a BOM and surrounding whitespace")
+    func tolerantLines() async {
+        let file = directory.write("\u{FEFF}http://h/a.png\r\n\n   # comment\r\n\t http://h/b.png  \r\n#x\nhttp://h/c.png", to: "l.txt")
+        let items = await lines([.file(file)])
+        #expect(texts(items) == ["http://h/a.png", "http://h/b.png", "http://h/c.png"])
+        let numbers = items.compactMap { if case .line(let line) = $0 { line.number } else { nil } }
+        #expect(numbers == [1, 4, 6])
+        directory.remove()
+    }
+
+    @Test("reads files in order and reports an unreadable one without stopping")
+    func unreadableFileGoesOn() async {
+        let first = directory.write("http://h/1\n", to: "first.txt")
+        let second = directory.write("http://h/2\n", to: "second.txt")
+        let items = await lines([.file(first), .file(directory.appending("missing.txt")), .file(second)])
+        #expect(texts(items) == ["http://h/1", "http://h/2"])
+        let unreadable = items.compactMap { if case .unreadable(let source, _) = $0 { source } else { nil } }
+        #expect(unreadable == [directory.appending("missing.txt")])
+        directory.remove()
+    }
+
+    @Test("names standard input '-' and reads it from a pipe")
+    func standardInput() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let text = "http://h/x\nhttp://h/y\n"
+        _ = text.withCString { write(fds[1], $0, strlen($0)) }
+        close(fds[1])
+        let items = await lines([.standardInput], standardInput: fds[0])
+        close(fds[0])
+        let sources = items.compactMap { if case .line(let line) = $0 { line.source } else { nil } }
+        #expect(sources == ["-", "-"])
+        #expect(texts(items) == ["http://h/x", "http://h/y"])
+    }
+
+    @Test("cuts a line without end at the length limit and flags it")
+    func overlongLine() async {
+        let long = "http://h/" + String(repeating: "a", count: 100_000)
+        let file = directory.write(long + "\nhttp://h/ok\n", to: "long.txt")
+        let items = await lines([.file(file)])
+        guard case .line(let first) = items.first else {
+            Issue.record("no line read")
+            return
+        }
+        #expect(first.isOverlong)
+        #expect(first.text.utf8.count <= URLKey.maxLength + 1)
+        #expect(texts(items).last == "http://h/ok")
+        directory.remove()
+    }
+
+    @Test("a list of 20,000 lines arrives complete in batches")
+    func manyLines() async {
+        let body = (0..<20_000).map { "http://h/\($0).png" }.joined(separator: "\n")
+        let file = directory.write(body, to: "many.txt")
+        let items = await lines([.file(file)])
+        #expect(items.count == 20_000)
+        #expect(texts(items).last == "http://h/19999.png")
+        directory.remove()
+    }
+}
+
+@Suite("Invalid input lines", .timeLimit(.minutes(1)))
+struct InvalidLineTests {
+    let directory = TemporaryDirectory("invalid")
+
+    @Test("an invalid line is reported with its file and line number and the run goes on")
+    func invalidLineReported() async throws {
+        let server = try await LoopbackServer()
+        server.route("/ok.png", .ok(SampleImages.png()))
+        let file = directory.write("ftp://h/a.png\n\(server.url("/ok.png"))\nhttp://bad host/\n", to: "list.txt")
+        let fetcher = Fetcher(options: FetchOptions(), cache: try DiskCache(directory: directory.appending("cache")))
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(file)]))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        let invalid = collected.results.filter { $0.status == .invalid }
+        #expect(invalid.map(\.source) == ["\(file):1", "\(file):3"])
+        #expect(invalid.allSatisfy { $0.failure?.kind == .invalidURL })
+        #expect(collected.results.contains { $0.status == .downloaded })
+        directory.remove()
+    }
+}
