@@ -125,6 +125,12 @@ struct CorruptInputTests {
         #expect(full.verify(bytes).failureKind == .corruptImage)
     }
 
+    @Test("a WebP shorter than its RIFF size is corrupt under a full verify")
+    func truncatedWebP() {
+        let bytes = Array(Fixture.bytes("tiny.webp").dropLast(10))
+        #expect(full.verify(bytes).failureKind == .corruptImage)
+    }
+
     @Test("a TIFF whose first directory lies past the end is corrupt")
     func tiffDirectoryOutOfBounds() {
         var bytes = Fixture.bytes("tiny.tiff")

@@ -16,7 +16,8 @@ public struct VerifiedImage: Sendable, Equatable {
 ///
 /// - `none`: the signature alone; a signature-valid truncated file passes.
 /// - `header`: signature and the header's dimensions, checked against the limit.
-/// - `full`: PNG, JPEG and GIF decoded completely; the other formats as in `header`.
+/// - `full`: PNG, JPEG and GIF decoded completely; the other formats as in `header`,
+///   plus WebP's RIFF length checked against the data (a cheap truncation test).
 ///
 /// Pure and thread-safe: call it from any task. A full decode is CPU work that blocks the
 /// calling thread for its length (milliseconds for typical web images). Failures are
@@ -55,6 +56,8 @@ public struct ImageVerifier: Sendable {
         case (.jpeg, _): return JPEGVerifier.header(bytes, maxPixels: maxPixels).map { $0 }
         case (.png, _): return required(PNGVerifier.header(view), format)
         case (.gif, _): return required(GIFVerifier.header(view), format)
+        case (.webp, .full) where !WebPHeader.isComplete(view):
+            return .failure(FetchFailure(.corruptImage, "webp data shorter than its riff header declares"))
         case (.webp, _): return required(WebPHeader.size(view), format)
         case (.tiff, _): return required(TIFFHeader.size(view), format)
         case (.bmp, _): return required(WindowsBitmapHeaders.bmp(view), format)
