@@ -138,6 +138,18 @@ struct CorruptInputTests {
         #expect(full.verify(bytes).failureKind == .corruptImage)
     }
 
+    @Test("an icon directory listing no image is corrupt")
+    func emptyIconDirectory() {
+        var bytes = Fixture.bytes("tiny.ico")
+        bytes.replaceSubrange(4..<6, with: [0, 0])
+        #expect(full.verify(bytes).failureKind == .corruptImage)
+    }
+
+    @Test("a bare JPEG XL signature without a size header is corrupt")
+    func bareJXLSignature() {
+        #expect(full.verify([0xFF, 0x0A]).failureKind == .corruptImage)
+    }
+
     @Test("a decode failure detail is lower-case, names the format and has no final period")
     func decodeFailureDetailShape() throws {
         let bytes = Fixture.bytes("baseline.jpg")

@@ -43,7 +43,10 @@ enum Fixture {
 
     /// The offset of the first occurrence of `pattern`, which the test knows is there.
     static func offset(of pattern: [UInt8], in bytes: [UInt8]) -> Int {
-        guard let index = (0...(bytes.count - pattern.count)).first(where: { bytes[$0..<$0 + pattern.count].elementsEqual(pattern) })
+        guard
+            let index = (0...(bytes.count - pattern.count)).first(where: {
+                bytes[$0..<$0 + pattern.count].elementsEqual(pattern)
+            })
         else { preconditionFailure("pattern not in fixture") }
         return index
     }

@@ -25,7 +25,9 @@ struct ImageSignature: Sendable {
 
     /// Binary signatures, checked in order. ISO BMFF brands (HEIC, HEIF, AVIF, JPEG XL
     /// container) and SVG need more than a fixed pattern and are sniffed separately.
-    static let all: [ImageSignature] = [
+    static let all: [ImageSignature] = fixedSignatures + bitmapSignatures
+
+    private static let fixedSignatures: [ImageSignature] = [
         // JPEG: SOI marker FF D8 followed by the first marker's FF (ITU-T T.81, B.1.1.2).
         ImageSignature(.jpeg, [0xFF, 0xD8, 0xFF]),
         // PNG: the eight-byte file signature (PNG spec, section 5.2).
@@ -34,8 +36,7 @@ struct ImageSignature: Sendable {
         ImageSignature(.gif, ascii: "GIF87a"),
         ImageSignature(.gif, ascii: "GIF89a"),
         // WebP: a RIFF container, any size, whose form type is "WEBP" (RFC 9649, section 2.4).
-        ImageSignature(
-            .webp, [0x52, 0x49, 0x46, 0x46, nil, nil, nil, nil, 0x57, 0x45, 0x42, 0x50]),
+        ImageSignature(.webp, [0x52, 0x49, 0x46, 0x46, nil, nil, nil, nil, 0x57, 0x45, 0x42, 0x50]),
         // TIFF: byte order "II" or "MM", then 42 in that order (TIFF 6.0, section 2).
         ImageSignature(.tiff, [0x49, 0x49, 0x2A, 0x00]),
         ImageSignature(.tiff, [0x4D, 0x4D, 0x00, 0x2A]),
@@ -48,7 +49,7 @@ struct ImageSignature: Sendable {
         ImageSignature(.jxl, [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]),
         // PDF: "%PDF-" then the version (ISO 32000-1, 7.5.2).
         ImageSignature(.pdf, ascii: "%PDF-"),
-    ] + bitmapSignatures
+    ]
 
     /// BMP: "BM", then file size and reserved words (any), the pixel offset (any), and a
     /// DIB header whose size names a known header version (12 = OS/2 core, 40 = INFO,

@@ -71,6 +71,8 @@ enum SVGSniffer {
     private static func find(_ ascii: String, in text: ArraySlice<UInt8>, from start: Int) -> Int? {
         let expected = Array(ascii.utf8)
         guard start <= text.endIndex - expected.count else { return nil }
-        return (start...(text.endIndex - expected.count)).first { text[$0..<$0 + expected.count].elementsEqual(expected) }
+        return (start...(text.endIndex - expected.count)).first {
+            text[$0..<$0 + expected.count].elementsEqual(expected)
+        }
     }
 }

@@ -40,7 +40,9 @@ enum GIFVerifier {
     // MARK: - Records
 
     /// Reads records until the trailer; a missing trailer is a truncated file.
-    private static func walkRecords(_ gif: UnsafeMutablePointer<GifFileType>, maxPixels: Int64) -> Result<Void, FetchFailure> {
+    private static func walkRecords(_ gif: UnsafeMutablePointer<GifFileType>, maxPixels: Int64) -> Result<
+        Void, FetchFailure
+    > {
         let (budget, overflow) = maxPixels.multipliedReportingOverflow(by: animationBudgetFactor)
         var remainingBudget = overflow ? Int64.max : budget
         var row: [GifPixelType] = []
@@ -54,12 +56,17 @@ enum GIFVerifier {
                 if let failure = frame.check("gif frame", maxPixels: maxPixels) { return .failure(failure) }
                 remainingBudget -= frame.pixelCount ?? Int64.max
                 guard remainingBudget >= 0 else {
-                    return .failure(FetchFailure(.tooManyPixels, "gif frames exceed \(animationBudgetFactor)x the limit of \(maxPixels) pixels"))
+                    return .failure(
+                        FetchFailure(
+                            .tooManyPixels,
+                            "gif frames exceed \(animationBudgetFactor)x the limit of \(maxPixels) pixels"))
                 }
                 // Frame sides are 16-bit, so the row is at most 65535 bytes.
                 if row.count < frame.width { row = [GifPixelType](repeating: 0, count: frame.width) }
                 let ok = row.withUnsafeMutableBufferPointer { line in
-                    (0..<frame.height).allSatisfy { _ in DGifGetLine(gif, line.baseAddress, Int32(frame.width)) == GIF_OK }
+                    (0..<frame.height).allSatisfy { _ in
+                        DGifGetLine(gif, line.baseAddress, Int32(frame.width)) == GIF_OK
+                    }
                 }
                 guard ok else { return .failure(lastError(gif)) }
             case EXTENSION_RECORD_TYPE:

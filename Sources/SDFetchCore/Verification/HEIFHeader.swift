@@ -45,7 +45,8 @@ enum HEIFHeader {
     private static func primaryItem(_ view: ByteView, _ box: ISOBox) -> UInt32? {
         let start = box.payload.lowerBound
         guard let version = view.uint8(at: start) else { return nil }
-        return version == 0 ? view.uint16(at: start + 4, bigEndian: true).map(UInt32.init) : view.uint32(at: start + 4, bigEndian: true)
+        return version == 0
+            ? view.uint16(at: start + 4, bigEndian: true).map(UInt32.init) : view.uint32(at: start + 4, bigEndian: true)
     }
 
     /// `ipma`: full box; entry count; per entry the item ID (16 bits in version 0, else 32),

@@ -39,8 +39,10 @@ enum JPEGVerifier {
             if let failure = size.check("jpeg", maxPixels: maxPixels) { return .failure(failure) }
             return .success(size)
         case CSDFetch_JPEG_TOO_MANY_PIXELS:
-            return .failure(size.check("jpeg", maxPixels: maxPixels)
-                ?? FetchFailure(.tooManyPixels, "jpeg declares \(width)x\(height) pixels, over the limit of \(maxPixels)"))
+            return .failure(
+                size.check("jpeg", maxPixels: maxPixels)
+                    ?? FetchFailure(
+                        .tooManyPixels, "jpeg declares \(width)x\(height) pixels, over the limit of \(maxPixels)"))
         default:
             let reason = message.withUnsafeBufferPointer { buffer in
                 String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -46,7 +46,8 @@ enum PNGVerifier {
             guard let pixels = size.pixelCount else { preconditionFailure("check passed, so the count fits") }
             image.format = outputFormat(native: image.format, pixels: pixels)
             guard let buffer = calloc(Int(pixels * channels(of: image.format)), 1) else {
-                return .failure(FetchFailure(.tooManyPixels, "png pixel buffer of \(size.width)x\(size.height) unavailable"))
+                return .failure(
+                    FetchFailure(.tooManyPixels, "png pixel buffer of \(size.width)x\(size.height) unavailable"))
             }
             defer { free(buffer) }
             // Removing an alpha channel composites onto this background rather than the buffer.

@@ -16,7 +16,9 @@ enum SVGHeader {
         }
         if let viewBox = attributes["viewBox"] {
             let numbers = viewBox.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" || $0 == "\n" })
-            guard numbers.count == 4, let width = pixels(numbers[2]), let height = pixels(numbers[3]) else { return nil }
+            guard numbers.count == 4, let width = pixels(numbers[2]), let height = pixels(numbers[3]) else {
+                return nil
+            }
             return PixelSize(width: width, height: height)
         }
         return nil
