@@ -7,6 +7,8 @@ import Testing
 struct CorruptInputTests {
     let full = ImageVerifier(mode: .full)
 
+    // MARK: - Truncated and damaged decodes
+
     @Test("a PNG truncated inside its image data is corrupt")
     func truncatedPNG() {
         let bytes = Fixture.bytes("tiny-rgba.png")
@@ -39,6 +41,8 @@ struct CorruptInputTests {
         #expect(full.verify(Array(bytes.prefix(bytes.count - 10))).failureKind == .corruptImage)
     }
 
+    // MARK: - Not images
+
     @Test("a zero-byte body is not an image")
     func zeroBytes() {
         #expect(full.verify([]).failureKind == .notAnImage)
@@ -63,6 +67,8 @@ struct CorruptInputTests {
     func ff00() {
         #expect(full.verify([0xFF, 0x00, 0x00, 0x10]).failureKind == .notAnImage)
     }
+
+    // MARK: - Decompression bombs
 
     @Test("a PNG header declaring 50000x50000 is rejected before decoding")
     func pngBomb() {
@@ -106,6 +112,8 @@ struct CorruptInputTests {
         #expect(ImageVerifier(mode: .full, maxPixels: 1_000_000).verify(bytes).failureKind == .tooManyPixels)
     }
 
+    // MARK: - Lighter modes
+
     @Test("verify none accepts a signature-valid truncated PNG")
     func noneAcceptsTruncated() throws {
         let bytes = Array(Fixture.bytes("tiny-rgba.png").prefix(40))
@@ -118,6 +126,8 @@ struct CorruptInputTests {
         let image = try ImageVerifier(mode: .header).verify(Array(bytes.prefix(bytes.count - 30))).get()
         #expect(image.width == 17)
     }
+
+    // MARK: - Header-only formats
 
     @Test("a WebP cut inside its first chunk header has an unreadable header")
     func truncatedWebPHeader() {
@@ -149,6 +159,8 @@ struct CorruptInputTests {
     func bareJXLSignature() {
         #expect(full.verify([0xFF, 0x0A]).failureKind == .corruptImage)
     }
+
+    // MARK: - Failure details
 
     @Test("a decode failure detail is lower-case, names the format and has no final period")
     func decodeFailureDetailShape() throws {
