@@ -112,6 +112,19 @@ struct CorruptInputTests {
         #expect(ImageVerifier(mode: .full, maxPixels: 1_000_000).verify(bytes).failureKind == .tooManyPixels)
     }
 
+    @Test("an animation whose frames together exceed ten times the limit is too many pixels")
+    func animationBudget() {
+        let bytes = Fixture.bytes("two-frames.gif")
+        // The second frame runs from its graphic control extension to the trailer (3B).
+        let secondFrame = Fixture.offset(of: [0x21, 0xF9, 0x04, 0x00, 0x0A, 0x00, 0x00, 0x00, 0x2C], in: bytes)
+        let frame = Array(bytes[secondFrame..<bytes.count - 1])
+        let twelveFrames = Array(bytes.dropLast()) + Array(repeating: frame, count: 10).flatMap { $0 } + [0x3B]
+        // 5x4 frames: 2 of them (40 pixels) fit in 10 x 20; 12 (240 pixels) do not.
+        let verifier = ImageVerifier(mode: .full, maxPixels: 20)
+        #expect((try? verifier.verify(bytes).get())?.width == 5)
+        #expect(verifier.verify(twelveFrames).failureKind == .tooManyPixels)
+    }
+
     // MARK: - Lighter modes
 
     @Test("verify none accepts a signature-valid truncated PNG")
