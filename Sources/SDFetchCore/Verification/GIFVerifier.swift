@@ -40,9 +40,9 @@ enum GIFVerifier {
     // MARK: - Records
 
     /// Reads records until the trailer; a missing trailer is a truncated file.
-    private static func walkRecords(_ gif: UnsafeMutablePointer<GifFileType>, maxPixels: Int64) -> Result<
-        Void, FetchFailure
-    > {
+    private static func walkRecords(
+        _ gif: UnsafeMutablePointer<GifFileType>, maxPixels: Int64
+    ) -> Result<Void, FetchFailure> {
         let (budget, overflow) = maxPixels.multipliedReportingOverflow(by: animationBudgetFactor)
         var remainingBudget = overflow ? Int64.max : budget
         var row: [GifPixelType] = []
