@@ -78,9 +78,10 @@ typedef enum {
 /*
  * Reads (header_only != 0) or fully decodes a JPEG held in memory. Fatal libjpeg errors
  * longjmp back here instead of calling exit(); warnings (such as a truncated scan) count
- * as corruption and are never printed. Declared width x height is compared with
- * max_pixels before any scanline buffer is allocated. On failure, message receives a
- * NUL-terminated reason in the caller-owned buffer.
+ * as corruption and are never printed; more than 500 progressive scans are refused.
+ * Declared width x height is compared with max_pixels before any scanline buffer is
+ * allocated (CSDFetch_JPEG_TOO_MANY_PIXELS; width and height are still filled in). On
+ * failure, message receives a NUL-terminated reason in the caller-owned buffer.
  */
 CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, size_t size, int header_only,
                                           unsigned long long max_pixels, int *_Nonnull width, int *_Nonnull height,

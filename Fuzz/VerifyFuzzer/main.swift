@@ -1,0 +1,17 @@
+/// libFuzzer entry point over format sniffing and every verification mode.
+///
+/// Built by `Scripts/fuzz.sh` with `swiftc -sanitize=fuzzer,address` directly against the
+/// sources of `Formats/` and `Verification/` (not through SwiftPM, whose products must not
+/// carry fuzzer instrumentation). The limit is lower than the product's default so that a
+/// legitimately huge declared image costs milliseconds and a few MB, keeping the run fast
+/// and its memory far below libFuzzer's RSS limit: what the fuzzer hunts is crashes,
+/// hangs and leaks, not big decodes.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func verifyFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    _ = ImageFormat.sniff(bytes)
+    for mode in VerifyMode.allCases {
+        _ = ImageVerifier(mode: mode, maxPixels: 4_000_000).verify(bytes)
+    }
+    return 0
+}

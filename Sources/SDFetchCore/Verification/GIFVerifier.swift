@@ -1,0 +1,117 @@
+internal import CGIF
+
+/// Verifies GIF bytes: the logical screen alone, or every frame decoded through giflib.
+///
+/// giflib 5.2 reports errors as return codes and reads through a callback, so no C shim
+/// is needed. Records are walked one by one rather than with `DGifSlurp`, which would
+/// allocate each frame's pixels before we could look at its size. Stateless; safe from
+/// any thread. Blocks the caller for the length of the decode.
+enum GIFVerifier {
+    /// An animation may decode at most this many times `--max-pixels` in all its frames
+    /// together: a small file of huge, well-compressed frames must not take minutes.
+    static let animationBudgetFactor: Int64 = 10
+
+    /// Reads the logical screen descriptor right after the 6-byte signature
+    /// (GIF89a spec, section 18): width and height, 16-bit little-endian.
+    static func header(_ view: ByteView) -> PixelSize? {
+        guard let width = view.uint16(at: 6, bigEndian: false), let height = view.uint16(at: 8, bigEndian: false)
+        else { return nil }
+        return PixelSize(width: width, height: height)
+    }
+
+    /// Decodes every frame, checking the screen and each frame against the limit first.
+    static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
+        bytes.withUnsafeBufferPointer { data -> Result<PixelSize, FetchFailure> in
+            guard let base = data.baseAddress else { return .failure(.decodeFailed("gif", "no data")) }
+            var source = MemorySource(base: base, count: data.count)
+            return withUnsafeMutablePointer(to: &source) { context in
+                var error: Int32 = 0
+                guard let gif = DGifOpen(context, { GIFVerifier.read($0, $1, $2) }, &error) else {
+                    return .failure(.decodeFailed("gif", describe(error)))
+                }
+                defer { DGifCloseFile(gif, &error) }
+                let screen = PixelSize(width: gif.pointee.SWidth, height: gif.pointee.SHeight)
+                if let failure = screen.check("gif", maxPixels: maxPixels) { return .failure(failure) }
+                return walkRecords(gif, maxPixels: maxPixels).map { screen }
+            }
+        }
+    }
+
+    // MARK: - Records
+
+    /// Reads records until the trailer; a missing trailer is a truncated file.
+    private static func walkRecords(
+        _ gif: UnsafeMutablePointer<GifFileType>, maxPixels: Int64
+    ) -> Result<Void, FetchFailure> {
+        let (budget, overflow) = maxPixels.multipliedReportingOverflow(by: animationBudgetFactor)
+        var remainingBudget = overflow ? Int64.max : budget
+        var row: [GifPixelType] = []
+        while true {
+            var record = UNDEFINED_RECORD_TYPE
+            guard DGifGetRecordType(gif, &record) == GIF_OK else { return .failure(lastError(gif)) }
+            switch record {
+            case IMAGE_DESC_RECORD_TYPE:
+                guard DGifGetImageDesc(gif) == GIF_OK else { return .failure(lastError(gif)) }
+                let frame = PixelSize(width: gif.pointee.Image.Width, height: gif.pointee.Image.Height)
+                if let failure = frame.check("gif frame", maxPixels: maxPixels) { return .failure(failure) }
+                remainingBudget -= frame.pixelCount ?? Int64.max
+                guard remainingBudget >= 0 else {
+                    return .failure(
+                        FetchFailure(
+                            .tooManyPixels,
+                            "gif frames exceed \(animationBudgetFactor)x the limit of \(maxPixels) pixels"))
+                }
+                // Frame sides are 16-bit, so the row is at most 65535 bytes.
+                if row.count < frame.width { row = [GifPixelType](repeating: 0, count: frame.width) }
+                let ok = row.withUnsafeMutableBufferPointer { line in
+                    (0..<frame.height).allSatisfy { _ in
+                        DGifGetLine(gif, line.baseAddress, Int32(frame.width)) == GIF_OK
+                    }
+                }
+                guard ok else { return .failure(lastError(gif)) }
+            case EXTENSION_RECORD_TYPE:
+                var code: Int32 = 0
+                var block: UnsafeMutablePointer<GifByteType>?
+                guard DGifGetExtension(gif, &code, &block) == GIF_OK else { return .failure(lastError(gif)) }
+                while block != nil {
+                    guard DGifGetExtensionNext(gif, &block) == GIF_OK else { return .failure(lastError(gif)) }
+                }
+            case TERMINATE_RECORD_TYPE:
+                return .success(())
+            default:
+                return .failure(.decodeFailed("gif", "unknown record type"))
+            }
+        }
+    }
+
+    private static func lastError(_ gif: UnsafeMutablePointer<GifFileType>) -> FetchFailure {
+        .decodeFailed("gif", describe(gif.pointee.Error))
+    }
+
+    private static func describe(_ code: Int32) -> String {
+        GifErrorString(code).map { String(cString: $0) } ?? "error \(code)"
+    }
+
+    // MARK: - Reading from memory
+
+    /// The bytes giflib reads from and how far it has got; lives on the stack of ``decode``.
+    private struct MemorySource {
+        let base: UnsafePointer<UInt8>
+        let count: Int
+        var offset = 0
+    }
+
+    /// giflib's input callback: copies up to `length` bytes, fewer at the end of the data
+    /// (a short read is how giflib learns the data ended).
+    private static func read(
+        _ gif: UnsafeMutablePointer<GifFileType>?, _ destination: UnsafeMutablePointer<GifByteType>?, _ length: Int32
+    ) -> Int32 {
+        guard let gif, let destination, length > 0, let context = gif.pointee.UserData else { return 0 }
+        let source = context.assumingMemoryBound(to: MemorySource.self)
+        let copied = min(Int(length), source.pointee.count - source.pointee.offset)
+        guard copied > 0 else { return 0 }
+        destination.update(from: source.pointee.base + source.pointee.offset, count: copied)
+        source.pointee.offset += copied
+        return Int32(copied)
+    }
+}
