@@ -9,7 +9,6 @@ extension Fetcher {
     /// response returned is the last try's.
     nonisolated func download(_ request: TransferRequest, key: URLKey) async -> TransferResponse {
         let policy = options.retryPolicy
-        let host = HostHealth.host(of: key.string)
         var attempt = 1
         while true {
             let response = await engine.perform(request, hostFailureLimit: options.hostFailures)
@@ -17,6 +16,7 @@ extension Fetcher {
                 policy.shouldRetry(failure, afterAttempt: attempt, retries: options.retries)
             else { return response }
             // A host that went down meanwhile fails now instead of after a pointless sleep.
+            let host = HostHealth.host(of: key.string)
             if engine.hostHealth.isDown(host, limit: options.hostFailures) {
                 return TransferResponse(failure: HostHealth.failure(for: host))
             }

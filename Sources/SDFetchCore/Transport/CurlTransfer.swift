@@ -27,6 +27,8 @@ final class CurlTransfer {
     private(set) var continuation: CheckedContinuation<TransferResponse, Never>?
     /// `--host-failures` for this request; 0 when host health is off.
     private(set) var hostFailureLimit = 0
+    /// The key of this request's ``HostHealth`` entry; empty when host health is off.
+    private(set) var host = ""
     /// Monotonic nanoseconds of the start or of the latest byte received (stall detection).
     private(set) var lastActivity: UInt64 = 0
     private(set) var timeoutNanoseconds: UInt64 = 0
@@ -64,12 +66,13 @@ final class CurlTransfer {
 
     /// Arms the handle for `request`; next comes `curl_multi_add_handle`.
     func arm(
-        id: UInt64, request: TransferRequest, hostFailureLimit: Int,
+        id: UInt64, request: TransferRequest, hostFailureLimit: Int, host: String,
         continuation: CheckedContinuation<TransferResponse, Never>, now: UInt64
     ) {
         self.id = id
         self.request = request
         self.hostFailureLimit = hostFailureLimit
+        self.host = host
         self.continuation = continuation
         lastActivity = now
         let timeout = request.timeout.components
@@ -85,6 +88,7 @@ final class CurlTransfer {
         headerList = nil
         continuation = nil
         request = TransferRequest(url: "")
+        host = ""
         head = ResponseHead()
         body = []
         discardedBytes = 0

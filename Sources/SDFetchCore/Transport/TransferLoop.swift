@@ -112,12 +112,10 @@ final class TransferLoop {
         while running.count < engine.maxTransfers, hasWaiting {
             let pending = waiting[waitingStart]
             waitingStart += 1
-            if pending.hostFailureLimit > 0 {
-                let host = HostHealth.host(of: pending.request.url)
-                if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
-                    finished.append((pending.continuation, TransferResponse(failure: HostHealth.failure(for: host))))
-                    continue
-                }
+            let host = pending.hostFailureLimit > 0 ? HostHealth.host(of: pending.request.url) : ""
+            if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
+                finished.append((pending.continuation, TransferResponse(failure: HostHealth.failure(for: host))))
+                continue
             }
             guard let transfer = idle.popLast() ?? CurlTransfer() else {
                 let failure = FetchFailure(.io, "curl_easy_init failed")
@@ -125,7 +123,7 @@ final class TransferLoop {
                 continue
             }
             transfer.arm(
-                id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit,
+                id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit, host: host,
                 continuation: pending.continuation, now: MonotonicTime.nanoseconds())
             running[pending.id] = transfer
             curl_multi_add_handle(engine.multi, transfer.handle)
@@ -166,8 +164,7 @@ final class TransferLoop {
         if transfer.hostFailureLimit > 0 {
             let failed = response.failure.map { $0.kind != .interrupted } ?? false
             engine.hostHealth.record(
-                HostHealth.host(of: transfer.request.url), reachedServer: transfer.isConnected, failed: failed,
-                limit: transfer.hostFailureLimit)
+                transfer.host, reachedServer: transfer.isConnected, failed: failed, limit: transfer.hostFailureLimit)
         }
         guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }
         finished.append((continuation, response))
