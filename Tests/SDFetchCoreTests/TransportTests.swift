@@ -93,6 +93,25 @@ struct TransportTests {
         #expect(request.header("X-Token") == "abc")
     }
 
+    @Test("validators and Retry-After come from the final response, not from a redirect hop")
+    func validatorsComeFromFinalResponse() async throws {
+        let server = try await LoopbackServer()
+        server.route(
+            "/hop", ScriptedResponse(status: 302, headers: [("Location", "/final.png"), ("ETag", "\"hop\"")]))
+        let headers = [("ETag", "\"v2\""), ("Last-Modified", "Wed, 21 Oct 2015 07:28:00 GMT")]
+        server.route("/final.png", .ok(SampleImages.png(), headers: headers))
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(TransferRequest(url: server.url("/hop")))
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(response.failure == nil)
+        #expect(response.httpStatus == 200)
+        #expect(response.etag == "\"v2\"")
+        #expect(response.lastModified == "Wed, 21 Oct 2015 07:28:00 GMT")
+        #expect(response.retryAfter == nil)
+    }
+
     // MARK: - Redirects
 
     @Test("a redirect chain is followed to the image")

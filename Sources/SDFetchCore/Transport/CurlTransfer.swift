@@ -195,6 +195,10 @@ final class CurlTransfer {
     }
 }
 
+/// Never crosses threads: it holds raw curl pointers only the loop thread may touch.
+@available(*, unavailable)
+extension CurlTransfer: Sendable {}
+
 /// `CLOCK_MONOTONIC` in nanoseconds: cheap (vDSO) and immune to wall-clock jumps.
 enum MonotonicTime {
     static func nanoseconds() -> UInt64 {
