@@ -15,6 +15,8 @@ final class TransferLoop {
     private let engine: CurlEngine
     private var running: [UInt64: CurlTransfer] = [:]
     private var waiting: [CurlEngine.Pending] = []
+    /// The inbox's other buffer: swapped with it each turn, emptied here, handed back next turn.
+    private var spare: [CurlEngine.Pending] = []
     /// Index of the next waiting request: the queue is consumed from the front.
     private var waitingStart = 0
     /// Finished transfers' handles, re-armed for later requests (at most `-j` kept).
@@ -61,22 +63,25 @@ final class TransferLoop {
 
     /// Takes what other threads posted; returns whether shutdown was asked.
     private func takeInbox() -> Bool {
-        let inbox = engine.inbox.withLock { inbox in
-            let taken = inbox
-            inbox.pending.removeAll(keepingCapacity: true)
-            inbox.cancelled.removeAll(keepingCapacity: true)
+        // Swap buffers instead of copying: the inbox gets the emptied array of last turn, so
+        // neither side allocates on a steady stream of requests.
+        var cancelledIDs: [UInt64] = []
+        let (isCancellingAll, isShuttingDown) = engine.inbox.withLock { inbox in
+            swap(&inbox.pending, &spare)
+            if !inbox.cancelled.isEmpty { swap(&inbox.cancelled, &cancelledIDs) }
             inbox.isLoopPolling = false
-            return taken
+            return (inbox.isCancellingAll, inbox.isShuttingDown)
         }
-        waiting.append(contentsOf: inbox.pending)
+        waiting.append(contentsOf: spare)
+        spare.removeAll(keepingCapacity: true)
         let interrupted = TransferResponse(failure: FetchFailure(.interrupted, "transfer cancelled"))
-        if inbox.isCancellingAll {
+        if isCancellingAll {
             for transfer in Array(running.values) { finish(transfer, with: interrupted) }
             for pending in waiting[waitingStart...] { finished.append((pending.continuation, interrupted)) }
             waiting.removeAll()
             waitingStart = 0
-        } else if !inbox.cancelled.isEmpty {
-            let cancelled = Set(inbox.cancelled)
+        } else if !cancelledIDs.isEmpty {
+            let cancelled = Set(cancelledIDs)
             for id in cancelled {
                 if let transfer = running[id] { finish(transfer, with: interrupted) }
             }
@@ -88,7 +93,7 @@ final class TransferLoop {
             waitingStart = 0
         }
         resumeFinished()
-        return inbox.isShuttingDown
+        return isShuttingDown
     }
 
     /// Blocks in `curl_multi_poll` unless there is work to do right now.
