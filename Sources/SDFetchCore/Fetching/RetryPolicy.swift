@@ -35,7 +35,9 @@ public struct RetryPolicy: Sendable, Equatable {
     /// - Parameters:
     ///   - retryAfter: the server's `Retry-After` in seconds, if it sent one.
     ///   - jitter: a number in 0...1 choosing the random factor; random unless a test fixes it.
-    public func delay(beforeRetry retry: Int, retryAfter: Double? = nil, jitter: Double = .random(in: 0...1))
+    public func delay(
+        beforeRetry retry: Int, retryAfter: Double? = nil, jitter: Double = .random(in: 0...1)
+    )
         -> Duration
     {
         let doublings = min(max(0, retry - 1), 30)
