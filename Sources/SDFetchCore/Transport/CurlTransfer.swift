@@ -29,8 +29,11 @@ final class CurlTransfer {
     private(set) var hostFailureLimit = 0
     /// The key of this request's ``HostHealth`` entry; empty when host health is off.
     private(set) var host = ""
-    /// Monotonic nanoseconds of the start or of the latest byte received (stall detection).
-    private(set) var lastActivity: UInt64 = 0
+    /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
+    var lastActivity: UInt64 = 0
+    /// Bytes arrived since the last stall check. Callbacks only set this flag: the loop's
+    /// check reads the clock once for all transfers instead of once per callback.
+    var hasNewBytes = false
     private(set) var timeoutNanoseconds: UInt64 = 0
     /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
     private(set) var isConnected = false
@@ -89,6 +92,7 @@ final class CurlTransfer {
         continuation = nil
         request = TransferRequest(url: "")
         host = ""
+        hasNewBytes = false
         head = ResponseHead()
         body = []
         discardedBytes = 0
@@ -98,10 +102,10 @@ final class CurlTransfer {
         errorBuffer[0] = 0
     }
 
-    /// Records that a byte arrived now.
+    /// Records that bytes arrived.
     private func touch() {
         receivedBytes = true
-        lastActivity = MonotonicTime.nanoseconds()
+        hasNewBytes = true
     }
 
     // MARK: - Options

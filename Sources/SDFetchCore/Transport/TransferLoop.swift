@@ -114,6 +114,7 @@ final class TransferLoop {
     // MARK: - Transfers
 
     private func startWaiting() {
+        let now = hasWaiting ? MonotonicTime.nanoseconds() : 0
         while running.count < engine.maxTransfers, hasWaiting {
             let pending = waiting[waitingStart]
             waitingStart += 1
@@ -129,7 +130,7 @@ final class TransferLoop {
             }
             transfer.arm(
                 id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit, host: host,
-                continuation: pending.continuation, now: MonotonicTime.nanoseconds())
+                continuation: pending.continuation, now: now)
             running[pending.id] = transfer
             curl_multi_add_handle(engine.multi, transfer.handle)
         }
@@ -156,8 +157,19 @@ final class TransferLoop {
     }
 
     /// Ends transfers that received no byte for their `--timeout` (SPEC "Precise rules").
+    ///
+    /// Activity is sampled here, once per check: a stall is reported at most one check
+    /// interval late, never early.
     private func dropStalled(now: UInt64) {
-        let stalled = running.values.filter { now &- $0.lastActivity > $0.timeoutNanoseconds }
+        var stalled: [CurlTransfer] = []
+        for transfer in running.values {
+            if transfer.hasNewBytes {
+                transfer.hasNewBytes = false
+                transfer.lastActivity = now
+            } else if now &- transfer.lastActivity > transfer.timeoutNanoseconds {
+                stalled.append(transfer)
+            }
+        }
         for transfer in stalled { finish(transfer, with: transfer.stalledResponse()) }
     }
 
