@@ -64,7 +64,7 @@ final class LoopbackHandler: ChannelInboundHandler {
             return
         case .streamed:
             headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
-        case .normal, .truncated, .stall:
+        case .normal, .truncated, .stall, .paced, .trickled:
             headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         }
         let status = HTTPResponseStatus(statusCode: response.status)
@@ -83,8 +83,10 @@ final class LoopbackHandler: ChannelInboundHandler {
         case .stall(let sentBytes):
             writeBody(response.body.prefix(sentBytes), path: path, context: context)
             context.flush()
-        case .streamed(let chunk):
+        case .streamed(let chunk), .paced(let chunk):
             stream(response.body[...], chunk: max(1, chunk), path: path, context: context)
+        case .trickled(let chunk, let interval):
+            trickle(response.body[...], chunk: max(1, chunk), interval: interval, path: path, context: context)
         case .reset:
             break
         }
@@ -115,6 +117,27 @@ final class LoopbackHandler: ChannelInboundHandler {
             let (handler, context) = loopBound.value
             handler.server.sent(piece.count, for: path)
             handler.stream(rest.dropFirst(piece.count), chunk: chunk, path: path, context: context)
+        }
+    }
+
+    /// Sends one chunk every `interval` until the body is out or the client is gone.
+    private func trickle(
+        _ rest: ArraySlice<UInt8>, chunk: Int, interval: Duration, path: String, context: ChannelHandlerContext
+    ) {
+        guard context.channel.isActive else { return }
+        if rest.isEmpty {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            finish(context: context)
+            return
+        }
+        let piece = rest.prefix(chunk)
+        writeBody(piece, path: path, context: context)
+        context.flush()
+        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+            let (handler, context) = loopBound.value
+            handler.trickle(rest.dropFirst(piece.count), chunk: chunk, interval: interval, path: path, context: context)
         }
     }
 

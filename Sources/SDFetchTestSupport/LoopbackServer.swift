@@ -16,6 +16,7 @@ public final class LoopbackServer: Sendable {
         var bytesSentByPath: [String: Int] = [:]
         var active = 0
         var peakActive = 0
+        var connections = 0
     }
 
     private let group: MultiThreadedEventLoopGroup
@@ -32,7 +33,8 @@ public final class LoopbackServer: Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: 512)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                box.server.withLock { $0 }?.state.withLock { $0.connections += 1 }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(LoopbackHandler(server: box))
                 }
@@ -63,8 +65,16 @@ public final class LoopbackServer: Sendable {
     /// Every request received, in arrival order.
     public var recordedRequests: [RecordedRequest] { state.withLock { $0.requests } }
 
+    /// The requests received for `path`, in arrival order (headers and arrival times).
+    public func recordedRequests(for path: String) -> [RecordedRequest] {
+        state.withLock { $0.requests.filter { $0.path == path } }
+    }
+
     /// All requests received.
     public var totalRequests: Int { state.withLock { $0.requests.count } }
+
+    /// TCP connections accepted so far: fewer than requests when clients keep them alive.
+    public var connectionsAccepted: Int { state.withLock { $0.connections } }
 
     /// Most requests being answered at the same moment.
     public var peakConcurrentRequests: Int { state.withLock { $0.peakActive } }

@@ -13,6 +13,12 @@ public struct ScriptedResponse: Sendable {
         /// The body in `chunk`-byte pieces without `Content-Length` (chunked encoding), one
         /// after the other as the client reads them; stops when the client disconnects.
         case streamed(chunk: Int)
+        /// Like ``streamed(chunk:)`` but with the real `Content-Length` sent first, so a
+        /// client that refuses a declared size early shows in `bytesSent`.
+        case paced(chunk: Int)
+        /// The body with its `Content-Length`, `chunk` bytes every `interval`: a slow but
+        /// steady transfer that a stall timeout must not cut.
+        case trickled(chunk: Int, interval: Duration)
     }
 
     public var status: Int
@@ -53,6 +59,8 @@ public struct ScriptedResponse: Sendable {
 public struct RecordedRequest: Sendable {
     public var path: String
     public var headers: [(String, String)]
+    /// When the server had read the whole request (server-side clock, for timing asserts).
+    public var receivedAt: ContinuousClock.Instant = .now
 
     /// The first value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? {

@@ -16,6 +16,8 @@
 
 typedef size_t (*CSDFetch_curl_data_callback)(char *_Nonnull, size_t, size_t, void *_Nullable);
 typedef int (*CSDFetch_curl_xferinfo_callback)(void *_Nullable, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
+/* CURLOPT_PREREQFUNCTION: called once a connection is made or reused, before the request is sent. */
+typedef int (*CSDFetch_curl_prereq_callback)(void *_Nullable, char *_Nullable, char *_Nullable, int, int);
 
 static inline CURLcode CSDFetch_curl_easy_setopt_long(CURL *_Nonnull handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -47,6 +49,11 @@ static inline CURLcode CSDFetch_curl_easy_setopt_data_callback(CURL *_Nonnull ha
 
 static inline CURLcode CSDFetch_curl_easy_setopt_xferinfo_callback(CURL *_Nonnull handle, CURLoption option,
                                                                    CSDFetch_curl_xferinfo_callback _Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+static inline CURLcode CSDFetch_curl_easy_setopt_prereq_callback(CURL *_Nonnull handle, CURLoption option,
+                                                                 CSDFetch_curl_prereq_callback _Nullable value) {
     return curl_easy_setopt(handle, option, value);
 }
 

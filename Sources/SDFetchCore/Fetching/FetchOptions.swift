@@ -3,6 +3,8 @@ public struct FetchOptions: Sendable {
     public var concurrency = 6
     public var timeout: Duration = .seconds(15)
     public var retries = 2
+    /// Backoff and `Retry-After` timing of those retries.
+    public var retryPolicy = RetryPolicy()
     /// Freshness of cache entries and blacklist records.
     public var maxAge: Duration = .seconds(7 * 24 * 3600)
     public var refresh = false

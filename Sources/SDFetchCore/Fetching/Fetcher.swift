@@ -57,7 +57,7 @@ public actor Fetcher {
         let request = TransferRequest(
             url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
             maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
-        let response = await engine.perform(request)
+        let response = await download(request, key: key)
         if let failure = response.failure {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }

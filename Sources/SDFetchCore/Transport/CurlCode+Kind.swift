@@ -4,36 +4,48 @@ extension FetchFailure.Kind {
     /// The one table from libcurl's result codes to the spec's error kinds.
     ///
     /// `receivedBytes` separates a connection dropped before any response byte (`connect`)
-    /// from one dropped mid-response (`truncated`); `redirected` tells a refused redirect
-    /// target from a bad input URL.
-    init(curlCode code: CURLcode, receivedBytes: Bool, redirected: Bool) {
+    /// from one dropped mid-response (`truncated`, SPEC "Precise rules"). `httpStatus` is
+    /// the latest status line seen: a `3xx` means a refused hop is a `bad-redirect`, not a
+    /// bad input URL, and a cut `4xx`/`5xx` body keeps the status the server gave, which
+    /// already says what happened.
+    init(curlCode code: CURLcode, receivedBytes: Bool, httpStatus: Int) {
+        let isRedirect = (300...399).contains(httpStatus)
+        // After a 3xx, the bytes seen belong to the redirect, not to the hop that failed.
+        let hopReceivedBytes = receivedBytes && !isRedirect
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             self = .dns
         case CURLE_OPERATION_TIMEDOUT:
             self = .timeout
+        case CURLE_COULDNT_CONNECT:
+            self = .connect
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM,
             CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_CACERT_BADFILE,
             CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
             self = .tls
-        case CURLE_PARTIAL_FILE:
-            self = .truncated
+        // A body shorter than its Content-Length (18), or a connection dropped mid-response.
+        case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2,
+            CURLE_HTTP2_STREAM, CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING:
+            if httpStatus >= 400 {
+                self = .http(httpStatus)
+            } else {
+                self = hopReceivedBytes ? .truncated : .connect
+            }
         case CURLE_TOO_MANY_REDIRECTS:
             self = .tooManyRedirects
+        // A Location naming file://, ftp:// or garbage; curl refuses to follow it.
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            self = redirected ? .badRedirect : .connect
+            self = isRedirect ? .badRedirect : .connect
         case CURLE_FILESIZE_EXCEEDED:
             self = .tooLarge
-        case CURLE_WRITE_ERROR:
-            self = .io
         case CURLE_ABORTED_BY_CALLBACK:
             self = .interrupted
-        case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM,
-            CURLE_WEIRD_SERVER_REPLY:
-            self = receivedBytes ? .truncated : .connect
+        case CURLE_OUT_OF_MEMORY, CURLE_WRITE_ERROR, CURLE_FAILED_INIT:
+            self = .io
         default:
-            self = .connect
+            // Anything else failed before a usable response: the spec's catch-all network kind.
+            self = hopReceivedBytes ? .truncated : .connect
         }
     }
 }

@@ -2,40 +2,62 @@ internal import CCurl
 internal import CSDFetchShims
 import Foundation
 
-/// One easy handle and everything curl writes into while it runs.
+/// One easy handle and everything curl writes into while a transfer runs on it.
 ///
-/// Never `Sendable`: created, driven and destroyed on the ``CurlEngine`` loop thread only.
-/// curl's callbacks find it again through an unretained pointer in `*DATA`; the engine's
-/// table of running transfers keeps it alive until the handle is removed.
+/// Never `Sendable`: created, driven, recycled and destroyed on the ``CurlEngine`` loop
+/// thread only. The loop keeps finished transfers and re-arms them for the next request
+/// (`curl_easy_reset` keeps the handle's buffers), so a steady stream of requests
+/// allocates little. curl's callbacks and `CURLINFO_PRIVATE` find the transfer through
+/// an unretained pointer; the loop's table of running transfers keeps it alive meanwhile.
+///
+/// Proxies: no proxy option is ever set, so libcurl itself reads `http_proxy`,
+/// `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does (SPEC).
 final class CurlTransfer {
+    /// Why a body was cut on purpose by returning 0 from a callback.
+    enum Overflow {
+        /// A `2xx` body (declared or streamed) went past `maxBytes`: `too-large`.
+        case tooLarge
+        /// A non-`2xx` body went past `maxBytes`; its status says what happened.
+        case discardedBody
+    }
+
     let handle: UnsafeMutableRawPointer
-    let id: UInt64
-    let request: TransferRequest
-    let continuation: CheckedContinuation<TransferResponse, Never>
+    private(set) var id: UInt64 = 0
+    private(set) var request = TransferRequest(url: "")
+    private(set) var continuation: CheckedContinuation<TransferResponse, Never>?
+    /// `--host-failures` for this request; 0 when host health is off.
+    private(set) var hostFailureLimit = 0
+    /// The key of this request's ``HostHealth`` entry; empty when host health is off.
+    private(set) var host = ""
+    /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
+    var lastActivity: UInt64 = 0
+    /// Bytes arrived since the last stall check. Callbacks only set this flag: the loop's
+    /// check reads the clock once for all transfers instead of once per callback.
+    var hasNewBytes = false
+    private(set) var timeoutNanoseconds: UInt64 = 0
+    /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
+    private(set) var isConnected = false
 
-    private(set) var body: [UInt8] = []
-    private(set) var httpStatus = 0
-    private(set) var etag: String?
-    private(set) var lastModified: String?
-    private(set) var retryAfter: Double?
-    private(set) var receivedBytes = false
-    private(set) var exceededMaxBytes = false
+    var head = ResponseHead()
+    var body: [UInt8] = []
+    var discardedBytes: Int64 = 0
+    var receivedBytes = false
+    var overflow: Overflow?
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    /// curl writes its message here; it must outlive the transfer.
-    private var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    /// curl writes its message here; it lives as long as the handle.
+    let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init?(id: UInt64, request: TransferRequest, continuation: CheckedContinuation<TransferResponse, Never>) {
+    init?() {
         guard let handle = curl_easy_init() else { return nil }
         self.handle = handle
-        self.id = id
-        self.request = request
-        self.continuation = continuation
-        configure()
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit {
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
     }
 
     static func from(userData: UnsafeMutableRawPointer?) -> CurlTransfer {
@@ -43,29 +65,77 @@ final class CurlTransfer {
         return Unmanaged<CurlTransfer>.fromOpaque(userData).takeUnretainedValue()
     }
 
+    // MARK: - Life cycle
+
+    /// Arms the handle for `request`; next comes `curl_multi_add_handle`.
+    func arm(
+        id: UInt64, request: TransferRequest, hostFailureLimit: Int, host: String,
+        continuation: CheckedContinuation<TransferResponse, Never>, now: UInt64
+    ) {
+        self.id = id
+        self.request = request
+        self.hostFailureLimit = hostFailureLimit
+        self.host = host
+        self.continuation = continuation
+        lastActivity = now
+        let timeout = request.timeout.components
+        let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
+        timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))
+        configure()
+    }
+
+    /// Forgets the finished request and resets the handle for the next one.
+    func recycle() {
+        curl_easy_reset(handle)
+        curl_slist_free_all(headerList)
+        headerList = nil
+        continuation = nil
+        request = TransferRequest(url: "")
+        host = ""
+        hasNewBytes = false
+        head = ResponseHead()
+        body = []
+        discardedBytes = 0
+        receivedBytes = false
+        isConnected = false
+        overflow = nil
+        errorBuffer[0] = 0
+    }
+
+    /// Records that bytes arrived.
+    private func touch() {
+        receivedBytes = true
+        hasNewBytes = true
+    }
+
     // MARK: - Options
 
     private func configure() {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        let timeoutMS = max(1, Int(request.timeout.components.seconds * 1000 + request.timeout.components.attoseconds / 1_000_000_000_000_000))
         setLong(CURLOPT_NOSIGNAL, 1)
         setString(CURLOPT_URL, request.url)
         setString(CURLOPT_PROTOCOLS_STR, "http,https")
         setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        setLong(CURLOPT_FOLLOWLOCATION, request.maxRedirects > 0 ? 1 : 0)
-        setLong(CURLOPT_MAXREDIRS, request.maxRedirects)
+        // curl's --max-redirs: N hops are followed and one more fails; 0 allows none.
+        setLong(CURLOPT_FOLLOWLOCATION, 1)
+        setLong(CURLOPT_MAXREDIRS, max(0, request.maxRedirects))
+        setLong(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // Over TLS, ALPN tells within the handshake whether a connection multiplexes (HTTP/2),
+        // so waiting for it beats opening another. Never over plain HTTP: curl would hold
+        // every other transfer to the host until the first response arrived.
+        if request.url.hasPrefix("https:") { setLong(CURLOPT_PIPEWAIT, 1) }
         setString(CURLOPT_USERAGENT, request.userAgent)
-        setLong(CURLOPT_CONNECTTIMEOUT_MS, timeoutMS)
-        // A stall is "no byte for SEC seconds": under 1 byte/s for the whole window.
-        setLong(CURLOPT_LOW_SPEED_LIMIT, 1)
-        setLong(CURLOPT_LOW_SPEED_TIME, max(1, (timeoutMS + 999) / 1000))
-        _ = CSDFetch_curl_easy_setopt_off_t(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
-        _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, &errorBuffer)
+        // Connection set-up is bounded here; a stall after it by the loop's stall check,
+        // since curl's low-speed limit averages over seconds and would cut slow steady bodies.
+        setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(timeoutNanoseconds / 1_000_000))
+        _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
 
-        var lines = request.headers
-        let names = Set(lines.compactMap { $0.split(separator: ":", maxSplits: 1).first?.lowercased() })
-        if !names.contains("accept") { lines.append("Accept: image/*,*/*;q=0.8") }
-        for line in lines { headerList = curl_slist_append(headerList, line) }
+        let hasAccept = request.headers.contains { line in
+            line.utf8.count >= 7 && line.prefix(7).lowercased() == "accept:"
+        }
+        for line in request.headers { headerList = curl_slist_append(headerList, line) }
+        if !hasAccept { headerList = curl_slist_append(headerList, "Accept: image/*,*/*;q=0.8") }
         _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
 
         _ = CSDFetch_curl_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, userData in
@@ -76,6 +146,11 @@ final class CurlTransfer {
             CurlTransfer.from(userData: userData).receive(header: data, count: size * count)
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        _ = CSDFetch_curl_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) { userData, _, _, _, _ in
+            CurlTransfer.from(userData: userData).isConnected = true
+            return 0  // CURL_PREREQFUNC_OK
+        }
+        _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, context)
     }
 
     private func setLong(_ option: CURLoption, _ value: Int) {
@@ -87,69 +162,52 @@ final class CurlTransfer {
         _ = value.withCString { CSDFetch_curl_easy_setopt_string(handle, option, $0) }
     }
 
-    // MARK: - Callbacks
+    // MARK: - Callbacks (loop thread, inside curl_multi_perform)
 
+    /// Keeps a `2xx` body up to `maxBytes`; returning less than `count` aborts the transfer.
     private func receive(body data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        receivedBytes = true
-        // Only 2xx responses carry an image; other bodies are read and dropped so the
-        // connection stays reusable.
-        guard (200...299).contains(httpStatus) else { return count }
-        if Int64(body.count + count) > request.maxBytes {
-            exceededMaxBytes = true
-            return 0
-        }
-        data.withMemoryRebound(to: UInt8.self, capacity: count) { body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
-        return count
-    }
-
-    private func receive(header data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        receivedBytes = true
-        let line = data.withMemoryRebound(to: UInt8.self, capacity: count) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
-        }
-        if line.hasPrefix("HTTP/") {
-            // A new response (after a redirect or a 100): forget the previous one's fields.
-            let parts = line.split(separator: " ", maxSplits: 2)
-            httpStatus = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            etag = nil
-            lastModified = nil
-            retryAfter = nil
+        touch()
+        guard head.isSuccess else {
+            // Other bodies are read and dropped so the connection stays reusable, but not forever.
+            discardedBytes += Int64(count)
+            if discardedBytes > request.maxBytes {
+                overflow = .discardedBody
+                return 0
+            }
             return count
         }
-        guard let colon = line.firstIndex(of: ":") else { return count }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        switch name {
-        case "etag": etag = value
-        case "last-modified": lastModified = value
-        case "retry-after": retryAfter = RetryAfter.seconds(from: value)
-        default: break
+        guard Int64(body.count + count) <= request.maxBytes else {
+            overflow = .tooLarge
+            return 0
         }
+        if body.isEmpty, let length = head.contentLength, length <= request.maxBytes {
+            body.reserveCapacity(Int(length))
+        }
+        body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
         return count
     }
 
-    // MARK: - Completion
-
-    /// Builds the response once curl reports the transfer done with `code`.
-    func response(code: CURLcode) -> TransferResponse {
-        var status = 0
-        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        if status != 0 { httpStatus = status }
-        var redirects = 0
-        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
-        var failure: FetchFailure?
-        if exceededMaxBytes {
-            failure = FetchFailure(.tooLarge, "body exceeds \(request.maxBytes) bytes")
-        } else if code != CURLE_OK {
-            let kind = FetchFailure.Kind(curlCode: code, receivedBytes: receivedBytes, redirected: redirects > 0)
-            let message = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-            failure = FetchFailure(kind, detail.lowercased())
-        } else if !(200...299).contains(httpStatus) {
-            failure = FetchFailure(.http(httpStatus), "server answered \(httpStatus)")
+    /// Parses a header line; a declared `2xx` body over `maxBytes` is refused before it starts.
+    private func receive(header data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        touch()
+        head.consume(UnsafeRawBufferPointer(start: data, count: count))
+        if head.isSuccess, let length = head.contentLength, length > request.maxBytes {
+            overflow = .tooLarge
+            return 0
         }
-        return TransferResponse(
-            failure: failure, httpStatus: httpStatus, body: failure == nil ? body : [], etag: etag,
-            lastModified: lastModified, retryAfter: retryAfter)
+        return count
+    }
+}
+
+/// Never crosses threads: it holds raw curl pointers only the loop thread may touch.
+@available(*, unavailable)
+extension CurlTransfer: Sendable {}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: cheap (vDSO) and immune to wall-clock jumps.
+enum MonotonicTime {
+    static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
     }
 }

@@ -1,0 +1,59 @@
+internal import CCurl
+internal import CSDFetchShims
+
+extension CurlTransfer {
+    /// Builds the response once curl reports the transfer done with `code`.
+    ///
+    /// Exactly one error kind comes out: a cut made on purpose (`too-large`) first, then
+    /// curl's code through the one table in `CurlCode+Kind.swift`, then the HTTP status.
+    /// The body moves into the response without a copy.
+    func response(code: CURLcode) -> TransferResponse {
+        var status = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        if status != 0 { head.status = status }
+        let failure: FetchFailure?
+        switch overflow {
+        case .tooLarge:
+            failure = FetchFailure(.tooLarge, "body exceeds \(ByteCountText.render(request.maxBytes))")
+        case .discardedBody:
+            failure = FetchFailure(.http(head.status), "server answered \(head.status)")
+        case nil where code != CURLE_OK:
+            let kind = FetchFailure.Kind(curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status)
+            let message = String(cString: errorBuffer)
+            let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            failure = FetchFailure(kind, detail.lowercased())
+        case nil where !head.isSuccess:
+            failure = FetchFailure(.http(head.status), "server answered \(head.status)")
+        case nil:
+            failure = nil
+        }
+        return TransferResponse(
+            failure: failure, httpStatus: head.status, body: failure == nil ? body : [], etag: head.etag,
+            lastModified: head.lastModified, retryAfter: head.retryAfter)
+    }
+
+    /// The response of a transfer the loop ended itself: no byte for `--timeout`.
+    func stalledResponse() -> TransferResponse {
+        let seconds = Double(timeoutNanoseconds) / 1_000_000_000
+        let failure = FetchFailure(.timeout, "no data for \(seconds.plainText) s")
+        return TransferResponse(failure: failure, httpStatus: head.status, retryAfter: head.retryAfter)
+    }
+}
+
+/// Sizes in failure details: "50 MB" when exact in a 1024-based unit, else bytes.
+enum ByteCountText {
+    static func render(_ bytes: Int64) -> String {
+        for (shift, unit) in [(30, "GB"), (20, "MB"), (10, "KB")] where bytes >= 1 << shift && bytes % (1 << shift) == 0
+        {
+            return "\(bytes >> shift) \(unit)"
+        }
+        return "\(bytes) bytes"
+    }
+}
+
+extension Double {
+    /// `1` for whole numbers, `0.5` otherwise: what a person writes for seconds.
+    fileprivate var plainText: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
+    }
+}

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// A one-way latch tripped by ``CurlEngine/cancelAll()``: after it, backoff sleeps end at
+/// once, so Ctrl-C never waits out a `Retry-After` of 30 s.
+///
+/// Sleeping uses `Task.sleep`, so cancelling the sleeping task also ends the sleep early.
+/// Thread-safe through its `Mutex`; waiters are continuations resumed outside the lock.
+final class Interruption: Sendable {
+    private struct State {
+        var isTripped = false
+        var nextID: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    var isTripped: Bool { state.withLock { $0.isTripped } }
+
+    /// Trips the latch and wakes every sleeper. Idempotent.
+    func trip() {
+        let waiters = state.withLock { state in
+            state.isTripped = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Sleeps for `duration`. Returns false when the latch tripped or the task was cancelled first.
+    func sleep(for duration: Duration) async -> Bool {
+        guard !isTripped else { return false }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await Task.sleep(for: duration)) != nil }
+            group.addTask {
+                await self.waitUntilTripped()
+                return false
+            }
+            let sleptFully = await group.next() ?? false
+            group.cancelAll()
+            return sleptFully && !isTripped
+        }
+    }
+
+    /// Returns once tripped, or once the calling task is cancelled.
+    private func waitUntilTripped() async {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waitsHere = state.withLock { state in
+                    guard !state.isTripped, !Task.isCancelled else { return false }
+                    state.waiters[id] = continuation
+                    return true
+                }
+                if !waitsHere { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+}

@@ -1,0 +1,198 @@
+internal import CCurl
+internal import CSDFetchShims
+
+/// The loop thread of a ``CurlEngine``: the only code that touches its multi handle.
+///
+/// Never `Sendable`: made and used by the loop thread alone, so its state needs no lock;
+/// the engine's inbox is the one shared thing it reads, under its `Mutex`, once per turn.
+///
+/// One turn: take everything posted (new requests, cancellations) in one lock, start
+/// waiting transfers up to `-j`, let curl work, collect finished transfers, refill the
+/// freed slots, and only then resume the finished callers' continuations, so the wire is
+/// busy again before Swift code runs. Then drop stalled transfers and wait in
+/// `curl_multi_poll` for sockets, curl's timers or a wakeup.
+final class TransferLoop {
+    private let engine: CurlEngine
+    private var running: [UInt64: CurlTransfer] = [:]
+    private var waiting: [CurlEngine.Pending] = []
+    /// The inbox's other buffer: swapped with it each turn, emptied here, handed back next turn.
+    private var spare: [CurlEngine.Pending] = []
+    /// Index of the next waiting request: the queue is consumed from the front.
+    private var waitingStart = 0
+    /// Finished transfers' handles, re-armed for later requests (at most `-j` kept).
+    private var idle: [CurlTransfer] = []
+    private var finished: [(CheckedContinuation<TransferResponse, Never>, TransferResponse)] = []
+    private var lastStallCheck: UInt64 = 0
+
+    /// How often running transfers are checked for stalls; `--timeout` is whole seconds,
+    /// so a stall is reported at most a tenth of a second late.
+    private static let stallCheckInterval: UInt64 = 100_000_000
+    private static let idlePollMilliseconds: Int32 = 1000
+
+    init(engine: CurlEngine) {
+        self.engine = engine
+    }
+
+    private var hasWaiting: Bool { waitingStart < waiting.count }
+
+    /// Runs until shutdown is requested and no transfer is left.
+    func run() {
+        while true {
+            let isShuttingDown = takeInbox()
+            startWaiting()
+            if isShuttingDown && running.isEmpty && !hasWaiting { break }
+
+            var stillRunning: Int32 = 0
+            curl_multi_perform(engine.multi, &stillRunning)
+            collectDone()
+            startWaiting()
+            resumeFinished()
+
+            let now = MonotonicTime.nanoseconds()
+            if now &- lastStallCheck >= Self.stallCheckInterval {
+                lastStallCheck = now
+                dropStalled(now: now)
+                resumeFinished()
+            }
+            poll()
+        }
+        idle.removeAll()
+    }
+
+    // MARK: - Inbox
+
+    /// Takes what other threads posted; returns whether shutdown was asked.
+    private func takeInbox() -> Bool {
+        // Swap buffers instead of copying: the inbox gets the emptied array of last turn, so
+        // neither side allocates on a steady stream of requests.
+        var cancelledIDs: [UInt64] = []
+        let (isCancellingAll, isShuttingDown) = engine.inbox.withLock { inbox in
+            swap(&inbox.pending, &spare)
+            if !inbox.cancelled.isEmpty { swap(&inbox.cancelled, &cancelledIDs) }
+            inbox.isLoopPolling = false
+            return (inbox.isCancellingAll, inbox.isShuttingDown)
+        }
+        waiting.append(contentsOf: spare)
+        spare.removeAll(keepingCapacity: true)
+        let interrupted = TransferResponse(failure: FetchFailure(.interrupted, "transfer cancelled"))
+        if isCancellingAll {
+            for transfer in Array(running.values) { finish(transfer, with: interrupted) }
+            for pending in waiting[waitingStart...] { finished.append((pending.continuation, interrupted)) }
+            waiting.removeAll()
+            waitingStart = 0
+        } else if !cancelledIDs.isEmpty {
+            let cancelled = Set(cancelledIDs)
+            for id in cancelled {
+                if let transfer = running[id] { finish(transfer, with: interrupted) }
+            }
+            waiting = waiting[waitingStart...].filter { pending in
+                guard cancelled.contains(pending.id) else { return true }
+                finished.append((pending.continuation, interrupted))
+                return false
+            }
+            waitingStart = 0
+        }
+        resumeFinished()
+        return isShuttingDown
+    }
+
+    /// Blocks in `curl_multi_poll` unless there is work to do right now.
+    private func poll() {
+        if running.count < engine.maxTransfers && hasWaiting { return }
+        let mayPoll = engine.inbox.withLock { inbox in
+            // The cancel-all and shutdown flags stay set once raised; their wakeup is never lost
+            // (curl keeps it pending until the next poll), so they need not keep the loop awake.
+            guard inbox.pending.isEmpty, inbox.cancelled.isEmpty else { return false }
+            inbox.isLoopPolling = true
+            return true
+        }
+        guard mayPoll else { return }
+        let timeout = running.isEmpty ? Self.idlePollMilliseconds : Int32(Self.stallCheckInterval / 1_000_000)
+        curl_multi_poll(engine.multi, nil, 0, timeout, nil)
+    }
+
+    // MARK: - Transfers
+
+    private func startWaiting() {
+        let now = hasWaiting ? MonotonicTime.nanoseconds() : 0
+        while running.count < engine.maxTransfers, hasWaiting {
+            let pending = waiting[waitingStart]
+            waitingStart += 1
+            let host = pending.hostFailureLimit > 0 ? HostHealth.host(of: pending.request.url) : ""
+            if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
+                finished.append((pending.continuation, TransferResponse(failure: HostHealth.failure(for: host))))
+                continue
+            }
+            guard let transfer = idle.popLast() ?? CurlTransfer() else {
+                let failure = FetchFailure(.io, "curl_easy_init failed")
+                finished.append((pending.continuation, TransferResponse(failure: failure)))
+                continue
+            }
+            transfer.arm(
+                id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit, host: host,
+                continuation: pending.continuation, now: now)
+            running[pending.id] = transfer
+            curl_multi_add_handle(engine.multi, transfer.handle)
+        }
+        // Compact the consumed front now and then instead of shifting on every start.
+        if waitingStart > 1024, waitingStart * 2 > waiting.count {
+            waiting.removeFirst(waitingStart)
+            waitingStart = 0
+        } else if !hasWaiting, waitingStart > 0 {
+            waiting.removeAll(keepingCapacity: true)
+            waitingStart = 0
+        }
+    }
+
+    private func collectDone() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(engine.multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var context: UnsafeMutableRawPointer?
+            _ = CSDFetch_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &context)
+            let transfer = CurlTransfer.from(userData: context)
+            finish(transfer, with: transfer.response(code: code))
+        }
+    }
+
+    /// Ends transfers that received no byte for their `--timeout` (SPEC "Precise rules").
+    ///
+    /// Activity is sampled here, once per check: a stall is reported at most one check
+    /// interval late, never early.
+    private func dropStalled(now: UInt64) {
+        var stalled: [CurlTransfer] = []
+        for transfer in running.values {
+            if transfer.hasNewBytes {
+                transfer.hasNewBytes = false
+                transfer.lastActivity = now
+            } else if now &- transfer.lastActivity > transfer.timeoutNanoseconds {
+                stalled.append(transfer)
+            }
+        }
+        for transfer in stalled { finish(transfer, with: transfer.stalledResponse()) }
+    }
+
+    /// Detaches a transfer, records its host's health, queues its caller's resumption
+    /// and keeps its handle for reuse.
+    private func finish(_ transfer: CurlTransfer, with response: TransferResponse) {
+        curl_multi_remove_handle(engine.multi, transfer.handle)
+        running[transfer.id] = nil
+        if transfer.hostFailureLimit > 0 {
+            let failed = response.failure.map { $0.kind != .interrupted } ?? false
+            engine.hostHealth.record(
+                transfer.host, reachedServer: transfer.isConnected, failed: failed, limit: transfer.hostFailureLimit)
+        }
+        guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }
+        finished.append((continuation, response))
+        transfer.recycle()
+        if idle.count < engine.maxTransfers { idle.append(transfer) }
+    }
+
+    /// Resumes finished callers outside any lock, in one batch.
+    private func resumeFinished() {
+        guard !finished.isEmpty else { return }
+        for (continuation, response) in finished { continuation.resume(returning: response) }
+        finished.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// `--host-failures`: a host that refuses connections stops being dialled.
+@Suite("Host health", .timeLimit(.minutes(1)))
+struct HostHealthTests {
+    let directory = TemporaryDirectory("host-health")
+
+    /// A port on 127.0.0.1 that refuses connections: a server's, once it has shut down.
+    private func closedPort() async throws -> Int {
+        let server = try await LoopbackServer()
+        let port = server.port
+        try await server.shutdown()
+        return port
+    }
+
+    private func run(_ urls: [String], _ configure: (inout FetchOptions) -> Void) async throws -> CollectedRun {
+        var options = FetchOptions()
+        options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+        configure(&options)
+        let fetcher = Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache")))
+        let list = directory.write(urls.joined(separator: "\n"), to: "list.txt")
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+        fetcher.shutdown()
+        return collected
+    }
+
+    @Test("after N refused connections the host's remaining URLs fail at once as host-down")
+    func hostGoesDownAfterNFailures() async throws {
+        let port = try await closedPort()
+        let urls = (0..<10).map { "http://127.0.0.1:\(port)/img/\($0).png" }
+        let collected = try await run(urls) {
+            $0.concurrency = 1
+            $0.retries = 0
+            $0.hostFailures = 3
+        }
+
+        let kinds = collected.results.compactMap { $0.failure?.kind }
+        #expect(collected.results.count == 10)
+        #expect(kinds.filter { $0 == .connect }.count == 3)
+        #expect(kinds.filter { $0 == .hostDown }.count == 7)
+        #expect(FetchFailure.Kind.hostDown.isPermanent == false)
+    }
+
+    @Test("retries of a refused host end as host-down instead of sleeping")
+    func retriesStopOnceHostIsDown() async throws {
+        let port = try await closedPort()
+        let urls = (0..<6).map { "http://127.0.0.1:\(port)/img/\($0).png" }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let collected = try await run(urls) {
+            $0.concurrency = 2
+            $0.retries = 5
+            $0.hostFailures = 1
+            // A real sleep would blow the time limit: the retry must not wait at all.
+            $0.retryPolicy = RetryPolicy(baseDelay: .seconds(20))
+        }
+
+        #expect(collected.results.count == 6)
+        #expect(collected.results.allSatisfy { $0.failure?.kind == .hostDown })
+        #expect(clock.now - start < .seconds(5))
+    }
+
+    @Test("--host-failures 0 never declares a host down")
+    func zeroTurnsItOff() async throws {
+        let port = try await closedPort()
+        let urls = (0..<6).map { "http://127.0.0.1:\(port)/img/\($0).png" }
+        let collected = try await run(urls) {
+            $0.concurrency = 1
+            $0.retries = 0
+            $0.hostFailures = 0
+        }
+
+        #expect(collected.results.count == 6)
+        #expect(collected.results.allSatisfy { $0.failure?.kind == .connect })
+    }
+
+    @Test("a host that answers is never declared down by HTTP errors")
+    func httpErrorsDoNotCount() async throws {
+        let server = try await LoopbackServer()
+        let urls = (0..<8).map { server.url("/missing/\($0).png") }
+        let collected = try await run(urls) {
+            $0.concurrency = 1
+            $0.retries = 0
+            $0.hostFailures = 2
+        }
+        try await server.shutdown()
+
+        #expect(collected.results.allSatisfy { $0.failure?.kind == .http(404) })
+        #expect(server.totalRequests == 8)
+    }
+}

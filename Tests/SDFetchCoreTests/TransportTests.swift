@@ -1,0 +1,195 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// The engine against a real loopback server: what curl sends, and what each way a
+/// response can go wrong becomes. Every test asserts what the server itself saw.
+@Suite("Transport", .timeLimit(.minutes(1)))
+struct TransportTests {
+    let directory = TemporaryDirectory("transport")
+
+    private func fetcher(_ configure: (inout FetchOptions) -> Void = { _ in }) throws -> Fetcher {
+        var options = FetchOptions()
+        options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+        configure(&options)
+        return Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache")))
+    }
+
+    private func fetch(_ fetcher: Fetcher, _ url: String) async throws -> FetchResult {
+        let key = try URLKey(parsing: url)
+        return await fetcher.fetch(key, spelling: url)
+    }
+
+    // MARK: - Concurrency and connections
+
+    @Test("transfers in flight never exceed -j, and reach it when there is enough work")
+    func concurrencyIsExactlyJ() async throws {
+        let server = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<24 {
+            let body = SampleImages.png(seed: index)
+            server.route("/slow/\(index).png", ScriptedResponse(status: 200, body: body, delay: .milliseconds(150)))
+            lines.append(server.url("/slow/\(index).png"))
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let fetcher = try fetcher { $0.concurrency = 4 }
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(collected.results.count == 24)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        #expect(server.totalRequests == 24)
+        #expect(server.peakConcurrentRequests == 4)
+        #expect(server.connectionsAccepted <= 4)
+    }
+
+    @Test("one transfer at a time reuses a single kept-alive connection")
+    func connectionIsReused() async throws {
+        let server = try await LoopbackServer()
+        let engine = CurlEngine(maxTransfers: 1)
+        server.route("/a.png", .ok(SampleImages.png()))
+        for _ in 0..<20 {
+            let response = await engine.perform(TransferRequest(url: server.url("/a.png")))
+            #expect(response.failure == nil)
+            #expect(response.body == SampleImages.png())
+        }
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(server.requests(for: "/a.png") == 20)
+        #expect(server.connectionsAccepted == 1)
+    }
+
+    // MARK: - Headers
+
+    @Test("requests send the default Accept and the configured User-Agent")
+    func defaultHeaders() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let fetcher = try fetcher { $0.userAgent = "tester/1.0" }
+        let result = try await fetch(fetcher, server.url("/a.png"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.status == .downloaded)
+        let request = try #require(server.recordedRequests(for: "/a.png").first)
+        #expect(request.header("Accept") == "image/*,*/*;q=0.8")
+        #expect(request.header("User-Agent") == "tester/1.0")
+    }
+
+    @Test("an -H header overrides Accept and extra headers are sent as given")
+    func headersOverrideAccept() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let fetcher = try fetcher { $0.headers = ["accept: image/png", "X-Token: abc"] }
+        _ = try await fetch(fetcher, server.url("/a.png"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        let request = try #require(server.recordedRequests(for: "/a.png").first)
+        #expect(request.headers.filter { $0.0.lowercased() == "accept" }.map(\.1) == ["image/png"])
+        #expect(request.header("X-Token") == "abc")
+    }
+
+    @Test("validators and Retry-After come from the final response, not from a redirect hop")
+    func validatorsComeFromFinalResponse() async throws {
+        let server = try await LoopbackServer()
+        server.route(
+            "/hop", ScriptedResponse(status: 302, headers: [("Location", "/final.png"), ("ETag", "\"hop\"")]))
+        let headers = [("ETag", "\"v2\""), ("Last-Modified", "Wed, 21 Oct 2015 07:28:00 GMT")]
+        server.route("/final.png", .ok(SampleImages.png(), headers: headers))
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(TransferRequest(url: server.url("/hop")))
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(response.failure == nil)
+        #expect(response.httpStatus == 200)
+        #expect(response.etag == "\"v2\"")
+        #expect(response.lastModified == "Wed, 21 Oct 2015 07:28:00 GMT")
+        #expect(response.retryAfter == nil)
+    }
+
+    // MARK: - Redirects
+
+    @Test("a redirect chain is followed to the image")
+    func redirectChainIsFollowed() async throws {
+        let server = try await LoopbackServer()
+        server.route("/r1", .redirect(to: "/r2", status: 301))
+        server.route("/r2", .redirect(to: server.url("/r3")))
+        server.route("/r3", .redirect(to: "/final.png", status: 307))
+        server.route("/final.png", .ok(SampleImages.png(seed: 3)))
+        let fetcher = try fetcher()
+        let result = try await fetch(fetcher, server.url("/r1"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.status == .downloaded)
+        #expect(result.httpStatus == 200)
+        #expect(result.bytes == Int64(SampleImages.png(seed: 3).count))
+        for path in ["/r1", "/r2", "/r3", "/final.png"] { #expect(server.requests(for: path) == 1) }
+    }
+
+    @Test("a redirect loop stops after --max-redirects hops as too-many-redirects")
+    func redirectLoopStops() async throws {
+        let server = try await LoopbackServer()
+        server.route("/loop", .redirect(to: "/loop"))
+        let fetcher = try fetcher { $0.maxRedirects = 3 }
+        let result = try await fetch(fetcher, server.url("/loop"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.failure?.kind == .tooManyRedirects)
+        #expect(result.failure?.kind.isPermanent == true)
+        // The first request and three followed hops; the fourth redirect is refused.
+        #expect(server.requests(for: "/loop") == 4)
+    }
+
+    @Test("a redirect to file:///etc/passwd is refused as bad-redirect")
+    func redirectToFileIsRefused() async throws {
+        let server = try await LoopbackServer()
+        server.route("/evil", .redirect(to: "file:///etc/passwd"))
+        let fetcher = try fetcher()
+        let result = try await fetch(fetcher, server.url("/evil"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.failure?.kind == .badRedirect)
+        #expect(result.failure?.kind.isPermanent == true)
+        #expect(result.path == nil)
+        #expect(server.requests(for: "/evil") == 1)
+    }
+
+    // MARK: - Sizes
+
+    @Test("a body over --max-bytes with Content-Length is refused before it flows")
+    func declaredOversizeIsAbortedEarly() async throws {
+        let server = try await LoopbackServer()
+        let body = [UInt8](repeating: 0x42, count: 32 << 20)
+        server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .paced(chunk: 64 << 10)))
+        let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
+        let result = try await fetch(fetcher, server.url("/big.png"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.failure?.kind == .tooLarge)
+        #expect(result.failure?.detail == "body exceeds 1 MB")
+        #expect(server.bytesSent(for: "/big.png") < body.count / 4)
+    }
+
+    @Test("a streamed body without Content-Length is cut once it passes --max-bytes")
+    func streamedOversizeIsAbortedEarly() async throws {
+        let server = try await LoopbackServer()
+        let body = [UInt8](repeating: 0x42, count: 32 << 20)
+        server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .streamed(chunk: 64 << 10)))
+        let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
+        let result = try await fetch(fetcher, server.url("/big.png"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.failure?.kind == .tooLarge)
+        #expect(server.bytesSent(for: "/big.png") < body.count / 4)
+    }
+}
