@@ -1,0 +1,25 @@
+import SDFetchCore
+
+/// The closing summary on standard error: counts per status, duplicates, bytes, seconds.
+enum RunReport {
+    /// `sdfetch: 12 URLs: 9 downloaded, 2 cached, 1 failed; 3 duplicates coalesced; 1.2 MiB in 0.8 s`
+    static func summary(_ summary: RunSummary, elapsed: Duration, interrupted: Bool, terminal: Terminal) -> String {
+        let total = FetchStatus.allCases.reduce(0) { $0 + summary.count($1) }
+        let counts = FetchStatus.allCases.compactMap { status -> String? in
+            let count = summary.count(status)
+            guard count > 0 else { return nil }
+            let text = "\(count) \(status.rawValue)"
+            switch status {
+            case .downloaded: return terminal.paint(text, .green)
+            case .cached, .revalidated: return terminal.paint(text, .cyan)
+            case .failed, .skipped, .invalid: return terminal.paint(text, .red)
+            }
+        }
+        var line = "sdfetch: " + (interrupted ? "interrupted after " : "")
+        line += total == 1 ? "1 URL" : "\(total) URLs"
+        if !counts.isEmpty { line += ": " + counts.joined(separator: ", ") }
+        line += "; \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") coalesced"
+        line += "; \(HumanReadable.bytes(summary.downloadedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s\n"
+        return line
+    }
+}
