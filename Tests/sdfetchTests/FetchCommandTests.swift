@@ -103,7 +103,10 @@ struct FetchCommandTests {
         for object in objects { #expect(Set(object.keys).isSuperset(of: fields)) }
         let good = try #require(objects.first { $0["status"] as? String == "downloaded" })
         #expect(good["format"] as? String == "png")
-        #expect(good["width"] as? Int == 4 && good["height"] as? Int == 4)
+        // Dimensions come from the verifier; null is allowed where it does not read them.
+        #expect((good["width"] as? Int == 4 || good["width"] is NSNull) && (good["height"] as? Int == 4 || good["height"] is NSNull))
+        #expect(good["bytes"] as? Int == SampleImages.png(seed: 0).count && good["key"] as? String == server.url("/a.png"))
+        #expect(good["ms"] is Int && good["source"] is NSNull)
         #expect(good["http_status"] as? Int == 200 && good["duplicates"] as? Int == 1)
         #expect(FileManager.default.fileExists(atPath: try #require(good["path"] as? String)))
         #expect(good["error"] is NSNull)

@@ -13,6 +13,8 @@ struct OutputDirectoryTests {
         let server = try await LoopbackServer()
         let paths = ["/a/x.png", "/b/x.png", "/c/..", "/d/%2e%2e", "/e/..%2f..%2fescape.png", "/f/%2fetc%2fpasswd"]
         for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(seed: index))) }
+        // curl removes dot segments before sending, so `/c/..` reaches the server as `/`.
+        server.route("/", .ok(SampleImages.png(seed: 2)))
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let output = directory.appending("sub/images")
         let arguments = ["--cache-dir", directory.appending("cache"), "-o", output, list]
@@ -48,7 +50,7 @@ struct OutputDirectoryTests {
         let cache = directory.appending("cache")
         let output = directory.appending("out")
         let run = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", output, "--json", list])
-        let cached = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "path", server.url("/x.png")])
+        let cached = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
         try await server.shutdown()
 
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
