@@ -55,7 +55,8 @@ struct EventConsumer {
         }
         summary.counts[result.status, default: 0] += 1
         console.output(ResultPrinter.line(result, path: path, json: isJSON))
-        if !terminal.showsBar, let problem = ResultPrinter.problem(result, terminal: terminal) {
+        // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
+        if !terminal.showsBar, result.failure?.kind != .interrupted, let problem = ResultPrinter.problem(result, terminal: terminal) {
             console.error(problem)
         }
     }

@@ -43,6 +43,7 @@ struct FetchCommand: ParsableCommand {
         let trap = SignalTrap {
             reader.cancel()
             fetcher.cancelAll()
+            console.error("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
         }
         let started = ContinuousClock.now
         let ticker = ProgressTicker.start(
