@@ -31,7 +31,7 @@ struct ArgumentParsingTests {
         Good(arguments: ["-t", "2.5"]) { $0.options.timeout == .milliseconds(2500) },
         Good(arguments: ["--timeout=1m"]) { $0.options.timeout == .seconds(60) },
         Good(arguments: ["--max-age", "2h"]) { $0.options.maxAge == .seconds(7200) },
-        Good(arguments: ["--max-cache-size", "2G"]) { $0.maxCacheSize == 2 << 30 },
+        Good(arguments: ["--max-cache-size", "2G"]) { $0.options.maxCacheSize == 2 << 30 },
         Good(arguments: ["--max-bytes=512K"]) { $0.options.maxBytes == 512 << 10 },
         Good(arguments: ["--max-pixels", "1000"]) { $0.options.maxPixels == 1000 },
         Good(arguments: ["--retries", "0", "--max-redirects", "1", "--host-failures", "0"]) {

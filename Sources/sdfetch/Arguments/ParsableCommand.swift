@@ -40,8 +40,9 @@ extension ParsableCommand {
 
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {}
 
-    /// The cache directory to use: `--cache-dir`, else the environment's default.
+    /// The cache directory to use: `--cache-dir`, else the environment's default; made absolute
+    /// so printed paths (result lines, `path`) stay valid from any directory.
     func resolvedCacheDirectory(in environment: ProcessEnvironment) -> String {
-        cacheDirectory ?? environment.defaultCacheDirectory
+        ProcessEnvironment.absolute(cacheDirectory ?? environment.defaultCacheDirectory)
     }
 }

@@ -33,6 +33,11 @@ struct ProcessEnvironment: Sendable {
         return home + "/.cache/sdfetch"
     }
 
+    /// `path` itself when absolute, else joined to the working directory.
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
     /// `TERM=dumb`: no cursor movement, so no redrawn bar under `--progress auto`, and no colour.
     var isDumbTerminal: Bool { variables["TERM"] == "dumb" }
 

@@ -9,9 +9,8 @@ struct EventConsumer {
     let terminal: Terminal
     let placer: OutputPlacer?
     let isJSON: Bool
+    /// The run's summary, with counts re-tallied here (an `-o` failure turns a result `failed`).
     private(set) var summary = RunSummary()
-    /// Keys served or stored by this run: the last to go when the cache is trimmed.
-    private(set) var usedKeys = Set<KeyDigest>()
 
     init(console: Console, terminal: Terminal, placer: OutputPlacer?, isJSON: Bool) {
         self.console = console
@@ -42,7 +41,6 @@ struct EventConsumer {
         var result = result
         var path = result.path
         if let key = result.key, result.status.isSuccess {
-            usedKeys.insert(key.digest)
             if let placer, let cacheFile = result.path {
                 do throws(OutputError) {
                     path = try placer.place(cacheFile, as: OutputNamer.name(for: key, format: result.format))

@@ -26,7 +26,7 @@ extension FetchCommand {
             c.options.maxAge = try ValueParsers.duration(v, option: n)
         },
         OptionSpec("max-cache-size", .value("SIZE"), help: "cache cap enforced after the run, K/M/G (default 1G)") { c, v, n in
-            c.maxCacheSize = try ValueParsers.size(v, option: n)
+            c.options.maxCacheSize = try ValueParsers.size(v, option: n)
         },
         OptionSpec("refresh", help: "revalidate cached entries with a conditional request") { c, _, _ in c.options.refresh = true },
         OptionSpec("offline", help: "never use the network: cache hits, and misses as failures") { c, _, _ in

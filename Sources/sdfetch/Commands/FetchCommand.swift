@@ -10,8 +10,6 @@ struct FetchCommand: ParsableCommand {
     var sources: [InputSource] = []
     var cacheDirectory: String?
     var options = FetchOptions()
-    /// `--max-cache-size`, enforced after the run.
-    var maxCacheSize: Int64 = 1 << 30
     var outputDirectory: String?
     var shard: Shard?
     var isJSON = false
@@ -29,7 +27,7 @@ struct FetchCommand: ParsableCommand {
         }
         if let outputDirectory {
             do throws(OutputError) {
-                placer = try OutputPlacer(directory: outputDirectory)
+                placer = try OutputPlacer(directory: ProcessEnvironment.absolute(outputDirectory))
             } catch {
                 StandardError.write("sdfetch: \(Escaping.terminal(error.detail))\n")
                 return ExitStatus(error)
@@ -67,7 +65,7 @@ struct FetchCommand: ParsableCommand {
                 RunReport.summary(consumer.summary, elapsed: ContinuousClock.now - started, interrupted: interrupted, terminal: terminal))
         }
         if !interrupted {
-            CacheLimit.enforce(on: cache, maxBytes: maxCacheSize, protecting: consumer.usedKeys, console: console)
+            CacheLimit.enforce(on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
         }
         return ExitStatus(run: consumer.summary, interrupted: interrupted)
     }
