@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -10,10 +11,14 @@ import Glibc
 /// test reads the master end. ``capture(until:)`` drains the master on the calling
 /// thread with `poll`, bounded by a deadline, so a test never hangs on a silent child.
 /// The slave is put in raw mode, so the master reads exactly the bytes the child wrote
-/// (no `\n` -> `\r\n` translation to confuse a count of redraws). Not `Sendable`: one test owns it.
-public final class PseudoTerminal {
+/// (no `\n` -> `\r\n` translation to confuse a count of redraws).
+public final class PseudoTerminal: Sendable {
     public let master: Int32
-    public private(set) var slave: Int32
+    /// -1 once closed; atomic so ``closeSlave()`` is safe from any thread.
+    private let slaveDescriptor: Atomic<Int32>
+
+    /// The slave end's descriptor, or -1 once ``closeSlave()`` ran.
+    public var slave: Int32 { slaveDescriptor.load(ordering: .acquiring) }
 
     /// Opens a pair with a window of `columns` x `rows`.
     public init(columns: UInt16 = 80, rows: UInt16 = 24) throws {
@@ -28,7 +33,7 @@ public final class PseudoTerminal {
         cfmakeraw(&attributes)
         tcsetattr(slave, TCSANOW, &attributes)
         self.master = master
-        self.slave = slave
+        self.slaveDescriptor = Atomic(slave)
     }
 
     /// A handle on the slave end for `Process.standardError` (or output); the pair keeps ownership.
@@ -36,8 +41,15 @@ public final class PseudoTerminal {
 
     /// Closes the test's copy of the slave, so reads see end-of-file once the child exits.
     public func closeSlave() {
-        if slave >= 0 { close(slave) }
-        slave = -1
+        let old = slaveDescriptor.exchange(-1, ordering: .acquiringAndReleasing)
+        if old >= 0 { close(old) }
+    }
+
+    /// ``capture(until:)`` on a thread of its own, so a test does not park a cooperative thread.
+    public func captureInBackground(until deadline: ContinuousClock.Instant) async -> [UInt8] {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.capture(until: deadline)) }.start()
+        }
     }
 
     /// Reads the master until the child side is closed (EIO on Linux) or `deadline` passes.
@@ -63,6 +75,6 @@ public final class PseudoTerminal {
 
     deinit {
         close(master)
-        if slave >= 0 { close(slave) }
+        closeSlave()
     }
 }

@@ -9,8 +9,8 @@ struct CacheCommandTests {
     let directory = TemporaryDirectory("cachecmd")
     var cache: String { directory.appending("cache") }
 
-    private func sdfetch(_ arguments: [String], input: String = "") throws -> ProcessRun {
-        try ProcessRun.run(BuiltProduct.path("sdfetch"), arguments, input: input)
+    private func sdfetch(_ arguments: [String], input: String = "") async throws -> ProcessRun {
+        try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments, input: input)
     }
 
     private func json(_ text: String) throws -> [String: Any] {
@@ -22,15 +22,15 @@ struct CacheCommandTests {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
         let urls = (server.url("/a.png"), server.url("/missing.png"))
-        let run = try sdfetch(["--cache-dir", cache], input: urls.0 + "\n" + urls.1 + "\n")
+        let run = try await sdfetch(["--cache-dir", cache], input: urls.0 + "\n" + urls.1 + "\n")
         try await server.shutdown()
         #expect(run.status == 1)
         return urls
     }
 
     @Test("stats on a directory that does not exist reports zeros, exits 0 and creates nothing")
-    func statsOfNothing() throws {
-        let run = try sdfetch(["stats", "--json", "--cache-dir", cache])
+    func statsOfNothing() async throws {
+        let run = try await sdfetch(["stats", "--json", "--cache-dir", cache])
         #expect(run.status == 0)
         let object = try json(run.standardOutput)
         #expect(object["entries"] as? Int == 0 && object["bytes"] as? Int == 0 && object["failed"] as? Int == 0)
@@ -42,7 +42,7 @@ struct CacheCommandTests {
     @Test("stats --json counts entries, formats, dates and failure records")
     func stats() async throws {
         _ = try await fill()
-        let object = try json(try sdfetch(["stats", "--cache-dir", cache, "--json"]).standardOutput)
+        let object = try json(try await sdfetch(["stats", "--cache-dir", cache, "--json"]).standardOutput)
         #expect(object["entries"] as? Int == 1)
         #expect((object["bytes"] as? Int ?? 0) >= SampleImages.png().count)
         #expect(object["formats"] as? [String: Int] == ["png": 1])
@@ -55,8 +55,8 @@ struct CacheCommandTests {
     @Test("path prints the cache file of a URL with an entry and exits 1 when one has none")
     func path() async throws {
         let urls = try await fill()
-        let found = try sdfetch(["path", "--cache-dir", cache, urls.good])
-        let mixed = try sdfetch(["path", "--cache-dir", cache, urls.good, urls.missing])
+        let found = try await sdfetch(["path", "--cache-dir", cache, urls.good])
+        let mixed = try await sdfetch(["path", "--cache-dir", cache, urls.good, urls.missing])
         #expect(found.status == 0)
         let file = found.standardOutput.trimmingCharacters(in: .newlines)
         #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png()))
@@ -68,33 +68,33 @@ struct CacheCommandTests {
     @Test("failed list shows the record, remove forgets it, and the next fetch asks the server again")
     func failedRecords() async throws {
         let urls = try await fill()
-        let list = try sdfetch(["failed", "list", "--cache-dir", cache])
+        let list = try await sdfetch(["failed", "list", "--cache-dir", cache])
         #expect(list.status == 0)
         #expect(list.standardOutput.hasPrefix(urls.missing + "\thttp-404\t"))
-        let skipped = try sdfetch(["--cache-dir", cache], input: urls.missing + "\n")
+        let skipped = try await sdfetch(["--cache-dir", cache], input: urls.missing + "\n")
         #expect(skipped.standardOutput.hasPrefix("skipped\t-\t"))
-        let removed = try sdfetch(["failed", "remove", "--cache-dir", cache, urls.missing])
+        let removed = try await sdfetch(["failed", "remove", "--cache-dir", cache, urls.missing])
         #expect(removed.status == 0 && removed.standardOutput == "sdfetch: removed 1 failed-URL record\n")
-        #expect(try sdfetch(["failed", "list", "--cache-dir", cache]).standardOutput.isEmpty)
-        #expect(try sdfetch(["failed", "clear", "--cache-dir", cache]).standardOutput == "sdfetch: removed 0 failed-URL records\n")
+        #expect(try await sdfetch(["failed", "list", "--cache-dir", cache]).standardOutput.isEmpty)
+        #expect(try await sdfetch(["failed", "clear", "--cache-dir", cache]).standardOutput == "sdfetch: removed 0 failed-URL records\n")
         directory.remove()
     }
 
     @Test("clean --dry-run lists without removing; clean --json reports what it removed and what remains")
     func clean() async throws {
         let urls = try await fill()
-        let dry = try sdfetch(["clean", "--cache-dir", cache, "--max-age", "0", "--dry-run"])
+        let dry = try await sdfetch(["clean", "--cache-dir", cache, "--max-age", "0", "--dry-run"])
         #expect(dry.status == 0)
         #expect(dry.standardOutput.contains(urls.good + "\n"))
         #expect(dry.standardOutput.contains("sdfetch: clean: would remove 1 entry"))
-        #expect(try sdfetch(["path", "--cache-dir", cache, urls.good]).status == 0)
-        let real = try sdfetch(["clean", "--max-age=0", "--json", "--cache-dir", cache])
+        #expect(try await sdfetch(["path", "--cache-dir", cache, urls.good]).status == 0)
+        let real = try await sdfetch(["clean", "--max-age=0", "--json", "--cache-dir", cache])
         let object = try json(real.standardOutput)
         #expect(object["removed_entries"] as? Int == 1 && object["removed_failed"] as? Int == 1)
         #expect((object["removed_bytes"] as? Int ?? 0) > 0 && object["removed_temp"] as? Int == 0)
         #expect(object["entries"] as? Int == 0 && object["bytes"] as? Int == 0)
-        #expect(try sdfetch(["path", "--cache-dir", cache, urls.good]).status == 1)
-        let again = try sdfetch(["clean", "--cache-dir", cache])
+        #expect(try await sdfetch(["path", "--cache-dir", cache, urls.good]).status == 1)
+        let again = try await sdfetch(["clean", "--cache-dir", cache])
         #expect(again.standardOutput.hasPrefix("sdfetch: clean: removed 0 entries"))
         directory.remove()
     }
@@ -105,15 +105,15 @@ struct CacheCommandTests {
         let paths = (0..<6).map { "/m\($0).png" }
         for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index))) }
         let input = paths.map { server.url($0) }.joined(separator: "\n")
-        _ = try sdfetch(["--cache-dir", cache], input: input)
-        let full = try json(try sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        _ = try await sdfetch(["--cache-dir", cache], input: input)
+        let full = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
         let perEntry = (full["bytes"] as? Int ?? 0) / 6
-        let trimmed = try sdfetch(["--cache-dir", cache, "--max-cache-size", String(perEntry * 3 + perEntry / 2)], input: server.url(paths[0]))
+        let trimmed = try await sdfetch(["--cache-dir", cache, "--max-cache-size", String(perEntry * 3 + perEntry / 2)], input: server.url(paths[0]))
         try await server.shutdown()
         #expect(trimmed.status == 0)
-        let after = try json(try sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
         #expect(after["entries"] as? Int == 3)
-        #expect(try sdfetch(["path", "--cache-dir", cache, server.url(paths[0])]).status == 0)
+        #expect(try await sdfetch(["path", "--cache-dir", cache, server.url(paths[0])]).status == 0)
         directory.remove()
     }
 }

@@ -9,8 +9,8 @@ struct FetchCommandTests {
     let directory = TemporaryDirectory("cli")
     var cache: String { directory.appending("cache") }
 
-    private func sdfetch(_ arguments: [String], input: String = "") throws -> ProcessRun {
-        try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--cache-dir", cache] + arguments, input: input)
+    private func sdfetch(_ arguments: [String], input: String = "") async throws -> ProcessRun {
+        try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache] + arguments, input: input)
     }
 
     private func rows(_ run: ProcessRun) -> [[String]] {
@@ -26,9 +26,9 @@ struct FetchCommandTests {
     @Test("no FILE reads a piped standard input, and '-' reads it among files")
     func standardInput() async throws {
         let server = try await server(["/a.png", "/b.png"])
-        let piped = try sdfetch([], input: server.url("/a.png") + "\n")
+        let piped = try await sdfetch([], input: server.url("/a.png") + "\n")
         let file = directory.write(server.url("/b.png") + "\n", to: "list.txt")
-        let mixed = try sdfetch([file, "-"], input: "# comment\n\n" + server.url("/a.png") + "\r\n")
+        let mixed = try await sdfetch([file, "-"], input: "# comment\n\n" + server.url("/a.png") + "\r\n")
         try await server.shutdown()
 
         #expect(piped.status == 0)
@@ -43,8 +43,8 @@ struct FetchCommandTests {
     func failedURL() async throws {
         let server = try await server(["/a.png"])
         let list = directory.write([server.url("/a.png"), server.url("/gone.png"), server.url("/a.png")].joined(separator: "\n"), to: "l")
-        let run = try sdfetch([list])
-        let quiet = try sdfetch(["-q", "--retry-failed", list])  // the 404 is blacklisted by now
+        let run = try await sdfetch([list])
+        let quiet = try await sdfetch(["-q", "--retry-failed", list])  // the 404 is blacklisted by now
         try await server.shutdown()
 
         #expect(run.status == 1)
@@ -61,7 +61,7 @@ struct FetchCommandTests {
     func unreadableFile() async throws {
         let server = try await server(["/a.png"])
         let list = directory.write(server.url("/a.png") + "\n", to: "good.txt")
-        let run = try sdfetch(["clen", list])
+        let run = try await sdfetch(["clen", list])
         try await server.shutdown()
 
         #expect(run.status == 3)
@@ -71,17 +71,17 @@ struct FetchCommandTests {
     }
 
     @Test("a usage error exits 2 and names the option with a suggestion")
-    func usageError() throws {
-        let run = try sdfetch(["--concurency", "4"])
+    func usageError() async throws {
+        let run = try await sdfetch(["--concurency", "4"])
         #expect(run.status == 2)
         #expect(run.standardError.contains("unknown option --concurency (did you mean '--concurrency'?)"))
         #expect(run.standardOutput.isEmpty)
     }
 
     @Test("an unusable cache directory exits 3")
-    func unusableCache() throws {
+    func unusableCache() async throws {
         let file = directory.write("x", to: "not-a-dir")
-        let run = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--cache-dir", file + "/sub"], input: "http://127.0.0.1:9/a\n")
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", file + "/sub"], input: "http://127.0.0.1:9/a\n")
         #expect(run.status == 3)
         #expect(run.standardError.contains("cache directory"))
         directory.remove()
@@ -91,7 +91,7 @@ struct FetchCommandTests {
     func jsonLines() async throws {
         let server = try await server(["/a.png"])
         let list = directory.write([server.url("/a.png"), server.url("/a.png"), server.url("/nope.png"), "not a url"].joined(separator: "\n"), to: "l")
-        let run = try sdfetch(["--json", list])
+        let run = try await sdfetch(["--json", list])
         try await server.shutdown()
 
         #expect(run.status == 1)
@@ -119,9 +119,9 @@ struct FetchCommandTests {
     }
 
     @Test("control characters in an invalid line are escaped on stdout and stderr")
-    func escapedInvalidLine() throws {
+    func escapedInvalidLine() async throws {
         let list = directory.write("http://h/a\u{1B}[2Jb\u{7}\n", to: "evil.txt")
-        let run = try sdfetch([list])
+        let run = try await sdfetch([list])
         #expect(run.status == 1)
         #expect(run.standardOutput == "invalid\t-\thttp://h/a\\x1b[2Jb\\x07\n")
         #expect(run.standardError.contains("sdfetch: invalid: \(list):1: contains a control character"))
@@ -136,7 +136,7 @@ struct FetchCommandTests {
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         var seen: [String] = []
         for index in 0..<3 {
-            let run = try sdfetch(["--shard", "\(index)/3", list])
+            let run = try await sdfetch(["--shard", "\(index)/3", list])
             #expect(run.status == 0)
             seen += rows(run).map { $0[2] }
         }

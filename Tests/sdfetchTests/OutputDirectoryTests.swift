@@ -18,9 +18,9 @@ struct OutputDirectoryTests {
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let output = directory.appending("sub/images")
         let arguments = ["--cache-dir", directory.appending("cache"), "-o", output, list]
-        let first = try ProcessRun.run(BuiltProduct.path("sdfetch"), arguments)
+        let first = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let firstNames = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
-        let second = try ProcessRun.run(BuiltProduct.path("sdfetch"), arguments)
+        let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let secondNames = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
         try await server.shutdown()
 
@@ -49,8 +49,8 @@ struct OutputDirectoryTests {
         let list = directory.write(server.url("/x.png"), to: "l")
         let cache = directory.appending("cache")
         let output = directory.appending("out")
-        let run = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", output, "--json", list])
-        let cached = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", output, "--json", list])
+        let cached = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
         try await server.shutdown()
 
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])

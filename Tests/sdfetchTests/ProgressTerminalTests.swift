@@ -24,7 +24,7 @@ struct ProgressTerminalTests {
         process.standardError = terminal.slaveHandle
         try process.run()
         terminal.closeSlave()
-        let bytes = terminal.capture(until: .now + .seconds(30))
+        let bytes = await terminal.captureInBackground(until: .now + .seconds(30))
         process.waitUntilExit()
         try await server.shutdown()
         let text = String(decoding: bytes, as: UTF8.self)
@@ -56,7 +56,7 @@ struct ProgressTerminalTests {
         process.standardError = terminal.slaveHandle
         try process.run()
         terminal.closeSlave()
-        let text = String(decoding: terminal.capture(until: .now + .seconds(30)), as: UTF8.self)
+        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
         process.waitUntilExit()
         try await server.shutdown()
 
