@@ -147,4 +147,33 @@ struct FetchCommandTests {
         #expect(server.totalRequests == paths.count)
         directory.remove()
     }
+
+    @Test("SIGINT stops reading and cancels transfers, the run ends cleanly and exits 130")
+    func interrupt() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<40).map { "/slow\($0).png" }
+        for path in paths { server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(400))) }
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "-j", "4", list]
+        let stdout = directory.write("", to: "out.txt")
+        let stderr = directory.write("", to: "err.txt")
+        process.standardOutput = FileHandle(forWritingAtPath: stdout)
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.totalRequests < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        kill(process.processIdentifier, SIGINT)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await server.shutdown()
+
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130)
+        #expect(server.totalRequests < paths.count)
+        let errors = try String(contentsOfFile: stderr, encoding: .utf8)
+        #expect(errors.contains("sdfetch: interrupted, finishing"))
+        #expect(errors.contains("sdfetch: interrupted after"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
+        directory.remove()
+    }
 }

@@ -71,26 +71,13 @@ struct FetchCommand: ParsableCommand {
     }
 }
 
-/// Redraws the bar about ten times a second and flushes buffered output, until cancelled.
-enum ProgressTicker {
-    static let interval = Duration.milliseconds(100)
-
-    static func start(
-        progress: RunProgress, console: Console, terminal: Terminal, environment: ProcessEnvironment,
-        started: ContinuousClock.Instant
-    ) -> Task<Void, Never> {
-        Task {
-            var bar = ProgressBar(terminal: terminal)
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                if Task.isCancelled { break }
-                if terminal.showsBar {
-                    let line = bar.render(
-                        progress.snapshot, elapsed: ContinuousClock.now - started, width: Terminal.width(environment: environment))
-                    console.showBar(line)
-                }
-                console.flushIfStale()
-            }
+/// `--max-cache-size`: trims the cache after a fetch run, keeping this run's entries to last.
+enum CacheLimit {
+    static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) {
+        do throws(CacheError) {
+            _ = try cache.enforceLimit(maxBytes: maxBytes, protecting: keys)
+        } catch {
+            console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
         }
     }
 }

@@ -46,9 +46,12 @@ struct ProgressBar {
         while kept.count > 1, plainWidth(kept) > limit { kept.removeLast() }
         var line = kept.map { part in part.colour.map { terminal.paint(part.text, $0) } ?? part.text }
             .joined(separator: "  ")
-        let room = limit - plainWidth(kept) - 2
-        if room >= 12 {
-            let graphic = graphicBar(done: snapshot.done, total: snapshot.total, known: snapshot.isTotalKnown, width: min(30, room) - 2)
+        // A fixed share of the width, so the bar does not jitter as the numbers grow; dropped
+        // whole when the text needs the room.
+        let graphicWidth = min(30, width / 4)
+        if graphicWidth >= 10, plainWidth(kept) + graphicWidth + 2 <= limit {
+            let graphic = graphicBar(
+                done: snapshot.done, total: snapshot.total, known: snapshot.isTotalKnown, width: graphicWidth - 2)
             line = "[" + graphic + "]  " + line
         }
         return line
@@ -63,5 +66,31 @@ struct ProgressBar {
         let filled = min(width, width * done / total)
         let arrow = filled < width && known ? ">" : ""
         return String(repeating: "=", count: filled) + arrow + String(repeating: " ", count: width - filled - arrow.count)
+    }
+}
+
+// MARK: - Ticker
+
+/// Redraws the bar about ten times a second and flushes buffered output, until cancelled.
+enum ProgressTicker {
+    static let interval = Duration.milliseconds(100)
+
+    static func start(
+        progress: RunProgress, console: Console, terminal: Terminal, environment: ProcessEnvironment,
+        started: ContinuousClock.Instant
+    ) -> Task<Void, Never> {
+        Task {
+            var bar = ProgressBar(terminal: terminal)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { break }
+                if terminal.showsBar {
+                    let line = bar.render(
+                        progress.snapshot, elapsed: ContinuousClock.now - started, width: Terminal.width(environment: environment))
+                    console.showBar(line)
+                }
+                console.flushIfStale()
+            }
+        }
     }
 }

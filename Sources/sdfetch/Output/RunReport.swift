@@ -1,3 +1,4 @@
+import Foundation
 import SDFetchCore
 
 /// The closing summary on standard error: counts per status, duplicates, bytes, seconds.
@@ -21,5 +22,33 @@ enum RunReport {
         line += "; \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") coalesced"
         line += "; \(HumanReadable.bytes(summary.downloadedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s\n"
         return line
+    }
+}
+
+/// Human-readable sizes, rates and times for the bar and the summary.
+enum HumanReadable {
+    /// `512 B`, `12.3 KiB`, `4.0 MiB` (1024-based, matching the size options).
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f", value) + " " + units[unit]
+    }
+
+    /// `0:07`, `12:34`, `1:02:03`.
+    static func clock(seconds: Double) -> String {
+        let total = Int(min(seconds, 359_999).rounded(.up))
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        let tail = String(format: "%02ld", secs)
+        return hours > 0 ? "\(hours):" + String(format: "%02ld", minutes) + ":" + tail : "\(minutes):" + tail
+    }
+
+    /// Seconds with one decimal: `4.2`.
+    static func seconds(_ duration: Duration) -> String {
+        String(format: "%.1f", duration.timeInterval)
     }
 }
