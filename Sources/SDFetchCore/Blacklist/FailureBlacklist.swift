@@ -70,10 +70,11 @@ public final class FailureBlacklist: Sendable {
         keys.filter { unlink(path(for: $0)) == 0 }.count
     }
 
-    /// Deletes records made before `limit` (ns since 1970, read from file mtimes); with
+    /// Deletes records made at or before `limit` (ns since 1970, read from file mtimes), the
+    /// same boundary as ``FailureRecord/isActive(now:maxAge:)``; with
     /// `dryRun` only counts them. A record renewed since the scan (new inode) survives.
-    func removeExpired(olderThan limit: Int64, dryRun: Bool) -> Int {
-        let expired = CacheScan.records(in: cache.failedDirectory).filter { $0.recordedAt < limit }
+    func removeExpired(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
+        let expired = CacheScan.records(in: cache.failedDirectory).filter { $0.recordedAt <= limit }
         if dryRun { return expired.count }
         var removed = 0
         for (shard, records) in Dictionary(grouping: expired, by: \.shard) {
@@ -92,7 +93,7 @@ public final class FailureBlacklist: Sendable {
 
 extension DiskCache {
     /// `clean`'s part for the blacklist: expired records go with expired entries.
-    func removeExpiredRecords(olderThan limit: Int64, dryRun: Bool) -> Int {
-        FailureBlacklist(cache: self).removeExpired(olderThan: limit, dryRun: dryRun)
+    func removeExpiredRecords(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
+        FailureBlacklist(cache: self).removeExpired(recordedUpTo: limit, dryRun: dryRun)
     }
 }

@@ -50,7 +50,7 @@ extension DiskCache {
             remove(victims, dryRun: dryRun, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
-            report.removedFailed = removeExpiredRecords(olderThan: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
+            report.removedFailed = removeExpiredRecords(recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
             return report
         }
     }
@@ -108,21 +108,44 @@ extension DiskCache {
 
     /// Deletes `victims` shard by shard, a batch per lock hold, each checked again under
     /// the lock: an entry replaced or used since the scan is kept and counted as remaining.
+    /// `removedURLs` keeps the victims' order (expired first, then least recently used).
     private func remove(_ victims: [ScannedEntry], dryRun: Bool, into report: inout CleanReport) {
-        let byShard = Dictionary(grouping: victims, by: \.shard)
+        var removedURLs: [(position: Int, url: String)] = []
+        let byShard = Dictionary(grouping: victims.indices, by: { victims[$0].shard })
         for shard in byShard.keys.sorted() {
-            let items = byShard[shard]!
-            for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
-                let batch = items[start..<min(start + Self.removalBatch, items.count)]
+            let positions = byShard[shard]!
+            for start in stride(from: 0, to: positions.count, by: Self.removalBatch) {
+                let batch = positions[start..<min(start + Self.removalBatch, positions.count)]
+                func account(_ position: Int, removedURL: String?) {
+                    let item = victims[position]
+                    guard let removedURL else {
+                        if item.isComplete {
+                            report.entries += 1
+                            report.bytes += item.bytes
+                        }
+                        return
+                    }
+                    report.removedBytes += item.bytes
+                    if item.isComplete {
+                        report.removedEntries += 1
+                        removedURLs.append((position, removedURL))
+                    } else {
+                        report.removedTemp += 1
+                    }
+                }
                 if dryRun {
-                    for item in batch { account(item, removedURL: item.isComplete ? url(of: item) ?? item.name : "", into: &report) }
+                    for position in batch {
+                        let item = victims[position]
+                        account(position, removedURL: item.isComplete ? url(of: item) ?? item.name : "")
+                    }
                 } else {
                     shardLock(shard).withLock {
-                        for item in batch { account(item, removedURL: removeNow(item), into: &report) }
+                        for position in batch { account(position, removedURL: removeNow(victims[position])) }
                     }
                 }
             }
         }
+        report.removedURLs += removedURLs.sorted { $0.position < $1.position }.map(\.url)
     }
 
     /// Removes one scanned entry if it is still what the scan saw; call under its shard lock.
@@ -141,23 +164,6 @@ extension DiskCache {
         guard unlink(meta) == 0 else { return nil }
         unlink(body)
         return url
-    }
-
-    private func account(_ item: ScannedEntry, removedURL: String?, into report: inout CleanReport) {
-        guard let removedURL else {
-            if item.isComplete {
-                report.entries += 1
-                report.bytes += item.bytes
-            }
-            return
-        }
-        report.removedBytes += item.bytes
-        guard item.isComplete else {
-            report.removedTemp += 1
-            return
-        }
-        report.removedEntries += 1
-        report.removedURLs.append(removedURL)
     }
 
     private func url(of item: ScannedEntry) -> String? {
