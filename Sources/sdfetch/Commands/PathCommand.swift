@@ -6,7 +6,7 @@ import SDFetchCore
 /// Never creates the cache directory: asking where something is must not change anything.
 struct PathCommand: ParsableCommand {
     static let name = "path"
-    static let usage = "path [--cache-dir DIR] URL ..."
+    static let usage = "path URL ..."
     static let summary = "print the cache file of each URL"
     static let abstract = """
         Print the cache file of each URL, one per line, for every URL with an entry (fresh or \
