@@ -28,7 +28,8 @@ extension ParsableCommand {
     /// Options every command takes (SPEC: "Every command takes `--cache-dir DIR`").
     static var commonOptions: [OptionSpec<Self>] {
         [
-            OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") { command, value, _ in
+            OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") { command, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
                 command.cacheDirectory = value
             },
             .help(),

@@ -76,6 +76,14 @@ enum ValueParsers {
         return shard
     }
 
+    /// Text sent in a header as is (`-A`): no control characters, so no header injection.
+    static func headerValue(_ text: String, option: String) throws(UsageError) -> String {
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
+            throw UsageError("option \(option): '\(Escaping.terminal(text))' contains a control character")
+        }
+        return text
+    }
+
     /// `Name: value`, as curl's `-H` wants it.
     static func header(_ text: String, option: String) throws(UsageError) -> String {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex,

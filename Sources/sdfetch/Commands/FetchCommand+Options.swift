@@ -55,8 +55,8 @@ extension FetchCommand {
             c.options.headers.append(try ValueParsers.header(v, option: n))
         },
         OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header (default sdfetch/\(SDFetchVersion.string))") {
-            c, v, _ in
-            c.options.userAgent = v
+            c, v, n in
+            c.options.userAgent = try ValueParsers.headerValue(v, option: n)
         },
         OptionSpec("output", short: "o", .value("DIR"), help: "also place each image in DIR, named after its URL") { c, v, n in
             guard !v.isEmpty else { throw UsageError("option \(n) needs a directory") }
