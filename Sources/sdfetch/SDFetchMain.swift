@@ -1,18 +1,19 @@
 import Foundation
-import SDFetchCore
 
+/// The entry point: parse, run, exit. The only place that calls `exit`.
 @main
 struct SDFetchMain {
     static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        // A closed stdout pipe (`sdfetch urls | head`) must end writes with EPIPE, not kill the run.
+        signal(SIGPIPE, SIG_IGN)
+        let environment = ProcessEnvironment.current
         let status: ExitStatus
-        do {
-            let command = try CommandLineParser.parse(arguments)
-            status = await command.run()
+        do throws(UsageError) {
+            let command = try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst()), environment: environment)
+            status = await command.run(in: environment)
         } catch {
-            StandardError.write("sdfetch: \(error.message)\n")
-            StandardError.write("Try 'sdfetch --help' for more information.\n")
-            status = .usage
+            StandardError.write("sdfetch: \(error.message)\n\(error.hint)\n")
+            status = ExitStatus(error)
         }
         exit(status.rawValue)
     }

@@ -14,7 +14,7 @@ struct EndToEndTests {
         server.route("/b.png", .ok(SampleImages.png(seed: 2)))
         let list = [server.url("/a.png"), server.url("/b.png"), server.url("/a.png#dup"), server.url("/missing.png")]
         let file = directory.write(list.joined(separator: "\n") + "\n", to: "urls.txt")
-        let run = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--cache-dir", directory.appending("cache"), file])
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", directory.appending("cache"), file])
         try await server.shutdown()
 
         #expect(run.status == 1)
@@ -32,8 +32,8 @@ struct EndToEndTests {
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
         let file = directory.write(server.url("/a.png") + "\n", to: "urls.txt")
         let arguments = ["--cache-dir", directory.appending("cache"), file]
-        let first = try ProcessRun.run(BuiltProduct.path("sdfetch"), arguments)
-        let second = try ProcessRun.run(BuiltProduct.path("sdfetch"), arguments)
+        let first = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         try await server.shutdown()
 
         #expect(first.status == 0)
@@ -45,8 +45,8 @@ struct EndToEndTests {
     }
 
     @Test("an unknown option is a usage error with exit status 2")
-    func unknownOption() throws {
-        let run = try ProcessRun.run(BuiltProduct.path("sdfetch"), ["--no-such-option"])
+    func unknownOption() async throws {
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--no-such-option"])
         #expect(run.status == 2)
         #expect(run.standardError.contains("--no-such-option"))
     }

@@ -2,31 +2,46 @@ import Foundation
 
 /// Writes a file so that readers see either nothing or the whole content.
 ///
-/// The bytes go to a uniquely named file in `temporaryDirectory` (same file system as the
-/// target), are flushed, then renamed over the target. A crash leaves only a stray
-/// temporary file, which `clean` removes.
+/// The bytes go to a uniquely named file in a temporary directory on the same file system
+/// as the target, get their modification time set explicitly (the cache keeps stored and
+/// access times in mtimes, see ``DiskCache``), and are then renamed over the target. A
+/// crash leaves only a stray `*.tmp` file, which `clean` removes once it is an hour old.
+/// A failed write (full disk) removes its temporary file and leaves the target untouched.
+///
+/// No `fsync`: the guarantee covers process crashes and `kill -9` (the page cache
+/// survives them); a power loss may lose recent entries, which the cache tolerates.
 enum AtomicWrite {
-    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, temporaryDirectory: String) throws(FetchFailure) {
-        let temporary = "\(temporaryDirectory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
+    /// Writes `bytes` to a new temporary file in `directory` and returns its path.
+    static func writeTemporary(_ bytes: [UInt8], in directory: String, modified: Date?) throws(FetchFailure) -> String {
+        let temporary = "\(directory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FetchFailure(.io, "cannot create \(temporary): \(errnoText())") }
         var written = 0
         while written < bytes.count {
-            let result = Foundation.write(fd, bytes.baseAddress! + written, bytes.count - written)
+            let result = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, $0.count - written) }
             if result < 0 {
                 if errno == EINTR { continue }
                 let reason = errnoText()
                 close(fd)
                 unlink(temporary)
-                throw FetchFailure(.io, "cannot write \(path): \(reason)")
+                throw FetchFailure(.io, "cannot write \(temporary): \(reason)")
             }
             written += result
+        }
+        if let modified {
+            var times = [FileTime.timespec(modified), FileTime.timespec(modified)]
+            _ = futimens(fd, &times)
         }
         guard close(fd) == 0 else {
             let reason = errnoText()
             unlink(temporary)
-            throw FetchFailure(.io, "cannot write \(path): \(reason)")
+            throw FetchFailure(.io, "cannot write \(temporary): \(reason)")
         }
+        return temporary
+    }
+
+    /// Renames `temporary` over `path`; on failure the temporary file is removed.
+    static func commit(_ temporary: String, to path: String) throws(FetchFailure) {
         guard rename(temporary, path) == 0 else {
             let reason = errnoText()
             unlink(temporary)
@@ -34,16 +49,32 @@ enum AtomicWrite {
         }
     }
 
-    static func write(_ bytes: [UInt8], to path: String, temporaryDirectory: String) throws(FetchFailure) {
-        let result: Result<Void, FetchFailure> = bytes.withUnsafeBytes { buffer in
-            do throws(FetchFailure) {
-                try write(buffer, to: path, temporaryDirectory: temporaryDirectory)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
+    /// Writes `bytes` to `path` atomically (temporary file, then rename).
+    static func write(
+        _ bytes: [UInt8], to path: String, temporaryDirectory: String, modified: Date? = nil
+    ) throws(FetchFailure) {
+        let temporary = try writeTemporary(bytes, in: temporaryDirectory, modified: modified)
+        try commit(temporary, to: path)
+    }
+}
+
+/// Conversions between `Date` and the kernel's `timespec`, for explicit file times.
+enum FileTime {
+    static func timespec(_ date: Date) -> Glibc.timespec {
+        let seconds = date.timeIntervalSince1970
+        let whole = seconds.rounded(.down)
+        return Glibc.timespec(tv_sec: Int(whole), tv_nsec: Int(((seconds - whole) * 1e9).rounded(.down)))
+    }
+
+    static func date(_ time: Glibc.timespec) -> Date {
+        Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
+    }
+
+    /// Sets both access and modification time of `path` to `date`; false when that failed.
+    @discardableResult
+    static func set(_ path: String, to date: Date) -> Bool {
+        var times = [timespec(date), timespec(date)]
+        return utimensat(AT_FDCWD, path, &times, 0) == 0
     }
 }
 

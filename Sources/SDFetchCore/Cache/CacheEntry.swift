@@ -1,6 +1,13 @@
 import Foundation
 
 /// One cached image's metadata, stored beside its body (SPEC "Disk cache").
+///
+/// On disk (`<digest>.meta`, see ``LineRecord``), in this order: `sdfetch-entry 1`, URL,
+/// stored time (ns since 1970), format, body bytes, width, height, ETag, Last-Modified
+/// (empty when absent), `end`. The access time is not in the file: it is the `.meta`
+/// file's mtime, set explicitly by the writer and by every hit (`utimensat`), so a hit
+/// costs one timestamp update instead of a rewrite, and `clean` reads LRU order with
+/// `stat` alone. The body file's mtime mirrors the stored time for the same reason.
 public struct CacheEntry: Sendable, Equatable, Codable {
     public var url: String
     public var storedAt: Date
@@ -33,6 +40,36 @@ public struct CacheEntry: Sendable, Equatable, Codable {
 
     public func isFresh(now: Date, maxAge: Duration) -> Bool {
         now.timeIntervalSince(storedAt) < maxAge.timeInterval
+    }
+
+    // MARK: - Metadata file
+
+    static let magic = "sdfetch-entry 1"
+    static let fieldCount = 8
+
+    /// The `.meta` file's bytes (the access time travels as the file's mtime).
+    var metadata: [UInt8] {
+        LineRecord.encode(
+            magic: Self.magic,
+            [
+                url, LineRecord.encode(storedAt), format.rawValue, String(bytes), width.map(String.init) ?? "",
+                height.map(String.init) ?? "", etag ?? "", lastModified ?? "",
+            ])
+    }
+
+    /// Parses a `.meta` file; nil for anything malformed.
+    init?(metadata bytes: UnsafeRawBufferPointer, accessedAt: Date) {
+        guard let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
+            !fields[0].isEmpty, let storedAt = LineRecord.decodeDate(fields[1]),
+            let format = ImageFormat(rawValue: String(fields[2])), let bytes = Int64(fields[3]), bytes >= 0
+        else { return nil }
+        func optionalInt(_ text: Substring) -> Int?? { text.isEmpty ? .some(nil) : Int(text).map { .some($0) } }
+        guard let width = optionalInt(fields[4]), let height = optionalInt(fields[5]) else { return nil }
+        self.init(
+            url: String(fields[0]), storedAt: storedAt, accessedAt: accessedAt,
+            etag: fields[6].isEmpty ? nil : String(fields[6]),
+            lastModified: fields[7].isEmpty ? nil : String(fields[7]), format: format, bytes: bytes, width: width,
+            height: height)
     }
 }
 

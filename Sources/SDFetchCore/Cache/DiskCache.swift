@@ -2,14 +2,24 @@ import Foundation
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout: `entries/ab/cd/<digest>` holds the body and `<digest>.meta` its JSON
-/// ``CacheEntry``; `tmp/` holds writes in progress. The body is renamed into place
-/// before its metadata, so a visible `.meta` always describes a complete body.
-/// Thread-safe: it keeps no mutable state; the file system is the state.
+/// Layout under `directory`:
+/// - `entries/ab/<digest>`: the body, exactly the bytes served (so `path` and `-o` hard
+///   links hand out the image itself); `ab` is the digest's first byte, 256 shards.
+///   Its mtime mirrors the stored time.
+/// - `entries/ab/<digest>.meta`: the ``CacheEntry`` in the line format described there;
+///   its mtime is the LRU access time, set explicitly (atime is unusable on Linux).
+/// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
+/// - `tmp/`: writes in progress; `locks/`: the files ``DirectoryLock`` describes.
+///
+/// One level of 256 shards keeps directories small up to millions of entries while a
+/// full scan (`clean`, `enforceLimit`) opens only 256 directories. Thread-safe: it keeps no
+/// mutable state; the file system is the state, shared with other processes.
 public final class DiskCache: Sendable {
     public let directory: String
     let entriesDirectory: String
     let temporaryDirectory: String
+    let failedDirectory: String
+    let locksDirectory: String
     let now: @Sendable () -> Date
 
     /// Opens (creating if needed) the cache at `directory`.
@@ -19,8 +29,10 @@ public final class DiskCache: Sendable {
         self.directory = directory
         self.entriesDirectory = directory + "/entries"
         self.temporaryDirectory = directory + "/tmp"
+        self.failedDirectory = directory + "/failed"
+        self.locksDirectory = directory + "/locks"
         self.now = now
-        for path in [directory, entriesDirectory, temporaryDirectory] {
+        for path in [directory, entriesDirectory, temporaryDirectory, failedDirectory, locksDirectory] {
             if mkdir(path, 0o755) != 0 && errno != EEXIST {
                 throw CacheError(path: directory, detail: "cannot create \(path): \(errnoText())")
             }
@@ -30,57 +42,117 @@ public final class DiskCache: Sendable {
         }
     }
 
+    /// The shard folder name of `key`: the digest's first byte in hex.
+    static func shard(of key: URLKey) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        let byte = Int(key.digest.high >> 56)
+        return String(decoding: [digits[byte >> 4], digits[byte & 0xF]], as: UTF8.self)
+    }
+
     /// Path of the body file for `key`, whether or not it exists.
     public func bodyPath(for key: URLKey) -> String {
-        let hex = key.digest.hex
-        let utf8 = Array(hex.utf8)
-        let first = String(decoding: utf8[0..<2], as: UTF8.self)
-        let second = String(decoding: utf8[2..<4], as: UTF8.self)
-        return "\(entriesDirectory)/\(first)/\(second)/\(hex)"
+        "\(entriesDirectory)/\(Self.shard(of: key))/\(key.digest.hex)"
     }
 
     func metadataPath(for key: URLKey) -> String { bodyPath(for: key) + ".meta" }
 
-    /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable).
+    // MARK: - Reading
+
+    /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable
+    /// or corrupt: a damaged `.meta` is a miss, never a crash). Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        guard let data = FileManager.default.contents(atPath: metadataPath(for: key)),
-            let entry = try? JSONDecoder().decode(CacheEntry.self, from: data),
-            entry.url == key.string
-        else { return nil }
-        return entry
+        LineRecord.read(metadataPath(for: key)) { bytes, info in
+            guard let entry = CacheEntry(metadata: bytes, accessedAt: FileTime.date(info.st_mtim)),
+                entry.url == key.string
+            else { return nil }
+            return entry
+        }
     }
 
+    /// Records a use of `key`'s entry now (LRU): sets its `.meta` mtime, nothing else.
+    ///
+    /// Best effort: a failure (entry removed meanwhile, file owned by another user) only
+    /// leaves the old access time.
+    public func touch(_ key: URLKey) {
+        FileTime.set(metadataPath(for: key), to: now())
+    }
+
+    // MARK: - Writing
+
     /// Stores `body` with its metadata atomically and returns the new entry.
+    ///
+    /// Both files are written to `tmp/` first, unlocked; only the renames run under the
+    /// shard lock (see ``DirectoryLock``). On any failure nothing new is visible.
     @discardableResult
     public func store(
         _ body: [UInt8], for key: URLKey, image: VerifiedImage, etag: String?, lastModified: String?
     ) throws(FetchFailure) -> CacheEntry {
-        let path = bodyPath(for: key)
-        try makeParentDirectories(of: path)
+        let shard = Self.shard(of: key)
+        let shardDirectory = "\(entriesDirectory)/\(shard)"
+        if mkdir(shardDirectory, 0o755) != 0 && errno != EEXIST {
+            throw FetchFailure(.io, "cannot create \(shardDirectory): \(errnoText())")
+        }
         let date = now()
         let entry = CacheEntry(
             url: key.string, storedAt: date, accessedAt: date, etag: etag, lastModified: lastModified,
             format: image.format, bytes: Int64(body.count), width: image.width, height: image.height)
-        try AtomicWrite.write(body, to: path, temporaryDirectory: temporaryDirectory)
-        try writeMetadata(entry, for: key)
+        let bodyTemporary = try AtomicWrite.writeTemporary(body, in: temporaryDirectory, modified: date)
+        let metaTemporary: String
+        do throws(FetchFailure) {
+            metaTemporary = try AtomicWrite.writeTemporary(entry.metadata, in: temporaryDirectory, modified: date)
+        } catch {
+            unlink(bodyTemporary)
+            throw error
+        }
+        let bodyPath = bodyPath(for: key)
+        let metaPath = bodyPath + ".meta"
+        try shardLock(shard).withLock { () throws(FetchFailure) in
+            // Hide the old entry first: a crash between the renames then leaves a body
+            // without metadata (a miss), never old metadata describing a new body.
+            unlink(metaPath)
+            do throws(FetchFailure) {
+                try AtomicWrite.commit(bodyTemporary, to: bodyPath)
+            } catch {
+                unlink(metaTemporary)
+                throw error
+            }
+            do throws(FetchFailure) {
+                try AtomicWrite.commit(metaTemporary, to: metaPath)
+            } catch {
+                unlink(bodyPath)
+                throw error
+            }
+        }
         return entry
     }
 
-    func writeMetadata(_ entry: CacheEntry, for key: URLKey) throws(FetchFailure) {
-        let data: Data
-        do {
-            data = try JSONEncoder().encode(entry)
-        } catch {
-            preconditionFailure("CacheEntry always encodes: \(error)")
-        }
-        try AtomicWrite.write(Array(data), to: metadataPath(for: key), temporaryDirectory: temporaryDirectory)
-    }
-
-    private func makeParentDirectories(of path: String) throws(FetchFailure) {
-        let parent = (path as NSString).deletingLastPathComponent
-        let grandparent = (parent as NSString).deletingLastPathComponent
-        for directory in [grandparent, parent] where mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw FetchFailure(.io, "cannot create \(directory): \(errnoText())")
+    /// Renews `entry` after a `304`: stored and access times become now, validators are
+    /// updated when the server sent new ones; the body is not rewritten.
+    ///
+    /// Returns nil when the body changed since `entry` was read (another process stored a
+    /// new version meanwhile): the newer entry wins and is left alone.
+    public func renew(
+        _ entry: CacheEntry, for key: URLKey, etag: String?, lastModified: String?
+    ) throws(FetchFailure) -> CacheEntry? {
+        let date = now()
+        var renewed = entry
+        renewed.storedAt = date
+        renewed.accessedAt = date
+        renewed.etag = etag ?? entry.etag
+        renewed.lastModified = lastModified ?? entry.lastModified
+        let temporary = try AtomicWrite.writeTemporary(renewed.metadata, in: temporaryDirectory, modified: date)
+        let bodyPath = bodyPath(for: key)
+        return try shardLock(Self.shard(of: key)).withLock { () throws(FetchFailure) -> CacheEntry? in
+            var info = stat()
+            guard stat(bodyPath, &info) == 0, Int64(info.st_size) == entry.bytes,
+                self.entry(for: key)?.storedAt == entry.storedAt
+            else {
+                unlink(temporary)
+                return nil
+            }
+            FileTime.set(bodyPath, to: date)
+            try AtomicWrite.commit(temporary, to: bodyPath + ".meta")
+            return renewed
         }
     }
 }

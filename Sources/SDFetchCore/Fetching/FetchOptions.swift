@@ -7,6 +7,9 @@ public struct FetchOptions: Sendable {
     public var retryPolicy = RetryPolicy()
     /// Freshness of cache entries and blacklist records.
     public var maxAge: Duration = .seconds(7 * 24 * 3600)
+    /// Cache cap in bytes (`--max-cache-size`, default 1 GiB), counting every byte of the
+    /// entries' files. Enforced by ``DiskCache/enforceLimit(maxBytes:protecting:)`` after a run.
+    public var maxCacheSize: Int64 = 1 << 30
     public var refresh = false
     public var offline = false
     public var retryFailed = false

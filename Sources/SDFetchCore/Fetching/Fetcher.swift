@@ -11,12 +11,14 @@ public actor Fetcher {
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
     nonisolated let now: @Sendable () -> Date
+    nonisolated let blacklist: FailureBlacklist
     private var inFlight: [URLKey: Task<FetchResult, Never>] = [:]
 
     public init(options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init) {
         self.options = options
         self.cache = cache
         self.now = now
+        self.blacklist = FailureBlacklist(cache: cache)
         self.engine = CurlEngine(maxTransfers: options.concurrency)
     }
 
@@ -46,24 +48,88 @@ public actor Fetcher {
         return result
     }
 
+    /// Cache, blacklist, then network, in the spec's order:
+    /// a servable entry answers at once (``cachedHit(_:spelling:)``); `--offline` stops a
+    /// miss there; an active blacklist record gives `skipped` without a request (unless
+    /// `--retry-failed`); a stale or `--refresh`ed entry with validators is asked for
+    /// conditionally, and a `304` renews it (`revalidated`).
     private nonisolated func resolve(_ key: URLKey, spelling: String) async -> FetchResult {
         let entry = cache.entry(for: key)
-        if let entry, options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge)) {
-            return cachedResult(entry, key: key, spelling: spelling, status: .cached)
-        }
+        if let entry, let hit = serve(entry, key: key, spelling: spelling) { return hit }
         if options.offline {
             return failedResult(key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
         }
-        let request = TransferRequest(
-            url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
-            maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
-        let response = await download(request, key: key)
-        if let failure = response.failure {
-            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        var hadRecord = options.retryFailed
+        if !options.retryFailed, let record = blacklist.record(for: key) {
+            if record.isActive(now: now(), maxAge: options.maxAge) {
+                return FetchResult(url: spelling, key: key, status: .skipped, failure: record.failure)
+            }
+            hadRecord = true
         }
-        return await store(response, key: key, spelling: spelling)
+        let validators = entry.map(Self.conditionalHeaders) ?? []
+        let request = TransferRequest(
+            url: key.string, headers: options.headers + validators, userAgent: options.userAgent,
+            timeout: options.timeout, maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
+        let response = await download(request, key: key)
+        let result: FetchResult
+        if let entry, !validators.isEmpty, response.httpStatus == 304 {
+            result = revalidated(entry, response: response, key: key, spelling: spelling)
+        } else if let failure = response.failure {
+            result = failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        } else {
+            result = await store(response, key: key, spelling: spelling)
+        }
+        if let failure = result.failure {
+            blacklist.insert(failure, for: key)  // permanent kinds only
+        } else if hadRecord {
+            blacklist.remove([key])
+        }
+        return result
     }
 
+    /// The result for `key` when the cache answers without any request, else nil.
+    ///
+    /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
+    /// task or an actor hop: one read of the `.meta` file and one timestamp update.
+    nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
+        guard let entry = cache.entry(for: key) else { return nil }
+        return serve(entry, key: key, spelling: spelling)
+    }
+
+    /// `cached` when `entry` may be served as is (fresh, or any entry `--offline`); records the use.
+    private nonisolated func serve(_ entry: CacheEntry, key: URLKey, spelling: String) -> FetchResult? {
+        guard options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge)) else {
+            return nil
+        }
+        cache.touch(key)
+        return cachedResult(entry, key: key, spelling: spelling, status: .cached)
+    }
+
+    /// `If-None-Match` / `If-Modified-Since` from the entry's validators (none without them).
+    static func conditionalHeaders(_ entry: CacheEntry) -> [String] {
+        var headers: [String] = []
+        if let etag = entry.etag { headers.append("If-None-Match: \(etag)") }
+        if let lastModified = entry.lastModified { headers.append("If-Modified-Since: \(lastModified)") }
+        return headers
+    }
+
+    /// A `304` confirmed `entry`: renew its times (and validators) without a body.
+    private nonisolated func revalidated(
+        _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String
+    ) -> FetchResult {
+        do throws(FetchFailure) {
+            // nil: another process stored a newer body meanwhile; serve that one.
+            let current = try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
+                ?? cache.entry(for: key) ?? entry
+            var result = cachedResult(current, key: key, spelling: spelling, status: .revalidated)
+            result.httpStatus = 304
+            return result
+        } catch {
+            return failedResult(key, spelling: spelling, error, httpStatus: 304)
+        }
+    }
+
+    /// Verifies a `2xx` body and stores it as the key's entry (replacing any older one).
     private nonisolated func store(_ response: TransferResponse, key: URLKey, spelling: String) async -> FetchResult {
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
         let image: VerifiedImage

@@ -1,56 +1,50 @@
-import Foundation
-import SDFetchCore
-
-/// A parsed command, ready to run.
-protocol Command: Sendable {
-    func run() async -> ExitStatus
-}
-
 /// Turns argv into a ``Command`` (Foundation only, no argument-parser package).
+///
+/// The command word counts only in first place (SPEC "Precise rules"); anything else
+/// there is a fetch option or FILE, so a file named `clean` stays reachable as `./clean`
+/// or `sdfetch fetch clean`.
 enum CommandLineParser {
-    static func parse(_ arguments: [String]) throws(UsageError) -> any Command {
-        var fetch = FetchCommand()
-        var index = 0
-        var onlyFiles = false
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if onlyFiles || argument == "-" || !argument.hasPrefix("-") {
-                fetch.sources.append(argument == "-" ? .standardInput : .file(argument))
-                continue
+    /// Every command with an option table, in help order.
+    static var commands: [any ParsableCommand.Type] {
+        [FetchCommand.self, CleanCommand.self, StatsCommand.self, PathCommand.self, FailedCommand.self]
+    }
+
+    /// Words recognised in first place, for dispatch and "did you mean".
+    static var commandWords: [String] { commands.map { $0.name } + ["help"] }
+
+    static func parse(_ arguments: [String], environment: ProcessEnvironment) throws(UsageError) -> any Command {
+        let rest = arguments.dropFirst()
+        switch arguments.first {
+        case "--version":
+            return VersionCommand()
+        case "--help", "-h":
+            return HelpCommand(topic: nil)
+        case "help":
+            guard let topic = rest.first else { return HelpCommand(topic: nil) }
+            guard rest.count == 1 else { throw UsageError("help takes at most one COMMAND") }
+            guard let command = commands.first(where: { $0.name == topic }) else {
+                throw UsageError(
+                    "unknown command '\(Escaping.terminal(topic))'"
+                        + EditDistance.suggestion(for: topic, among: commandWords))
             }
-            if argument == "--" {
-                onlyFiles = true
-                continue
+            return HelpCommand(topic: command.name)
+        case let word? where word != FetchCommand.name:
+            if let command = commands.first(where: { $0.name == word }) {
+                return try parse(command, rest, environment: environment)
             }
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            } else if !argument.hasPrefix("--"), argument.count > 2 {
-                name = String(argument.prefix(2))
-                inlineValue = String(argument.dropFirst(2))
-            }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard index < arguments.count else { throw UsageError("option \(name) needs a value") }
-                index += 1
-                return arguments[index - 1]
-            }
-            switch name {
-            case "--cache-dir":
-                fetch.cacheDirectory = try value()
-            case "-j", "--concurrency":
-                let text = try value()
-                guard let count = Int(text), (1...1024).contains(count) else {
-                    throw UsageError("option \(name): '\(text)' is not a number from 1 to 1024")
-                }
-                fetch.options.concurrency = count
-            default:
-                throw UsageError("unknown option \(name)")
-            }
+            return try parse(FetchCommand.self, arguments[...], environment: environment)
+        default:
+            return try parse(FetchCommand.self, rest, environment: environment)
         }
-        return fetch
+    }
+
+    private static func parse<C: ParsableCommand>(
+        _ type: C.Type, _ arguments: ArraySlice<String>, environment: ProcessEnvironment
+    ) throws(UsageError) -> any Command {
+        var command = C()
+        switch try OptionScanner.scan(arguments, into: &command, environment: environment) {
+        case .parsed: return command
+        case .helpRequested: return HelpCommand(topic: C.name)
+        }
     }
 }

@@ -2,51 +2,82 @@ import AsyncAlgorithms
 import Foundation
 import SDFetchCore
 
-/// `sdfetch [fetch]`: the main job.
-struct FetchCommand: Command {
+/// `sdfetch [fetch]`: read URL lists, fetch through the cache, report, place `-o` files.
+///
+/// The single consumer of the run's events: it alone writes result lines and messages
+/// (through ``Console``), while a ticker task redraws the bar from ``RunProgress``.
+struct FetchCommand: ParsableCommand {
     var sources: [InputSource] = []
     var cacheDirectory: String?
     var options = FetchOptions()
+    var outputDirectory: String?
+    var shard: Shard?
+    var isJSON = false
+    var isQuiet = false
+    var progress = ProgressMode.auto
 
-    func run() async -> ExitStatus {
-        let directory = cacheDirectory ?? CacheLocation.defaultDirectory()
+    func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let cache: DiskCache
-        do {
-            cache = try DiskCache(directory: directory)
+        var placer: OutputPlacer?
+        do throws(CacheError) {
+            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
         } catch {
-            StandardError.write("sdfetch: \(error)\n")
-            return .unusableCacheOrInput
+            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
+            return ExitStatus(error)
         }
-        let inputs = sources.isEmpty ? [InputSource.standardInput] : sources
-        let fetcher = Fetcher(options: options, cache: cache)
-        let run = FetchRun(fetcher: fetcher, sources: inputs)
-        let reader = URLListReader(sources: inputs)
-        let events = AsyncChannel<FetchEvent>()
-        Task { await run.run(reader: reader, into: events) }
-
-        var summary = RunSummary()
-        for await event in events {
-            switch event {
-            case .result(let result):
-                ResultPrinter.printLine(result)
-            case .unreadableInput(let source, let detail):
-                StandardError.write("sdfetch: cannot read \(source): \(detail)\n")
-            case .finished(let final):
-                summary = final
+        if let outputDirectory {
+            do throws(OutputError) {
+                placer = try OutputPlacer(directory: ProcessEnvironment.absolute(outputDirectory))
+            } catch {
+                StandardError.write("sdfetch: \(Escaping.terminal(error.detail))\n")
+                return ExitStatus(error)
             }
         }
+        let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
+        let console = Console(environment: environment)
+        let fetcher = Fetcher(options: options, cache: cache)
+        let reader = URLListReader(sources: sources)
+        let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
+        let trap = SignalTrap {
+            reader.cancel()
+            fetcher.cancelAll()
+            console.error("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
+        }
+        let started = ContinuousClock.now
+        let ticker = ProgressTicker.start(
+            progress: fetchRun.progress, console: console, terminal: terminal, environment: environment, started: started)
+
+        let events = AsyncChannel<FetchEvent>()
+        let producer = Task { await fetchRun.run(reader: reader, into: events) }
+        var consumer = EventConsumer(console: console, terminal: terminal, placer: placer, isJSON: isJSON)
+        for await event in events { consumer.handle(event) }
+        await producer.value
+        ticker.cancel()
+        await ticker.value
+        console.removeBar()
+        console.flush()
         fetcher.shutdown()
-        if summary.unreadableInputs > 0 { return .unusableCacheOrInput }
-        let failures = summary.count(.failed) + summary.count(.skipped) + summary.count(.invalid)
-        return failures > 0 ? .someFailed : .success
+        trap.remove()
+
+        let interrupted = trap.wasInterrupted
+        if !isQuiet {
+            console.error(
+                RunReport.summary(consumer.summary, elapsed: ContinuousClock.now - started, interrupted: interrupted, terminal: terminal))
+        }
+        if !interrupted {
+            CacheLimit.enforce(on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
+        }
+        return ExitStatus(run: consumer.summary, interrupted: interrupted)
     }
 }
 
-/// Where the cache lives when `--cache-dir` is not given (SPEC "Environment").
-enum CacheLocation {
-    static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let explicit = environment["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
-        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return xdg + "/sdfetch" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/sdfetch"
+/// `--max-cache-size`: trims the cache after a fetch run, keeping this run's entries to last.
+enum CacheLimit {
+    static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) {
+        do throws(CacheError) {
+            _ = try cache.enforceLimit(maxBytes: maxBytes, protecting: keys)
+        } catch {
+            console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
+        }
     }
 }

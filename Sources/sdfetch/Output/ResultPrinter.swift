@@ -1,13 +1,54 @@
-import Foundation
 import SDFetchCore
 
-/// Writes result lines to standard output: `STATUS<TAB>PATH<TAB>URL`.
+/// Formats one result for standard output (text or JSON Lines) and for standard error.
+///
+/// Every string from the input or the network goes through ``Escaping``.
 enum ResultPrinter {
-    static func printLine(_ result: FetchResult) {
-        let line = "\(result.status.rawValue)\t\(result.path ?? "-")\t\(result.url)\n"
-        FileHandle.standardOutput.write(Data(line.utf8))
-        if let failure = result.failure {
-            StandardError.write("sdfetch: \(result.status == .invalid ? "invalid" : "failed"): \(result.url): \(failure.kind.label): \(failure.detail)\n")
+    /// `STATUS<TAB>PATH<TAB>URL`, or one JSON object; `path` is the `-o` file or the cache file.
+    static func line(_ result: FetchResult, path: String?, json: Bool) -> String {
+        json ? jsonLine(result, path: path) : textLine(result, path: path)
+    }
+
+    static func textLine(_ result: FetchResult, path: String?) -> String {
+        "\(result.status.rawValue)\t\(path.map { Escaping.terminal($0) } ?? "-")\t\(Escaping.terminal(result.url))\n"
+    }
+
+    static func jsonLine(_ result: FetchResult, path: String?) -> String {
+        var object = JSONLine()
+        object.add("url", result.url)
+        object.add("key", result.key?.string)
+        object.add("status", result.status.rawValue)
+        object.add("path", path)
+        object.add("format", result.format?.name)
+        object.add("bytes", result.bytes)
+        object.add("width", result.width)
+        object.add("height", result.height)
+        object.add("http_status", result.httpStatus)
+        object.add("error", result.failure?.kind.label)
+        object.add("error_detail", result.failure?.detail)
+        object.add("duplicates", result.duplicates)
+        object.add("ms", Int64(result.duration.timeInterval * 1000))
+        object.add("source", result.source)
+        return object.text
+    }
+
+    /// `sdfetch: failed: URL: REASON`, `sdfetch: skipped: ...`, `sdfetch: invalid: FILE:LINE: REASON`, or nil.
+    static func problem(_ result: FetchResult, terminal: Terminal) -> String? {
+        guard !result.status.isSuccess else { return nil }
+        let why = result.failure.map { reason(of: $0) } ?? result.status.rawValue
+        let word = terminal.paint(result.status.rawValue, .red)
+        if result.status == .invalid {
+            let place = result.source ?? "-"
+            return "sdfetch: \(word): \(Escaping.terminal(place)): \(Escaping.terminal(why))\n"
         }
+        return "sdfetch: \(word): \(Escaping.terminal(result.url)): \(Escaping.terminal(why))\n"
+    }
+
+    /// `http-404: not found`, or just the kind when the detail adds nothing.
+    static func reason(of failure: FetchFailure) -> String {
+        if failure.kind == .invalidURL || failure.detail.isEmpty || failure.detail == failure.kind.label {
+            return failure.kind == .invalidURL && !failure.detail.isEmpty ? failure.detail : failure.kind.label
+        }
+        return "\(failure.kind.label): \(failure.detail)"
     }
 }

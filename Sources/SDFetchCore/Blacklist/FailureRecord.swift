@@ -1,0 +1,48 @@
+import Foundation
+
+/// Why a URL is on the failed-URL blacklist (SPEC "Failed-URL blacklist").
+///
+/// On disk (`failed/ab/<digest>`, see ``LineRecord``), in this order: `sdfetch-failure 1`,
+/// URL (the key's text), record time (ns since 1970), error kind label, detail, `end`. The
+/// file's mtime mirrors the record time so `clean` finds expired records with `stat` alone.
+public struct FailureRecord: Sendable, Equatable {
+    /// The key's normalised URL text.
+    public var url: String
+    /// Always a kind whose ``FetchFailure/Kind/isPermanent`` is true.
+    public var kind: FetchFailure.Kind
+    public var detail: String
+    public var recordedAt: Date
+
+    public init(url: String, kind: FetchFailure.Kind, detail: String, recordedAt: Date) {
+        self.url = url
+        self.kind = kind
+        self.detail = detail
+        self.recordedAt = recordedAt
+    }
+
+    /// The failure this record stands for, carried by a `skipped` result.
+    public var failure: FetchFailure { FetchFailure(kind, detail) }
+
+    /// Whether the record still applies: younger than `maxAge` (`--max-age`).
+    public func isActive(now: Date, maxAge: Duration) -> Bool {
+        now.timeIntervalSince(recordedAt) < maxAge.timeInterval
+    }
+
+    // MARK: - Record file
+
+    static let magic = "sdfetch-failure 1"
+    static let fieldCount = 4
+
+    var fileBytes: [UInt8] {
+        LineRecord.encode(magic: Self.magic, [url, LineRecord.encode(recordedAt), kind.label, detail])
+    }
+
+    /// Parses a record file; nil for anything malformed.
+    init?(fileBytes bytes: UnsafeRawBufferPointer) {
+        guard let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
+            !fields[0].isEmpty, let recordedAt = LineRecord.decodeDate(fields[1]),
+            let kind = FetchFailure.Kind(label: String(fields[2]))
+        else { return nil }
+        self.init(url: String(fields[0]), kind: kind, detail: String(fields[3]), recordedAt: recordedAt)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// What `sdfetch stats` reports about a cache directory.
+public struct CacheStats: Sendable, Equatable {
+    /// Complete entries (a body with its metadata).
+    public var entries = 0
+    /// Every byte of those entries' files, metadata included (`st_size`, not blocks).
+    public var bytes: Int64 = 0
+    public var formats: [ImageFormat: Int] = [:]
+    /// Earliest and latest stored time among the entries; nil when there are none.
+    public var oldest: Date?
+    public var newest: Date?
+    /// Blacklist records, expired or not.
+    public var failed = 0
+
+    public init() {}
+}
+
+extension DiskCache {
+    /// Statistics of the cache at `directory`, read without locking and without creating
+    /// anything: a directory that does not exist yet reports zeros.
+    ///
+    /// Reads every `.meta` file (for formats and stored times); `now` is accepted for
+    /// callers that want age-relative figures and is not needed for the current fields.
+    ///
+    /// - Throws: ``CacheError`` when the directory exists but cannot be read.
+    public static func stats(directory: String, now: Date) throws(CacheError) -> CacheStats {
+        var stats = CacheStats()
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            if errno == ENOENT { return stats }
+            throw CacheError(path: directory, detail: errnoText())
+        }
+        let entriesDirectory = directory + "/entries"
+        if stat(entriesDirectory, &info) == 0 {
+            guard let scanned = CacheScan.entries(in: entriesDirectory) else {
+                throw CacheError(path: directory, detail: "cannot read \(entriesDirectory): \(errnoText())")
+            }
+            for item in scanned where item.isComplete {
+                let path = "\(entriesDirectory)/\(item.shard)/\(item.name).meta"
+                // A `.meta` removed or damaged since the scan is not an entry.
+                guard let entry = LineRecord.read(path, { bytes, _ in CacheEntry(metadata: bytes, accessedAt: Date()) })
+                else { continue }
+                stats.entries += 1
+                stats.bytes += item.bytes
+                stats.formats[entry.format, default: 0] += 1
+                stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
+                stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
+            }
+        }
+        stats.failed = CacheScan.records(in: directory + "/failed").count
+        return stats
+    }
+
+    /// Removes files in `tmp/` last modified before `limit` (ns since 1970): left by writers
+    /// that crashed. Younger ones may belong to a live writer and stay. Returns the count.
+    func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
+        var stray: [String] = []
+        CacheScan.forEachName(in: temporaryDirectory) { fd, name in
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+                CacheScan.nanoseconds(info.st_mtim) < limit
+            else { return }
+            stray.append(name)
+        }
+        if dryRun { return stray.count }
+        return stray.filter { unlink("\(temporaryDirectory)/\($0)") == 0 }.count
+    }
+}

@@ -1,0 +1,68 @@
+/// What `@main` runs once the command line is understood.
+protocol Command: Sendable {
+    func run(in environment: ProcessEnvironment) async -> ExitStatus
+}
+
+/// A command with an option table: the parser fills a default value from argv.
+protocol ParsableCommand: Command {
+    init()
+    /// The command word (`clean`); `fetch` is also the default command.
+    static var name: String { get }
+    /// Usage line after `sdfetch `, e.g. `clean [--max-age DUR] [--dry-run] [--json]`.
+    static var usage: String { get }
+    /// A few words for the command list of `sdfetch --help`.
+    static var summary: String { get }
+    /// What the command does, one or two sentences, for `--help`.
+    static var abstract: String { get }
+    /// The command's own options; ``commonOptions`` are added by the parser.
+    static var options: [OptionSpec<Self>] { get }
+
+    var cacheDirectory: String? { get set }
+    /// A non-option argument (FILE, URL, subcommand word), in order.
+    mutating func take(_ argument: String) throws(UsageError)
+    /// Checks the whole command once every argument is in.
+    mutating func validate(in environment: ProcessEnvironment) throws(UsageError)
+}
+
+extension ParsableCommand {
+    /// Options every command takes (SPEC: "Every command takes `--cache-dir DIR`").
+    static var commonOptions: [OptionSpec<Self>] {
+        [
+            OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") { command, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
+                command.cacheDirectory = value
+            },
+            .help(),
+        ]
+    }
+
+    /// The full table: the command's own rows, then the common ones.
+    static var allOptions: [OptionSpec<Self>] { options + commonOptions }
+
+    mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {}
+
+    /// The cache directory to use: `--cache-dir`, else the environment's default; made absolute
+    /// so printed paths (result lines, `path`) stay valid from any directory.
+    func resolvedCacheDirectory(in environment: ProcessEnvironment) -> String {
+        ProcessEnvironment.absolute(cacheDirectory ?? environment.defaultCacheDirectory)
+    }
+}
+
+/// A bad command line: the message names the option or argument at fault (exit 2).
+///
+/// `command` says whose `--help` the "Try ..." hint points to.
+struct UsageError: Error, Equatable {
+    let message: String
+    var command: String?
+
+    init(_ message: String, command: String? = nil) {
+        self.message = message
+        self.command = command
+    }
+
+    /// The hint printed after the message.
+    var hint: String {
+        if let command, command != FetchCommand.name { return "Try 'sdfetch \(command) --help' for more information." }
+        return "Try 'sdfetch --help' for more information."
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// What the process inherited and the CLI decides from: variables and which streams are terminals.
+///
+/// A value so parsing and output decisions are testable without a real terminal.
+struct ProcessEnvironment: Sendable {
+    var variables: [String: String]
+    var isStandardInputTerminal: Bool
+    var isStandardErrorTerminal: Bool
+    var isStandardOutputTerminal: Bool
+
+    static var current: ProcessEnvironment {
+        ProcessEnvironment(
+            variables: ProcessInfo.processInfo.environment,
+            isStandardInputTerminal: isatty(STDIN_FILENO) == 1,
+            isStandardErrorTerminal: isatty(STDERR_FILENO) == 1,
+            isStandardOutputTerminal: isatty(STDOUT_FILENO) == 1)
+    }
+
+    /// A plain non-terminal environment with `variables`, for tests.
+    static func detached(_ variables: [String: String] = [:]) -> ProcessEnvironment {
+        ProcessEnvironment(
+            variables: variables, isStandardInputTerminal: false, isStandardErrorTerminal: false,
+            isStandardOutputTerminal: false)
+    }
+
+    /// SPEC "Environment": `SDFETCH_CACHE_DIR`; else `$XDG_CACHE_HOME/sdfetch`; else `~/.cache/sdfetch`.
+    var defaultCacheDirectory: String {
+        if let explicit = variables["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
+        // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
+        if let xdg = variables["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch" }
+        let home = variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.cache/sdfetch"
+    }
+
+    /// `path` itself when absolute, else joined to the working directory.
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// `TERM=dumb`: no cursor movement, so no redrawn bar under `--progress auto`, and no colour.
+    var isDumbTerminal: Bool { variables["TERM"] == "dumb" }
+
+    /// NO_COLOR (no-color.org): present and non-empty disables colour.
+    var forbidsColour: Bool { !(variables["NO_COLOR"] ?? "").isEmpty || isDumbTerminal }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import SDFetchCore
+
+/// `sdfetch clean`: drop expired entries, expired failure records and stray temporary files, then trim to size.
+struct CleanCommand: ParsableCommand {
+    static let name = "clean"
+    static let usage = "clean [--max-age DUR] [--max-size SIZE] [--dry-run] [--json]"
+    static let summary = "remove expired entries and trim the cache"
+    static let abstract = """
+        Remove expired cache entries, expired failed-URL records and stray temporary files, then \
+        trim the cache to --max-size, least recently used first. Safe while fetches run.
+        """
+    static let options: [OptionSpec<CleanCommand>] = [
+        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire (default 7d)") { c, v, n in
+            c.maxAge = try ValueParsers.duration(v, option: n)
+        },
+        OptionSpec("max-size", .value("SIZE"), help: "then trim the cache to this size, K/M/G (default: no trim)") { c, v, n in
+            c.maxSize = try ValueParsers.size(v, option: n)
+        },
+        OptionSpec("dry-run", help: "only list what would be removed") { c, _, _ in c.isDryRun = true },
+        OptionSpec("json", help: "print the report as one JSON object") { c, _, _ in c.isJSON = true },
+    ]
+
+    var cacheDirectory: String?
+    var maxAge: Duration = FetchOptions().maxAge
+    var maxSize: Int64?
+    var isDryRun = false
+    var isJSON = false
+
+    mutating func take(_ argument: String) throws(UsageError) {
+        throw UsageError("clean takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
+    }
+}
+
+// MARK: - Running
+
+extension CleanCommand {
+    func run(in environment: ProcessEnvironment) async -> ExitStatus {
+        let report: CleanReport
+        do throws(CacheError) {
+            let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            report = try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun)
+        } catch {
+            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
+            return ExitStatus(error)
+        }
+        FileDescriptorWriter.write(isJSON ? json(report) : text(report), to: STDOUT_FILENO)
+        return .success
+    }
+
+    /// `--dry-run` lists the URLs first; then one line saying what was (or would be) removed.
+    private func text(_ report: CleanReport) -> String {
+        var text = isDryRun ? report.removedURLs.map { Escaping.terminal($0) + "\n" }.joined() : ""
+        let verb = isDryRun ? "would remove" : "removed"
+        text += "sdfetch: clean: \(verb) \(report.removedEntries) entr\(report.removedEntries == 1 ? "y" : "ies")"
+        text += " (\(HumanReadable.bytes(report.removedBytes))), \(report.removedFailed) failed-URL record"
+        text += report.removedFailed == 1 ? "" : "s"
+        text += ", \(report.removedTemp) temporary file\(report.removedTemp == 1 ? "" : "s")"
+        text += "; \(report.entries) entr\(report.entries == 1 ? "y" : "ies") (\(HumanReadable.bytes(report.bytes))) remain\n"
+        return text
+    }
+
+    private func json(_ report: CleanReport) -> String {
+        var object = JSONLine()
+        object.add("dry_run", isDryRun)
+        object.add("removed_entries", report.removedEntries)
+        object.add("removed_bytes", report.removedBytes)
+        object.add("removed_failed", report.removedFailed)
+        object.add("removed_temp", report.removedTemp)
+        object.add("entries", report.entries)
+        object.add("bytes", report.bytes)
+        object.add("removed_urls", strings: report.removedURLs)
+        return object.text
+    }
+}

@@ -1,0 +1,95 @@
+import SDFetchCore
+
+/// The fetch option table (SPEC "Fetch options"): parsing, `--help` and suggestions all read it.
+extension FetchCommand {
+    static let name = "fetch"
+    static let usage = "[fetch] [OPTIONS] [FILE ...]"
+    static let summary = "download, verify and cache the images of URL lists (the default)"
+    static let abstract = """
+        Fetch the image URLs listed in each FILE (one per line; '-', or no FILE with a piped \
+        standard input, reads standard input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL.
+        """
+
+    static let options: [OptionSpec<FetchCommand>] = [
+        OptionSpec("concurrency", short: "j", .value("N"), help: "transfers in flight at once, 1-1024 (default 6)") { c, v, n in
+            c.options.concurrency = try ValueParsers.integer(v, option: n, in: 1...1024)
+        },
+        OptionSpec("timeout", short: "t", .value("SEC"), help: "connect and stall timeout in seconds (default 15)") { c, v, n in
+            let timeout = try ValueParsers.duration(v, option: n)
+            guard timeout > .zero else { throw UsageError("option \(n): the timeout must be more than 0") }
+            c.options.timeout = timeout
+        },
+        OptionSpec("retries", .value("N"), help: "extra tries for transient failures (default 2)") { c, v, n in
+            c.options.retries = try ValueParsers.integer(v, option: n, in: 0...100)
+        },
+        OptionSpec("max-age", .value("DUR"), help: "freshness of cache entries and failure records, s/m/h/d/w (default 7d)") { c, v, n in
+            c.options.maxAge = try ValueParsers.duration(v, option: n)
+        },
+        OptionSpec("max-cache-size", .value("SIZE"), help: "cache cap enforced after the run, K/M/G (default 1G)") { c, v, n in
+            c.options.maxCacheSize = try ValueParsers.size(v, option: n)
+        },
+        OptionSpec("refresh", help: "revalidate cached entries with a conditional request") { c, _, _ in c.options.refresh = true },
+        OptionSpec("offline", help: "never use the network: cache hits, and misses as failures") { c, _, _ in
+            c.options.offline = true
+        },
+        OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") { c, _, _ in
+            c.options.retryFailed = true
+        },
+        OptionSpec("verify", .value("MODE"), help: "check of downloaded bytes: full, header or none (default full)") { c, v, n in
+            c.options.verify = try ValueParsers.choice(v, option: n, of: VerifyMode.self)
+        },
+        OptionSpec("max-bytes", .value("SIZE"), help: "largest accepted body, K/M/G (default 50M)") { c, v, n in
+            c.options.maxBytes = try ValueParsers.size(v, option: n)
+        },
+        OptionSpec("max-pixels", .value("N"), help: "largest accepted width x height (default 100000000)") { c, v, n in
+            c.options.maxPixels = Int64(try ValueParsers.integer(v, option: n, in: 1...Int.max))
+        },
+        OptionSpec("max-redirects", .value("N"), help: "redirects followed, http/https only (default 5)") { c, v, n in
+            c.options.maxRedirects = try ValueParsers.integer(v, option: n, in: 0...100)
+        },
+        OptionSpec("host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off (default 5)") {
+            c, v, n in
+            c.options.hostFailures = try ValueParsers.integer(v, option: n, in: 0...1_000_000)
+        },
+        OptionSpec("header", short: "H", .value("'NAME: VALUE'"), help: "extra request header, repeatable") { c, v, n in
+            c.options.headers.append(try ValueParsers.header(v, option: n))
+        },
+        OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header (default sdfetch/\(SDFetchVersion.string))") {
+            c, v, n in
+            c.options.userAgent = try ValueParsers.headerValue(v, option: n)
+        },
+        OptionSpec("output", short: "o", .value("DIR"), help: "also place each image in DIR, named after its URL") { c, v, n in
+            guard !v.isEmpty else { throw UsageError("option \(n) needs a directory") }
+            c.outputDirectory = v
+        },
+        OptionSpec("shard", .value("K/N"), help: "only URLs whose key hash falls in shard K of N (0-based)") { c, v, n in
+            c.shard = try ValueParsers.shard(v, option: n)
+        },
+        OptionSpec("json", help: "results as JSON Lines on standard output") { c, _, _ in c.isJSON = true },
+        OptionSpec("quiet", short: "q", help: "no progress and no summary; errors still go to standard error") { c, _, _ in
+            c.isQuiet = true
+        },
+        OptionSpec("progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never (default auto)") {
+            c, v, n in
+            c.progress = try ValueParsers.choice(v, option: n, of: ProgressMode.self)
+        },
+    ]
+
+    mutating func take(_ argument: String) throws(UsageError) {
+        sources.append(argument == "-" ? .standardInput : .file(argument))
+    }
+
+    /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
+    mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
+        guard sources.isEmpty else { return }
+        guard !environment.isStandardInputTerminal else {
+            throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
+        }
+        sources = [.standardInput]
+    }
+}
+
+/// `--progress`: whether standard error shows a redrawn bar.
+enum ProgressMode: String, Sendable, CaseIterable {
+    case auto, always, never
+}

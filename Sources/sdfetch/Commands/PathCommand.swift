@@ -1,0 +1,59 @@
+import Foundation
+import SDFetchCore
+
+/// `sdfetch path URL ...`: the cache file of each URL that has an entry, fresh or stale.
+///
+/// Never creates the cache directory: asking where something is must not change anything.
+struct PathCommand: ParsableCommand {
+    static let name = "path"
+    static let usage = "path URL ..."
+    static let summary = "print the cache file of each URL"
+    static let abstract = """
+        Print the cache file of each URL, one per line, for every URL with an entry (fresh or \
+        stale). Exits 1 when some URL has none.
+        """
+    static let options: [OptionSpec<PathCommand>] = []
+
+    var cacheDirectory: String?
+    var keys: [URLKey] = []
+
+    mutating func take(_ argument: String) throws(UsageError) {
+        do throws(InvalidURL) {
+            keys.append(try URLKey(parsing: argument))
+        } catch {
+            throw UsageError("'\(Escaping.terminal(argument))' is not a URL: \(error.reason)", command: Self.name)
+        }
+    }
+
+    mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
+        if keys.isEmpty { throw UsageError("path needs at least one URL", command: Self.name) }
+    }
+
+    func run(in environment: ProcessEnvironment) async -> ExitStatus {
+        let directory = resolvedCacheDirectory(in: environment)
+        var output = ""
+        var allFound = true
+        if FileManager.default.fileExists(atPath: directory) {
+            let cache: DiskCache
+            do throws(CacheError) {
+                cache = try DiskCache(directory: directory)
+            } catch {
+                StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
+                return ExitStatus(error)
+            }
+            for key in keys {
+                if cache.entry(for: key) != nil {
+                    output += Escaping.terminal(cache.bodyPath(for: key)) + "\n"
+                } else {
+                    allFound = false
+                    StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.string))\n")
+                }
+            }
+        } else {
+            allFound = false
+            for key in keys { StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.string))\n") }
+        }
+        FileDescriptorWriter.write(output, to: STDOUT_FILENO)
+        return ExitStatus(allFound: allFound)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import SDFetchCore
+
+/// `sdfetch stats`: entries, bytes, per-format counts, oldest and newest, failure records.
+struct StatsCommand: ParsableCommand {
+    static let name = "stats"
+    static let usage = "stats [--json]"
+    static let summary = "show what the cache holds"
+    static let abstract = """
+        Show the cache's entries, bytes, per-format counts, oldest and newest entry and the number \
+        of failed-URL records. A cache directory that does not exist yet reports zeros.
+        """
+    static let options: [OptionSpec<StatsCommand>] = [
+        OptionSpec("json", help: "print the statistics as one JSON object") { c, _, _ in c.isJSON = true }
+    ]
+
+    var cacheDirectory: String?
+    var isJSON = false
+
+    mutating func take(_ argument: String) throws(UsageError) {
+        throw UsageError("stats takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
+    }
+}
+
+// MARK: - Running
+
+extension StatsCommand {
+    func run(in environment: ProcessEnvironment) async -> ExitStatus {
+        let stats: CacheStats
+        do throws(CacheError) {
+            stats = try DiskCache.stats(directory: resolvedCacheDirectory(in: environment), now: Date())
+        } catch {
+            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
+            return ExitStatus(error)
+        }
+        FileDescriptorWriter.write(isJSON ? json(stats) : text(stats), to: STDOUT_FILENO)
+        return .success
+    }
+
+    private func text(_ stats: CacheStats) -> String {
+        let formats = stats.formats.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key.name < $1.key.name) }
+            .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
+        return """
+            entries  \(stats.entries)
+            bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)))
+            formats  \(formats.isEmpty ? "-" : formats)
+            oldest   \(stats.oldest.map(Self.iso8601) ?? "-")
+            newest   \(stats.newest.map(Self.iso8601) ?? "-")
+            failed   \(stats.failed)
+
+            """
+    }
+
+    private func json(_ stats: CacheStats) -> String {
+        var object = JSONLine()
+        object.add("entries", stats.entries)
+        object.add("bytes", stats.bytes)
+        object.add("formats", counts: Dictionary(uniqueKeysWithValues: stats.formats.map { ($0.key.name, $0.value) }))
+        object.add("oldest", stats.oldest.map(Self.iso8601))
+        object.add("newest", stats.newest.map(Self.iso8601))
+        object.add("failed", stats.failed)
+        return object.text
+    }
+
+    /// `2026-11-22T23:54:25Z`.
+    static func iso8601(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+}

@@ -1,0 +1,65 @@
+/// The one place that decides which characters may not reach a terminal raw.
+///
+/// Text from the network or the input (URLs, invalid lines, server-supplied details) can
+/// hold ESC, CSI (U+009B) or bidi overrides that would rewrite the user's screen. Every
+/// printer goes through ``isUnsafe(_:)``: text output writes such characters as visible
+/// escapes, JSON as `\uXXXX` (valid JSON that decodes to the exact original text).
+enum Escaping {
+    /// C0 controls, DEL, C1 controls, line/paragraph separators and bidi embedding/override/isolate marks.
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F: true
+        case 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    /// Text for a terminal line: `\t \n \r` spelled so, other unsafe characters as `\xHH` or `\u{HHHH}`.
+    ///
+    /// Backslashes stay as they are, so an ordinary URL prints byte for byte (URLs with
+    /// control characters are `invalid` anyway, so the URL column of a result never changes).
+    static func terminal(_ text: some StringProtocol) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return String(text) }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            guard isUnsafe(scalar) else {
+                out.append(scalar)
+                continue
+            }
+            let escaped: String
+            switch scalar {
+            case "\t": escaped = "\\t"
+            case "\n": escaped = "\\n"
+            case "\r": escaped = "\\r"
+            default:
+                escaped = scalar.value < 0x80 ? "\\x" + hex(scalar.value, digits: 2) : "\\u{" + hex(scalar.value, digits: 4) + "}"
+            }
+            out.append(contentsOf: escaped.unicodeScalars)
+        }
+        return String(out)
+    }
+
+    /// A JSON string literal, quotes included: `"`, `\` and every unsafe character escaped.
+    static func json(_ text: some StringProtocol) -> String {
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\t": out.append(contentsOf: "\\t".unicodeScalars)
+            case "\r": out.append(contentsOf: "\\r".unicodeScalars)
+            case _ where isUnsafe(scalar): out.append(contentsOf: ("\\u" + hex(scalar.value, digits: 4)).unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
+        out.append("\"")
+        return String(out)
+    }
+
+    private static func hex(_ value: UInt32, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}

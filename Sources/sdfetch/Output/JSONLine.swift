@@ -1,0 +1,44 @@
+/// A hand-written JSON object builder for one output line, keys in insertion order.
+///
+/// Hand-written rather than `JSONSerialization` so the key order is stable (readable
+/// diffs of reports), numbers print as integers, and strings pass through
+/// ``Escaping/json(_:)`` like every other printer's text.
+struct JSONLine {
+    private var members: [String] = []
+
+    init() {}
+
+    mutating func add(_ key: String, _ value: String?) {
+        append(key, value.map { Escaping.json($0) } ?? "null")
+    }
+
+    mutating func add(_ key: String, _ value: Int?) {
+        append(key, value.map { String($0) } ?? "null")
+    }
+
+    mutating func add(_ key: String, _ value: Int64?) {
+        append(key, value.map { String($0) } ?? "null")
+    }
+
+    mutating func add(_ key: String, _ value: Bool) {
+        append(key, value ? "true" : "false")
+    }
+
+    /// A nested object of name to count, names sorted.
+    mutating func add(_ key: String, counts: [String: Int]) {
+        let body = counts.sorted { $0.key < $1.key }.map { "\(Escaping.json($0.key)):\($0.value)" }
+        append(key, "{" + body.joined(separator: ",") + "}")
+    }
+
+    /// An array of strings.
+    mutating func add(_ key: String, strings: [String]) {
+        append(key, "[" + strings.map { Escaping.json($0) }.joined(separator: ",") + "]")
+    }
+
+    /// The object on one line, with its newline.
+    var text: String { "{" + members.joined(separator: ",") + "}\n" }
+
+    private mutating func append(_ key: String, _ rendered: String) {
+        members.append(Escaping.json(key) + ":" + rendered)
+    }
+}

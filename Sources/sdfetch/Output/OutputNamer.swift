@@ -1,0 +1,94 @@
+import SDFetchCore
+
+/// Names `-o DIR` files from URLs (SPEC "Output files").
+///
+/// The name is the URL's last path segment, percent-decoded, made safe, stripped of an
+/// image extension, then `-HHHHHHHH` (the first 32 bits of the key's digest) and the
+/// sniffed format's extension: `/a/x.png` -> `x-1a2b3c4d.png`.
+///
+/// The hash suffix is always added, not only on collision: a name then depends on the
+/// URL alone, never on which URL finished first or what DIR already holds, so every
+/// re-run (and every shard on another machine) agrees on it, and two keys never share
+/// a file unless 32 bits of SHA-256 and the whole stem collide.
+enum OutputNamer {
+    /// Longest name in bytes, suffix and extension included.
+    static let maxBytes = 200
+    /// Stem used when the URL has no usable last segment (`http://host/`, `/..`).
+    static let fallbackStem = "image"
+
+    /// Extensions removed from the stem so `x.jpeg` sniffed as JPEG becomes `x-….jpg`, not `x.jpeg-….jpg`.
+    private static let imageExtensions: Set<String> =
+        Set(ImageFormat.allCases.map { String($0.fileExtension.dropFirst()) } + ["jpeg", "jpe", "jfif", "tif"])
+
+    /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
+    static func name(for key: URLKey, format: ImageFormat?) -> String {
+        let suffix = "-" + String(key.digest.hex.prefix(8)) + (format?.fileExtension ?? "")
+        var stem = sanitise(percentDecode(lastSegment(of: key.string)))
+        if let dot = stem.lastIndex(of: "."), imageExtensions.contains(stem[stem.index(after: dot)...].lowercased()) {
+            stem = String(stem[..<dot])
+        }
+        while stem.hasPrefix(".") { stem.removeFirst() }
+        if stem.isEmpty { stem = fallbackStem }
+        return truncate(stem, toBytes: maxBytes - suffix.utf8.count) + suffix
+    }
+
+    /// The path part after the last `/`, query excluded (the key has no fragment).
+    static func lastSegment(of url: String) -> Substring {
+        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? url[...]
+        var path = afterScheme.drop { $0 != "/" }
+        if let query = path.firstIndex(of: "?") { path = path[..<query] }
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return path[path.index(after: slash)...]
+    }
+
+    /// `%2f` -> `/` (made safe later), invalid escapes kept literally, bytes read as UTF-8.
+    static func percentDecode(_ text: Substring) -> String {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            {
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Replaces `/`, `\` and every character ``Escaping`` calls unsafe with `_`.
+    static func sanitise(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            scalars.append(scalar == "/" || scalar == "\\" || Escaping.isUnsafe(scalar) ? "_" : scalar)
+        }
+        return String(scalars)
+    }
+
+    /// The longest prefix of whole characters that fits `limit` UTF-8 bytes.
+    static func truncate(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var result = ""
+        var used = 0
+        for character in text {
+            let size = character.utf8.count
+            if used + size > limit { break }
+            result.append(character)
+            used += size
+        }
+        return result
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

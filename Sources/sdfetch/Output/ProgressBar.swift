@@ -1,0 +1,96 @@
+import SDFetchCore
+
+/// Renders one progress line from a ``RunProgress/Snapshot``, fitted to the terminal width.
+///
+/// Pure: the ticker supplies the snapshot, elapsed time and width, so the layout is tested
+/// without a terminal. Parts are dropped from the least useful end when the line is too
+/// narrow (the graphic bar shrinks first), so the line never wraps: a wrapped line
+/// cannot be redrawn with `\r`.
+struct ProgressBar {
+    let terminal: Terminal
+    /// Recent (time, bytes, done) samples for the rate and the ETA, newest last.
+    private var samples: [(at: Duration, bytes: Int64, done: Int)] = []
+    /// How far back the rate looks, smoothing bursts without hiding a stall.
+    private static let window = Duration.seconds(5)
+
+    init(terminal: Terminal) {
+        self.terminal = terminal
+    }
+
+    /// The line for `snapshot` at `elapsed` since the run started, at most `width - 1` columns.
+    mutating func render(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int) -> String {
+        samples.append((elapsed, snapshot.bytes, snapshot.done))
+        while let first = samples.first, elapsed - first.at > Self.window, samples.count > 2 { samples.removeFirst() }
+        let oldest = samples[0]
+        let span = max((elapsed - oldest.at).timeInterval, 0.001)
+        let byteRate = Double(snapshot.bytes - oldest.bytes) / span
+        let urlRate = Double(snapshot.done - oldest.done) / span
+
+        let total = "\(snapshot.done)/\(snapshot.total)" + (snapshot.isTotalKnown ? "" : "+")
+        var eta = "ETA --:--"
+        if snapshot.isTotalKnown, urlRate > 0 {
+            eta = "ETA " + HumanReadable.clock(seconds: Double(snapshot.total - snapshot.done) / urlRate)
+        }
+        // Plain text decides the layout; colour is added after fitting.
+        let parts: [(text: String, colour: Terminal.Colour?)] = [
+            (total, nil),
+            ("\(snapshot.downloaded) downloaded", .green),
+            ("\(snapshot.cached) cached", .cyan),
+            ("\(snapshot.failed) failed", snapshot.failed > 0 ? .red : nil),
+            (HumanReadable.bytes(snapshot.bytes), nil),
+            (HumanReadable.bytes(Int64(byteRate)) + "/s", nil),
+            (eta, nil),
+        ]
+        let limit = max(10, width - 1)
+        var kept = parts
+        while kept.count > 1, plainWidth(kept) > limit { kept.removeLast() }
+        var line = kept.map { part in part.colour.map { terminal.paint(part.text, $0) } ?? part.text }
+            .joined(separator: "  ")
+        // A fixed share of the width, so the bar does not jitter as the numbers grow; dropped
+        // whole when the text needs the room.
+        let graphicWidth = min(30, width / 4)
+        if graphicWidth >= 10, plainWidth(kept) + graphicWidth + 2 <= limit {
+            let graphic = graphicBar(
+                done: snapshot.done, total: snapshot.total, known: snapshot.isTotalKnown, width: graphicWidth - 2)
+            line = "[" + graphic + "]  " + line
+        }
+        return line
+    }
+
+    private func plainWidth(_ parts: [(text: String, colour: Terminal.Colour?)]) -> Int {
+        parts.reduce(0) { $0 + $1.text.count } + 2 * (parts.count - 1)
+    }
+
+    private func graphicBar(done: Int, total: Int, known: Bool, width: Int) -> String {
+        guard total > 0 else { return String(repeating: " ", count: width) }
+        let filled = min(width, width * done / total)
+        let arrow = filled < width && known ? ">" : ""
+        return String(repeating: "=", count: filled) + arrow + String(repeating: " ", count: width - filled - arrow.count)
+    }
+}
+
+// MARK: - Ticker
+
+/// Redraws the bar about ten times a second and flushes buffered output, until cancelled.
+enum ProgressTicker {
+    static let interval = Duration.milliseconds(100)
+
+    static func start(
+        progress: RunProgress, console: Console, terminal: Terminal, environment: ProcessEnvironment,
+        started: ContinuousClock.Instant
+    ) -> Task<Void, Never> {
+        Task {
+            var bar = ProgressBar(terminal: terminal)
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { break }
+                if terminal.showsBar {
+                    let line = bar.render(
+                        progress.snapshot, elapsed: ContinuousClock.now - started, width: Terminal.width(environment: environment))
+                    console.showBar(line)
+                }
+                console.flushIfStale()
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import SDFetchCore
+
+/// The closing summary on standard error: counts per status, duplicates, bytes, seconds.
+enum RunReport {
+    /// `sdfetch: 12 URLs: 9 downloaded, 2 cached, 1 failed; 3 duplicates coalesced; 1.2 MiB in 0.8 s`
+    static func summary(_ summary: RunSummary, elapsed: Duration, interrupted: Bool, terminal: Terminal) -> String {
+        let total = FetchStatus.allCases.reduce(0) { $0 + summary.count($1) }
+        let counts = FetchStatus.allCases.compactMap { status -> String? in
+            let count = summary.count(status)
+            guard count > 0 else { return nil }
+            let text = "\(count) \(status.rawValue)"
+            switch status {
+            case .downloaded: return terminal.paint(text, .green)
+            case .cached, .revalidated: return terminal.paint(text, .cyan)
+            case .failed, .skipped, .invalid: return terminal.paint(text, .red)
+            }
+        }
+        var line = "sdfetch: " + (interrupted ? "interrupted after " : "")
+        line += total == 1 ? "1 URL" : "\(total) URLs"
+        if !counts.isEmpty { line += ": " + counts.joined(separator: ", ") }
+        line += "; \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") coalesced"
+        line += "; \(HumanReadable.bytes(summary.downloadedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s\n"
+        return line
+    }
+}
+
+/// Human-readable sizes, rates and times for the bar and the summary.
+enum HumanReadable {
+    /// `512 B`, `12.3 KiB`, `4.0 MiB` (1024-based, matching the size options).
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f", value) + " " + units[unit]
+    }
+
+    /// `0:07`, `12:34`, `1:02:03`.
+    static func clock(seconds: Double) -> String {
+        let total = Int(min(seconds, 359_999).rounded(.up))
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        let tail = String(format: "%02ld", secs)
+        return hours > 0 ? "\(hours):" + String(format: "%02ld", minutes) + ":" + tail : "\(minutes):" + tail
+    }
+
+    /// Seconds with one decimal: `4.2`.
+    static func seconds(_ duration: Duration) -> String {
+        String(format: "%.1f", duration.timeInterval)
+    }
+}

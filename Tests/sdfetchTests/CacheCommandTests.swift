@@ -1,0 +1,119 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// `stats`, `clean`, `path` and `failed` with the built binary on a cache filled by a real fetch.
+@Suite("sdfetch cache commands, end to end", .timeLimit(.minutes(1)))
+struct CacheCommandTests {
+    let directory = TemporaryDirectory("cachecmd")
+    var cache: String { directory.appending("cache") }
+
+    private func sdfetch(_ arguments: [String], input: String = "") async throws -> ProcessRun {
+        try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments, input: input)
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    /// Fetches one good and one missing URL into the cache; returns their URLs.
+    private func fill() async throws -> (good: String, missing: String) {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let urls = (server.url("/a.png"), server.url("/missing.png"))
+        let run = try await sdfetch(["--cache-dir", cache], input: urls.0 + "\n" + urls.1 + "\n")
+        try await server.shutdown()
+        #expect(run.status == 1)
+        return urls
+    }
+
+    @Test("stats on a directory that does not exist reports zeros, exits 0 and creates nothing")
+    func statsOfNothing() async throws {
+        let run = try await sdfetch(["stats", "--json", "--cache-dir", cache])
+        #expect(run.status == 0)
+        let object = try json(run.standardOutput)
+        #expect(object["entries"] as? Int == 0 && object["bytes"] as? Int == 0 && object["failed"] as? Int == 0)
+        #expect(object["oldest"] is NSNull && object["newest"] is NSNull)
+        #expect((object["formats"] as? [String: Int])?.isEmpty == true)
+        #expect(!FileManager.default.fileExists(atPath: cache))
+    }
+
+    @Test("stats --json counts entries, formats, dates and failure records")
+    func stats() async throws {
+        _ = try await fill()
+        let object = try json(try await sdfetch(["stats", "--cache-dir", cache, "--json"]).standardOutput)
+        #expect(object["entries"] as? Int == 1)
+        #expect((object["bytes"] as? Int ?? 0) >= SampleImages.png().count)
+        #expect(object["formats"] as? [String: Int] == ["png": 1])
+        #expect(object["failed"] as? Int == 1)
+        let oldest = try #require(object["oldest"] as? String)
+        #expect(try Date(oldest, strategy: .iso8601).timeIntervalSinceNow > -60)
+        directory.remove()
+    }
+
+    @Test("path prints the cache file of a URL with an entry and exits 1 when one has none")
+    func path() async throws {
+        let urls = try await fill()
+        let found = try await sdfetch(["path", "--cache-dir", cache, urls.good])
+        let mixed = try await sdfetch(["path", "--cache-dir", cache, urls.good, urls.missing])
+        #expect(found.status == 0)
+        let file = found.standardOutput.trimmingCharacters(in: .newlines)
+        #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png()))
+        #expect(mixed.status == 1 && mixed.standardOutput == found.standardOutput)
+        #expect(mixed.standardError.contains("no cache entry for \(urls.missing)"))
+        directory.remove()
+    }
+
+    @Test("failed list shows the record, remove forgets it, and the next fetch asks the server again")
+    func failedRecords() async throws {
+        let urls = try await fill()
+        let list = try await sdfetch(["failed", "list", "--cache-dir", cache])
+        #expect(list.status == 0)
+        #expect(list.standardOutput.hasPrefix(urls.missing + "\thttp-404\t"))
+        let skipped = try await sdfetch(["--cache-dir", cache], input: urls.missing + "\n")
+        #expect(skipped.standardOutput.hasPrefix("skipped\t-\t"))
+        let removed = try await sdfetch(["failed", "remove", "--cache-dir", cache, urls.missing])
+        #expect(removed.status == 0 && removed.standardOutput == "sdfetch: removed 1 failed-URL record\n")
+        #expect(try await sdfetch(["failed", "list", "--cache-dir", cache]).standardOutput.isEmpty)
+        #expect(try await sdfetch(["failed", "clear", "--cache-dir", cache]).standardOutput == "sdfetch: removed 0 failed-URL records\n")
+        directory.remove()
+    }
+
+    @Test("clean --dry-run lists without removing; clean --json reports what it removed and what remains")
+    func clean() async throws {
+        let urls = try await fill()
+        let dry = try await sdfetch(["clean", "--cache-dir", cache, "--max-age", "0", "--dry-run"])
+        #expect(dry.status == 0)
+        #expect(dry.standardOutput.contains(urls.good + "\n"))
+        #expect(dry.standardOutput.contains("sdfetch: clean: would remove 1 entry"))
+        #expect(try await sdfetch(["path", "--cache-dir", cache, urls.good]).status == 0)
+        let real = try await sdfetch(["clean", "--max-age=0", "--json", "--cache-dir", cache])
+        let object = try json(real.standardOutput)
+        #expect(object["removed_entries"] as? Int == 1 && object["removed_failed"] as? Int == 1)
+        #expect((object["removed_bytes"] as? Int ?? 0) > 0 && object["removed_temp"] as? Int == 0)
+        #expect(object["entries"] as? Int == 0 && object["bytes"] as? Int == 0)
+        #expect(try await sdfetch(["path", "--cache-dir", cache, urls.good]).status == 1)
+        let again = try await sdfetch(["clean", "--cache-dir", cache])
+        #expect(again.standardOutput.hasPrefix("sdfetch: clean: removed 0 entries"))
+        directory.remove()
+    }
+
+    @Test("--max-cache-size trims the cache after a run")
+    func maxCacheSize() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<6).map { "/m\($0).png" }
+        for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index))) }
+        let input = paths.map { server.url($0) }.joined(separator: "\n")
+        _ = try await sdfetch(["--cache-dir", cache], input: input)
+        let full = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        let perEntry = (full["bytes"] as? Int ?? 0) / 6
+        let trimmed = try await sdfetch(["--cache-dir", cache, "--max-cache-size", String(perEntry * 3 + perEntry / 2)], input: server.url(paths[0]))
+        try await server.shutdown()
+        #expect(trimmed.status == 0)
+        let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        #expect(after["entries"] as? Int == 3)
+        #expect(try await sdfetch(["path", "--cache-dir", cache, server.url(paths[0])]).status == 0)
+        directory.remove()
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// Real `sdfetch` processes on one cache directory: `kill -9` mid-run, and two fetches
+/// with a concurrent `clean`. What counts is what is on disk afterwards.
+@Suite("Cache shared by processes", .timeLimit(.minutes(1)))
+struct CacheProcessTests {
+    let directory = TemporaryDirectory("procs")
+
+    /// A distinct valid PNG per index (the seed byte alone repeats after 256).
+    static func body(_ index: Int) -> [UInt8] { SampleImages.png(width: 4 + index / 256, seed: index) }
+
+    private func serve(_ count: Int, delay: (Int) -> Duration) async throws -> (LoopbackServer, [String: [UInt8]]) {
+        let server = try await LoopbackServer()
+        var bodies: [String: [UInt8]] = [:]
+        for index in 0..<count {
+            server.route("/p/\(index).png", ScriptedResponse(status: 200, body: Self.body(index), delay: delay(index)))
+            bodies[server.url("/p/\(index).png")] = Self.body(index)
+        }
+        return (server, bodies)
+    }
+
+    private func launch(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    private var cachePath: String { directory.appending("cache") }
+
+    /// Paths of every `.meta` file in the cache.
+    private func metaFiles() -> [String] {
+        let entries = cachePath + "/entries"
+        let all = FileManager.default.enumerator(atPath: entries)?.compactMap { $0 as? String } ?? []
+        return all.filter { $0.hasSuffix(".meta") }.map { entries + "/" + $0 }
+    }
+
+    /// Every visible entry is complete: its metadata parses, its body exists and equals
+    /// what the server serves for its URL. Returns the number of entries.
+    private func expectConsistent(_ bodies: [String: [UInt8]]) throws -> Int {
+        let cache = try DiskCache(directory: cachePath)
+        for meta in metaFiles() {
+            #expect(FileManager.default.fileExists(atPath: String(meta.dropLast(5))), "body of \(meta)")
+        }
+        var complete = 0
+        for (url, body) in bodies {
+            let key = try URLKey(parsing: url)
+            guard let entry = cache.entry(for: key) else { continue }
+            complete += 1
+            #expect(entry.bytes == Int64(body.count))
+            #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body), "\(url)")
+        }
+        #expect(complete == metaFiles().count, "every .meta file parses")
+        return complete
+    }
+
+    /// Cleans with a clock two hours ahead, so every temporary file counts as stray.
+    private func finalClean() throws -> CleanReport {
+        let later = Date().addingTimeInterval(7200)
+        return try DiskCache(directory: cachePath, now: { later }).clean(
+            maxAge: .seconds(7 * 86400), maxSize: nil, dryRun: false)
+    }
+
+    @Test("kill -9 during a 300-URL run leaves only complete entries")
+    func killNine() async throws {
+        let (server, bodies) = try await serve(300) { .milliseconds(5 + $0 % 10) }
+        let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
+        let process = try launch(["--cache-dir", cachePath, "-j", "8", list])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while metaFiles().count < 40 && process.isRunning && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try await server.shutdown()
+
+        #expect(process.terminationReason == .uncaughtSignal)
+        let entries = try expectConsistent(bodies)
+        #expect(entries >= 40 && entries < 300)
+        _ = try finalClean()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cachePath + "/tmp").isEmpty)
+        #expect(try expectConsistent(bodies) == entries)
+        directory.remove()
+    }
+
+    @Test("two fetch processes and a concurrent clean leave a consistent cache")
+    func twoFetchesAndClean() async throws {
+        let (server, bodies) = try await serve(200) { .milliseconds(1 + $0 % 3) }
+        let urls = bodies.keys.sorted()
+        let first = directory.write(urls.shuffled().joined(separator: "\n"), to: "a.txt")
+        let second = directory.write(urls.shuffled().joined(separator: "\n"), to: "b.txt")
+        let processes = [
+            try launch(["--cache-dir", cachePath, "-j", "6", first]),
+            try launch(["--cache-dir", cachePath, "-j", "6", second]),
+        ]
+        // Small enough that every clean evicts while the fetches store.
+        let cap = Int64(Self.body(0).count + 300) * 50
+        let cache = try DiskCache(directory: cachePath)
+        var cleans = 0
+        var evicted = 0
+        while processes.contains(where: \.isRunning) {
+            evicted += try cache.clean(maxAge: .seconds(7 * 86400), maxSize: cap, dryRun: false).removedEntries
+            cleans += 1
+        }
+        for process in processes { process.waitUntilExit() }
+        try await server.shutdown()
+
+        #expect(processes.allSatisfy { $0.terminationStatus == 0 })
+        #expect(cleans > 1 && evicted > 0)
+        #expect(server.totalRequests >= 200)
+        _ = try expectConsistent(bodies)
+        let report = try finalClean()
+        #expect(report.entries == metaFiles().count)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cachePath + "/tmp").isEmpty)
+        _ = try expectConsistent(bodies)
+        directory.remove()
+    }
+}

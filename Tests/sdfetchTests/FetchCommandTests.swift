@@ -1,0 +1,180 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// The built `sdfetch` binary against a loopback server: inputs, exit statuses, report formats.
+@Suite("sdfetch fetch, end to end", .timeLimit(.minutes(1)))
+struct FetchCommandTests {
+    let directory = TemporaryDirectory("cli")
+    var cache: String { directory.appending("cache") }
+
+    private func sdfetch(_ arguments: [String], input: String = "") async throws -> ProcessRun {
+        try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache] + arguments, input: input)
+    }
+
+    private func rows(_ run: ProcessRun) -> [[String]] {
+        run.standardOutput.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    private func server(_ paths: [String]) async throws -> LoopbackServer {
+        let server = try await LoopbackServer()
+        for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(seed: index))) }
+        return server
+    }
+
+    @Test("no FILE reads a piped standard input, and '-' reads it among files")
+    func standardInput() async throws {
+        let server = try await server(["/a.png", "/b.png"])
+        let piped = try await sdfetch([], input: server.url("/a.png") + "\n")
+        let file = directory.write(server.url("/b.png") + "\n", to: "list.txt")
+        let mixed = try await sdfetch([file, "-"], input: "# comment\n\n" + server.url("/a.png") + "\r\n")
+        try await server.shutdown()
+
+        #expect(piped.status == 0)
+        #expect(rows(piped).map { $0[0] } == ["downloaded"])
+        #expect(mixed.status == 0)
+        #expect(Set(rows(mixed).map { $0[2] }) == [server.url("/a.png"), server.url("/b.png")])
+        #expect(mixed.standardError.contains("2 URLs: 1 downloaded, 1 cached; 0 duplicates coalesced"))
+        directory.remove()
+    }
+
+    @Test("exit status 1 and a failure line when a URL fails, a summary unless -q")
+    func failedURL() async throws {
+        let server = try await server(["/a.png"])
+        let list = directory.write([server.url("/a.png"), server.url("/gone.png"), server.url("/a.png")].joined(separator: "\n"), to: "l")
+        let run = try await sdfetch([list])
+        let quiet = try await sdfetch(["-q", "--retry-failed", list])  // the 404 is blacklisted by now
+        try await server.shutdown()
+
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("sdfetch: failed: \(server.url("/gone.png")): http-404"))
+        #expect(run.standardError.contains("1 duplicate coalesced"))
+        #expect(quiet.status == 1)
+        #expect(quiet.standardError.contains("sdfetch: failed: \(server.url("/gone.png"))"))
+        #expect(!quiet.standardError.contains("coalesced"))
+        #expect(rows(quiet).count == 2)
+        directory.remove()
+    }
+
+    @Test("an unreadable FILE exits 3 with a 'did you mean' hint, and the other inputs still run")
+    func unreadableFile() async throws {
+        let server = try await server(["/a.png"])
+        let list = directory.write(server.url("/a.png") + "\n", to: "good.txt")
+        let run = try await sdfetch(["clen", list])
+        try await server.shutdown()
+
+        #expect(run.status == 3)
+        #expect(run.standardError.contains("sdfetch: cannot read clen: no such file or directory (did you mean 'sdfetch clean'?)"))
+        #expect(rows(run).map { $0[0] } == ["downloaded"])
+        directory.remove()
+    }
+
+    @Test("a usage error exits 2 and names the option with a suggestion")
+    func usageError() async throws {
+        let run = try await sdfetch(["--concurency", "4"])
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("unknown option --concurency (did you mean '--concurrency'?)"))
+        #expect(run.standardOutput.isEmpty)
+    }
+
+    @Test("an unusable cache directory exits 3")
+    func unusableCache() async throws {
+        let file = directory.write("x", to: "not-a-dir")
+        // No input: the child exits before reading stdin, and ProcessRun's write would then hit EPIPE.
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", file + "/sub"])
+        #expect(run.status == 3)
+        #expect(run.standardError.contains("cache directory"))
+        directory.remove()
+    }
+
+    @Test("--json prints one parseable object per URL with every field")
+    func jsonLines() async throws {
+        let server = try await server(["/a.png"])
+        let list = directory.write([server.url("/a.png"), server.url("/a.png"), server.url("/nope.png"), "not a url"].joined(separator: "\n"), to: "l")
+        let run = try await sdfetch(["--json", list])
+        try await server.shutdown()
+
+        #expect(run.status == 1)
+        let objects = try run.standardOutput.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(objects.count == 3)
+        let fields = ["url", "key", "status", "path", "format", "bytes", "width", "height", "http_status", "error", "duplicates", "ms", "source"]
+        for object in objects { #expect(Set(object.keys).isSuperset(of: fields)) }
+        let good = try #require(objects.first { $0["status"] as? String == "downloaded" })
+        #expect(good["format"] as? String == "png")
+        // Dimensions come from the verifier; null is allowed where it does not read them.
+        #expect((good["width"] as? Int == 4 || good["width"] is NSNull) && (good["height"] as? Int == 4 || good["height"] is NSNull))
+        #expect(good["bytes"] as? Int == SampleImages.png(seed: 0).count && good["key"] as? String == server.url("/a.png"))
+        #expect(good["ms"] is Int && good["source"] is NSNull)
+        #expect(good["http_status"] as? Int == 200 && good["duplicates"] as? Int == 1)
+        #expect(FileManager.default.fileExists(atPath: try #require(good["path"] as? String)))
+        #expect(good["error"] is NSNull)
+        let failed = try #require(objects.first { $0["status"] as? String == "failed" })
+        #expect(failed["error"] as? String == "http-404" && failed["path"] is NSNull)
+        let invalid = try #require(objects.first { $0["status"] as? String == "invalid" })
+        #expect(invalid["error"] as? String == "invalid-url" && invalid["source"] as? String == list + ":4")
+        #expect(invalid["url"] as? String == "not a url" && invalid["key"] is NSNull)
+        directory.remove()
+    }
+
+    @Test("control characters in an invalid line are escaped on stdout and stderr")
+    func escapedInvalidLine() async throws {
+        let list = directory.write("http://h/a\u{1B}[2Jb\u{7}\n", to: "evil.txt")
+        let run = try await sdfetch([list])
+        #expect(run.status == 1)
+        #expect(run.standardOutput == "invalid\t-\thttp://h/a\\x1b[2Jb\\x07\n")
+        #expect(run.standardError.contains("sdfetch: invalid: \(list):1: contains a control character"))
+        #expect(!run.standardOutput.contains("\u{1B}") && !run.standardError.contains("\u{1B}"))
+        directory.remove()
+    }
+
+    @Test("shards 0/3, 1/3 and 2/3 together cover a list exactly once")
+    func shards() async throws {
+        let paths = (0..<30).map { "/s\($0).png" }
+        let server = try await server(paths)
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
+        var seen: [String] = []
+        for index in 0..<3 {
+            let run = try await sdfetch(["--shard", "\(index)/3", list])
+            #expect(run.status == 0)
+            seen += rows(run).map { $0[2] }
+        }
+        try await server.shutdown()
+
+        #expect(seen.count == paths.count)
+        #expect(Set(seen) == Set(paths.map { server.url($0) }))
+        #expect(server.totalRequests == paths.count)
+        directory.remove()
+    }
+
+    @Test("SIGINT stops reading and cancels transfers, the run ends cleanly and exits 130")
+    func interrupt() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<40).map { "/slow\($0).png" }
+        for path in paths { server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(400))) }
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "-j", "4", list]
+        let stdout = directory.write("", to: "out.txt")
+        let stderr = directory.write("", to: "err.txt")
+        process.standardOutput = FileHandle(forWritingAtPath: stdout)
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.totalRequests < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        kill(process.processIdentifier, SIGINT)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await server.shutdown()
+
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130)
+        #expect(server.totalRequests < paths.count)
+        let errors = try String(contentsOfFile: stderr, encoding: .utf8)
+        #expect(errors.contains("sdfetch: interrupted, finishing"))
+        #expect(errors.contains("sdfetch: interrupted after"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
+        directory.remove()
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import SDFetchCore
+
+@testable import sdfetch
+
+@Suite("rendering: escaping, JSON, output names, progress line")
+struct RenderingTests {
+    @Test("control characters are escaped for the terminal, plain URLs are untouched")
+    func terminalEscaping() {
+        #expect(Escaping.terminal("http://h/a\\b?c=1") == "http://h/a\\b?c=1")
+        #expect(Escaping.terminal("a\u{1B}[2Jb\u{7}\t\n") == "a\\x1b[2Jb\\x07\\t\\n")
+        #expect(Escaping.terminal("x\u{9B}y\u{202E}z") == "x\\u{009b}y\\u{202e}z")
+        #expect(Escaping.terminal("héllo 画像") == "héllo 画像")
+    }
+
+    @Test("JSON strings escape quotes, backslashes and every unsafe character, and decode back")
+    func jsonEscaping() throws {
+        let original = "q\"b\\s\u{0}e\u{1B}c\u{9B}r\u{202E}é"
+        let text = Escaping.json(original)
+        #expect(!text.unicodeScalars.contains { Escaping.isUnsafe($0) })
+        let decoded = try JSONSerialization.jsonObject(with: Data("[\(text)]".utf8)) as? [String]
+        #expect(decoded == [original])
+    }
+
+    @Test("output names come from the last segment, made safe, with a key hash and the sniffed extension")
+    func outputNames() throws {
+        func name(_ url: String, _ format: ImageFormat? = .png) throws -> String {
+            OutputNamer.name(for: try URLKey(parsing: url), format: format)
+        }
+        let ax = try name("http://h/a/x.png")
+        let bx = try name("http://h/b/x.png")
+        #expect(ax.hasPrefix("x-") && ax.hasSuffix(".png") && ax.utf8.count == "x-12345678.png".utf8.count)
+        #expect(ax != bx)
+        #expect(try name("http://h/a/x.png") == ax)
+        #expect(try name("http://h/photo.JPEG?size=2", .jpeg).hasPrefix("photo-"))
+        #expect(try name("http://h/photo.JPEG?size=2", .jpeg).hasSuffix(".jpg"))
+        #expect(try name("http://h/..").hasPrefix("image-"))
+        #expect(try name("http://h/%2e%2e").hasPrefix("image-"))
+        #expect(try name("http://h/").hasPrefix("image-"))
+        #expect(try name("http://h/.hidden.png").hasPrefix("hidden-"))
+        #expect(try name("http://h/a%2f..%2fb.png").hasPrefix("a_.._b-"))
+        #expect(try name("http://h/a%00%1bb.gif", .gif).hasPrefix("a__b-"))
+        let long = try name("http://h/" + String(repeating: "é", count: 300) + ".png")
+        #expect(long.utf8.count <= 200 && long.hasSuffix(".png"))
+        for sample in [ax, bx, long] { #expect(!sample.contains("/") && !sample.hasPrefix(".")) }
+    }
+
+    @Test("the progress line shows counts, bytes, rate and ETA and fits the width")
+    func progressLine() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 10, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, isTotalKnown: true)
+        _ = bar.render(snapshot, elapsed: .zero, width: 120)
+        snapshot.done = 5
+        snapshot.downloaded = 3
+        snapshot.cached = 1
+        snapshot.failed = 1
+        snapshot.bytes = 3 << 20
+        let wide = bar.render(snapshot, elapsed: .seconds(1), width: 120)
+        #expect(wide.contains("5/10") && wide.contains("3 downloaded") && wide.contains("1 cached"))
+        #expect(wide.contains("1 failed") && wide.contains("3.0 MiB") && wide.contains("/s") && wide.contains("ETA 0:01"))
+        #expect(wide.hasPrefix("["))
+        for width in [20, 40, 60, 80] {
+            #expect(bar.render(snapshot, elapsed: .seconds(1), width: width).count < width)
+        }
+    }
+
+    @Test("a terminal shows a bar only where the spec allows one")
+    func barDecision() {
+        var tty = ProcessEnvironment.detached(["TERM": "xterm"])
+        tty.isStandardErrorTerminal = true
+        #expect(Terminal(environment: tty, progress: .auto, quiet: false).showsBar)
+        #expect(Terminal(environment: tty, progress: .auto, quiet: false).usesColour)
+        #expect(!Terminal(environment: tty, progress: .auto, quiet: true).showsBar)
+        #expect(!Terminal(environment: tty, progress: .never, quiet: false).showsBar)
+        #expect(!Terminal(environment: .detached(), progress: .auto, quiet: false).showsBar)
+        #expect(Terminal(environment: .detached(), progress: .always, quiet: false).showsBar)
+        var dumb = tty
+        dumb.variables["TERM"] = "dumb"
+        #expect(!Terminal(environment: dumb, progress: .auto, quiet: false).showsBar)
+        #expect(!Terminal(environment: dumb, progress: .auto, quiet: false).usesColour)
+        var noColour = tty
+        noColour.variables["NO_COLOR"] = "1"
+        #expect(!Terminal(environment: noColour, progress: .auto, quiet: false).usesColour)
+    }
+}

@@ -1,0 +1,55 @@
+import SDFetchCore
+import Testing
+
+@testable import sdfetch
+
+@Suite("typed option values")
+struct ValueParsingTests {
+    static let durationCases: [(String, Duration)] = [
+        ("30", .seconds(30)), ("30s", .seconds(30)), ("10m", .seconds(600)), ("2h", .seconds(7200)),
+        ("7d", .seconds(604_800)), ("1w", .seconds(604_800)), ("0", .zero), ("1.5h", .seconds(5400)),
+        ("0.25", .milliseconds(250)), ("2H", .seconds(7200)),
+    ]
+
+    static let sizeCases: [(String, Int64)] = [
+        ("0", 0), ("100", 100), ("512K", 512 * 1024), ("50M", 50 << 20), ("2G", 2 << 30), ("1T", 1 << 40),
+        ("2g", 2 << 30), ("1.5K", 1536), ("64KB", 64 << 10), ("64KiB", 64 << 10),
+    ]
+
+    @Test("durations take s m h d w units, and a plain number is seconds", arguments: durationCases)
+    func durations(_ text: String, _ expected: Duration) throws {
+        #expect(try ValueParsers.duration(text, option: "--max-age") == expected)
+    }
+
+    @Test("malformed durations are rejected", arguments: ["", "s", "-1", "7x", "1e3", "7 d", "+5", "nan", "inf", "1d2h"])
+    func badDurations(_ text: String) {
+        #expect(throws: UsageError.self) { try ValueParsers.duration(text, option: "--max-age") }
+    }
+
+    @Test("sizes are 1024-based with K M G T, and a plain number is bytes", arguments: sizeCases)
+    func sizes(_ text: String, _ expected: Int64) throws {
+        #expect(try ValueParsers.size(text, option: "--max-size") == expected)
+    }
+
+    @Test("malformed sizes are rejected", arguments: ["", "K", "-1", "50Q", "1 G", "9999999T", "B", "1e6"])
+    func badSizes(_ text: String) {
+        #expect(throws: UsageError.self) { try ValueParsers.size(text, option: "--max-size") }
+    }
+
+    @Test("shards are K/N with K below N")
+    func shards() throws {
+        #expect(try ValueParsers.shard("0/1", option: "--shard") == Shard(index: 0, count: 1))
+        #expect(try ValueParsers.shard("2/3", option: "--shard") == Shard(index: 2, count: 3))
+        for bad in ["3/3", "-1/3", "1/0", "1", "a/b", "1/3/4"] {
+            #expect(throws: UsageError.self) { try ValueParsers.shard(bad, option: "--shard") }
+        }
+    }
+
+    @Test("edit distance suggests only plausible typos")
+    func suggestions() {
+        #expect(EditDistance.between("kitten", "sitting") == 3)
+        #expect(EditDistance.closest(to: "clen", among: ["fetch", "clean", "stats"]) == "clean")
+        #expect(EditDistance.closest(to: "urls.txt", among: ["fetch", "clean", "stats"]) == nil)
+        #expect(EditDistance.closest(to: "--conc", among: ["--concurrency", "--cache-dir"]) == "--concurrency")
+    }
+}
