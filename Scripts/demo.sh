@@ -34,9 +34,11 @@ run() {
     echo
     echo "\$ sdfetch --cache-dir CACHE -o OUT urls.txt    # $1"
     set +e
-    "$binary" --cache-dir "$work/cache" -o "$work/out" "$work/urls.txt" | sed "s#$work#WORK#g"
+    "$binary" --cache-dir "$work/cache" -o "$work/out" "$work/urls.txt" 2>"$work/stderr" | sed "s#$work#WORK#g"
     status=${PIPESTATUS[0]}
     set -e
+    echo "standard error:"
+    sed "s#$work#WORK#g; s/^/  /" "$work/stderr"
     echo "exit status: $status (1 = some URL failed, as expected for this list)"
 }
 
@@ -45,7 +47,7 @@ run "first run: downloads each image once"
 run "second run: served from the cache, no request for fresh entries"
 echo
 echo "requests the server received (count, path):"
-python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$base/stats"
+python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$base/stats" | grep -v '/stats$' 
 echo
 echo "files in the output directory:"
 ls "$work/out" | head -20
