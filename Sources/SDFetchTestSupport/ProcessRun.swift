@@ -21,8 +21,9 @@ public struct ProcessRun: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
+        // A child may exit before reading its input: EPIPE is then expected, not an error.
+        try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        try? stdin.fileHandleForWriting.close()
         // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
         let errorData = ErrorDrain(stderr.fileHandleForReading)
         let outData = stdout.fileHandleForReading.readDataToEndOfFile()

@@ -13,8 +13,7 @@ struct OutputDirectoryTests {
         let server = try await LoopbackServer()
         let paths = ["/a/x.png", "/b/x.png", "/c/..", "/d/%2e%2e", "/e/..%2f..%2fescape.png", "/f/%2fetc%2fpasswd"]
         for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(seed: index))) }
-        // curl removes dot segments before sending, so `/c/..` reaches the server as `/`.
-        server.route("/", .ok(SampleImages.png(seed: 2)))
+        // The request path is the key's, byte for byte: `/c/..` must reach the server as sent.
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let output = directory.appending("sub/images")
         let arguments = ["--cache-dir", directory.appending("cache"), "-o", output, list]
@@ -22,9 +21,11 @@ struct OutputDirectoryTests {
         let firstNames = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
         let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let secondNames = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+        let dotSegmentRequests = server.requests(for: "/c/..")
         try await server.shutdown()
 
         #expect(first.status == 0 && second.status == 0)
+        #expect(dotSegmentRequests == 1)
         #expect(firstNames.count == paths.count)
         #expect(firstNames == secondNames)
         #expect(firstNames.allSatisfy { !$0.hasPrefix(".") && $0.hasSuffix(".png") && $0.utf8.count <= 200 })

@@ -114,6 +114,9 @@ final class CurlTransfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         setLong(CURLOPT_NOSIGNAL, 1)
         setString(CURLOPT_URL, request.url)
+        // The key keeps the path byte for byte (SPEC "URL identity"), so the request must too:
+        // without this curl would collapse "/a/../b" and ask for another resource.
+        setLong(CURLOPT_PATH_AS_IS, 1)
         setString(CURLOPT_PROTOCOLS_STR, "http,https")
         setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         // curl's --max-redirs: N hops are followed and one more fails; 0 allows none.
