@@ -33,7 +33,11 @@ CURRENT = [None]  # Popen of the command being measured
 LOGFILE = [None]  # progress.log in the results dir
 
 
+T0 = time.monotonic()
+
+
 def log(msg):
+    msg = '[%6.1fs] %s' % (time.monotonic() - T0, msg)
     print(msg, file=sys.stderr, flush=True)
     if LOGFILE[0]:
         LOGFILE[0].write(msg + '\n')
@@ -127,7 +131,11 @@ class Runner:
     # -- one measured command
     def execute(self, cmd, tag, stdout_path=None, timeout=None, settle=0.3):
         timeout = timeout or self.a.timeout
+        s0 = time.monotonic()
         os.sync()
+        sync_s = time.monotonic() - s0
+        if sync_s > 2:
+            log('  (sync took %.1fs)' % sync_s)
         time.sleep(settle)
         logpos = os.path.getsize(self.a.access_log)
         tfile = os.path.join(self.work, 'time.out')
@@ -164,7 +172,7 @@ class Runner:
             CURRENT[0] = None
         if stdout_path:
             out.close()
-        rc, rss, cpu = p.returncode, None, None
+        rc, rss, cpu, signalled = p.returncode, None, None, None
         if os.path.exists(tfile):
             for line in open(tfile, errors='replace'):
                 m = re.match(r'^RESULT ([\d.]+) (\d+) ([\d.]+) ([\d.]+) (-?\d+)$', line.strip())
@@ -173,10 +181,12 @@ class Runner:
                     cpu = float(m.group(3)) + float(m.group(4))
                     rc = int(m.group(5))
                 elif 'terminated by signal' in line:
-                    rc = 128 + int(line.split()[-1])
+                    signalled = 128 + int(line.split()[-1])
+        if signalled is not None:  # GNU time's %x is 0 for a command killed by a signal
+            rc = signalled
         reqs = self.requests_since(logpos)
         tail = open(efile, 'rb').read()[-600:].decode('utf-8', 'replace').strip().splitlines()[-3:]
-        return {'cmd': cmd, 'wall': wall, 'rc': rc, 'rss_mib': rss, 'cpu_s': cpu,
+        return {'cmd': cmd, 'wall': wall, 'sync_s': sync_s, 'rc': rc, 'rss_mib': rss, 'cpu_s': cpu,
                 'capped': capped.is_set(), 'stderr_tail': tail, **reqs}
 
     def requests_since(self, pos):
