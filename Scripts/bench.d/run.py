@@ -244,7 +244,8 @@ class Runner:
             '-' if run['rss_mib'] is None else '%.1f' % run['rss_mib'],
             ' CAPPED' if run['capped'] else '', (' ' + extra['note']) if extra.get('note') else ''))
 
-    def add_row(self, case, j, tool, lines, runs, note='', target=None):
+    def add_row(self, case, j, tool, lines, runs, note='', target=None, done=None):
+        """done: result lines actually produced, when a capped run stopped early."""
         walls = [r['wall'] for r in runs]
         reqs = [r['requests'] for r in runs]
         rsss = [r['rss_mib'] for r in runs if r['rss_mib'] is not None]
@@ -252,7 +253,7 @@ class Runner:
         self.rows.append({
             'case': case, 'j': j, 'tool': tool, 'lines': lines, 'runs': len(runs),
             'median': med, 'min': min(walls), 'max': max(walls),
-            'urls_per_s': lines / med if med > 0 else None,
+            'urls_per_s': (lines if done is None else done) / med if med > 0 else None,
             'req_min': min(reqs), 'req_max': max(reqs),
             'rss_mib': max(rsss) if rsss else None,
             'rc': sorted(set(r['rc'] for r in runs)),
@@ -345,7 +346,7 @@ class Runner:
         if rss is not None:
             extra += '; peak RSS %s 150 MiB target' % ('within' if rss <= 150 else 'OVER')
         self.record(case, j, 'sdfetch', lines, r, 1, note=extra)
-        self.add_row(case, j, 'sdfetch', lines, [r], extra)
+        self.add_row(case, j, 'sdfetch', lines, [r], extra, done=done if r['capped'] else None)
         shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
         os.unlink(so)
@@ -431,17 +432,19 @@ def effective_template(a):
 # ---------------------------------------------------------------- table
 
 def table(rows):
-    sd = {}
+    sd, cells = {}, {}
     for r in rows:
         if r['tool'].startswith('sdfetch'):
             sd.setdefault((r['case'], r['j']), r['median'])
+        cells[(r['case'], r['j'])] = cells.get((r['case'], r['j']), 0) + 1
     hdr = ['case', 'J', 'tool', 'lines', 'median s', 'min–max s', 'URLs/s', 'requests recv',
            'peak RSS MiB', 'median / sdfetch', 'rc', 'notes']
     out = ['| ' + ' | '.join(hdr) + ' |', '|' + '---|' * len(hdr)]
     for r in rows:
         ref = sd.get((r['case'], r['j']))
         reqs = str(r['req_min']) if r['req_min'] == r['req_max'] else '%d–%d' % (r['req_min'], r['req_max'])
-        ratio = '-' if not ref else ('%.2f' % (r['median'] / ref))
+        alone = cells[(r['case'], r['j'])] == 1
+        ratio = '-' if not ref or alone else ('%.2f' % (r['median'] / ref))
         cells = [r['case'], str(r['j']) if r['j'] else '-', r['tool'], str(r['lines']),
                  '%.3f' % r['median'], '%.3f–%.3f' % (r['min'], r['max']),
                  '%.0f' % r['urls_per_s'] if r['urls_per_s'] else '-', reqs,
@@ -469,6 +472,7 @@ def main():
     ap.add_argument('--warmup', type=int, default=1)
     ap.add_argument('--warm-lines', type=int, default=20000)
     ap.add_argument('--warm-peers', default='wget2')
+    ap.add_argument('--warm-js', default='')
     ap.add_argument('--mem-lines', type=int, default=1000000)
     ap.add_argument('--mem-net', type=int, default=0)
     ap.add_argument('--mem-net-cap', type=float, default=300)
@@ -527,7 +531,8 @@ def main():
     if 'warm' in cases:
         lst = write_variants(os.path.join(lists_dir, 'warm.txt'), urls, a.warm_lines, 'v')
         wp = [p for p in a.warm_peers.split(',') if p in WARM_PEERS]
-        for j in js:
+        # no transfer happens in a warm sdfetch run: one J (the largest) is enough
+        for j in ([int(x) for x in a.warm_js.split(',') if x] or [max(js)]):
             log('bench: warm, %d unique URLs, -j %d' % (a.warm_lines, j))
             tools = [('sdfetch', (sd_tpl, sd_tpl), True)]
             tools += [(WARM_PEERS[p][0], (WARM_PEERS[p][1], PEERS[p]), False) for p in wp]
