@@ -432,18 +432,18 @@ def effective_template(a):
 # ---------------------------------------------------------------- table
 
 def table(rows):
-    sd, cells = {}, {}
+    sd, per_cell = {}, {}
     for r in rows:
         if r['tool'].startswith('sdfetch'):
             sd.setdefault((r['case'], r['j']), r['median'])
-        cells[(r['case'], r['j'])] = cells.get((r['case'], r['j']), 0) + 1
+        per_cell[(r['case'], r['j'])] = per_cell.get((r['case'], r['j']), 0) + 1
     hdr = ['case', 'J', 'tool', 'lines', 'median s', 'min–max s', 'URLs/s', 'requests recv',
            'peak RSS MiB', 'median / sdfetch', 'rc', 'notes']
     out = ['| ' + ' | '.join(hdr) + ' |', '|' + '---|' * len(hdr)]
     for r in rows:
         ref = sd.get((r['case'], r['j']))
         reqs = str(r['req_min']) if r['req_min'] == r['req_max'] else '%d–%d' % (r['req_min'], r['req_max'])
-        alone = cells[(r['case'], r['j'])] == 1
+        alone = per_cell[(r['case'], r['j'])] == 1
         ratio = '-' if not ref or alone else ('%.2f' % (r['median'] / ref))
         cells = [r['case'], str(r['j']) if r['j'] else '-', r['tool'], str(r['lines']),
                  '%.3f' % r['median'], '%.3f–%.3f' % (r['min'], r['max']),
@@ -453,6 +453,43 @@ def table(rows):
                  r['note'].replace('|', '/')]
         out.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(out)
+
+
+def targets(rows, a):
+    """The spec's Performance targets, checked against this run's rows."""
+    by = {(r['case'], r['j'], r['tool']): r for r in rows}
+    out = []
+
+    def verdict(ok):
+        return 'met' if ok else 'NOT met'
+    for (case, j, tool), r in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if tool != 'sdfetch':
+            continue
+        if case == 'cold' and (case, j, 'curl') in by:
+            c = by[(case, j, 'curl')]
+            out.append('cold -j %d: sdfetch %.3f s vs curl --parallel %.3f s (throughput >= curl): %s' % (
+                j, r['median'], c['median'], verdict(r['median'] <= c['median'])))
+        if case == 'dup5':
+            uniq = r['lines'] // 5
+            w = by.get((case, j, 'wget2'))
+            ok = r['req_max'] == uniq and (w is None or r['median'] < w['median'])
+            out.append('dup5 -j %d: requests %s for %d unique URLs; sdfetch %.3f s vs wget2 %s: %s' % (
+                j, r['req_max'] if r['req_min'] == r['req_max'] else '%d-%d' % (r['req_min'], r['req_max']),
+                uniq, r['median'], '%.3f s' % w['median'] if w else 'not run', verdict(ok)))
+        if case == 'warm':
+            out.append('warm -j %d: %d requests, %.0f URLs/s over %d URLs (0 requests, >= 50,000 URLs/s): %s' % (
+                j, r['req_max'], r['urls_per_s'] or 0, r['lines'],
+                verdict(r['req_max'] == 0 and (r['urls_per_s'] or 0) >= 50000)))
+        if case.startswith('mem') and r['rss_mib'] is not None:
+            scale = '' if r['lines'] >= 1000000 else ' (list has %d lines, not 1,000,000: indicative only)' % r['lines']
+            out.append('%s: peak RSS %.1f MiB (<= 150 MB)%s: %s' % (
+                case, r['rss_mib'], scale, verdict(r['rss_mib'] * 2**20 <= 150e6 and not r['capped'])))
+    c = by.get(('clean', 0, 'sdfetch clean'))
+    if c:
+        scale = '' if c['lines'] >= 100000 else ' (%d entries, not 100,000: indicative only)' % c['lines']
+        out.append('clean: %.3f s over %d entries (< 2 s)%s: %s' % (
+            c['median'], c['lines'], scale, verdict(c['median'] < 2 and c['rc'] == [0])))
+    return out
 
 
 # ---------------------------------------------------------------- main
@@ -568,7 +605,12 @@ def main():
             r.clean_case(lst, a.clean_entries)
 
     md = table(r.rows)
+    header.append("median / sdfetch: the tool's median time divided by sdfetch's in the same case and J "
+                  '(above 1: sdfetch was faster); URLs/s = lines / median')
     text = '\n'.join('- ' + h for h in header) + '\n\n' + md + '\n'
+    checks = targets(r.rows, a)
+    if checks:
+        text += '\nSpec targets (SPEC.md, Performance), this run:\n' + '\n'.join('- ' + c for c in checks) + '\n'
     with open(os.path.join(a.results, 'table.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(a.results, 'rows.json'), 'w') as f:
