@@ -532,6 +532,9 @@ def main():
     os.makedirs(a.results, exist_ok=True)
     LOGFILE[0] = open(os.path.join(a.results, 'progress.log'), 'a')
     cases = [c for c in a.cases.split(',') if c]
+    unknown = [c for c in cases if c not in ('cold', 'dup', 'warm', 'mem', 'clean')]
+    if unknown:
+        sys.exit('bench: unknown case(s) %s (cases: cold,dup,warm,mem,clean)' % ','.join(unknown))
     js = [int(x) for x in re.split(r'[ ,]+', a.js.strip()) if x]
     peers = [p for p in a.peers.split(',') if p]
 
