@@ -447,7 +447,7 @@ def table(rows):
         ratio = '-' if not ref or alone else ('%.2f' % (r['median'] / ref))
         cells = [r['case'], str(r['j']) if r['j'] else '-', r['tool'], str(r['lines']),
                  '%.3f' % r['median'], '%.3f–%.3f' % (r['min'], r['max']),
-                 '%.0f' % r['urls_per_s'] if r['urls_per_s'] else '-', reqs,
+                 '%.0f' % r['urls_per_s'] if r['urls_per_s'] and r['case'] != 'clean' else '-', reqs,
                  '-' if r['rss_mib'] is None else '%.1f' % r['rss_mib'], ratio,
                  ','.join(str(x) for x in r['rc']) + (' CAPPED' if r['capped'] else ''),
                  r['note'].replace('|', '/')]
