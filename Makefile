@@ -33,7 +33,7 @@ fuzz: deps
 	Scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: deps release
-	Scripts/bench
+	Scripts/bench $(BENCH_ARGS)
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Package.swift

@@ -1,0 +1,625 @@
+#!/usr/bin/env python3
+"""Measurement driver for Scripts/bench (python3 stdlib only).
+
+Scripts/bench prepares the corpora and the private nginx, then runs this with
+every setting on the command line.  This file writes the URL lists, runs the
+cases, and prints the table.  See `Scripts/bench --help` for what each case
+measures.
+
+Every measured command runs as
+    /usr/bin/time -f ... bash -c COMMAND
+in its own process group, with stdin from /dev/null, after `sync`; wall time
+is the monotonic clock around it, peak RSS is GNU time's maximum resident set
+(largest single process of the tree), and "requests received" is the number of
+lines nginx appended to its access log during the run.  A run that passes its
+time limit gets SIGINT (GNU time ignores it and still reports), then SIGKILL
+five seconds later.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+CURRENT = [None]  # Popen of the command being measured
+LOGFILE = [None]  # progress.log in the results dir
+
+
+T0 = time.monotonic()
+
+
+def log(msg):
+    msg = '[%6.1fs] %s' % (time.monotonic() - T0, msg)
+    print(msg, file=sys.stderr, flush=True)
+    if LOGFILE[0]:
+        LOGFILE[0].write(msg + '\n')
+        LOGFILE[0].flush()
+
+
+def on_signal(signum, _frame):
+    p = CURRENT[0]
+    if p is not None and p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    sys.exit(128 + signum)
+
+
+def fill(template, **values):
+    """Substitute {name} placeholders, shell-quoted."""
+    out = template
+    for k, v in values.items():
+        out = out.replace('{%s}' % k, shlex.quote(str(v)))
+    return out
+
+
+# ---------------------------------------------------------------- peers
+# name -> template.  {list} {j} {out} {cache} are filled per run.
+PEERS = {
+    'curl': "sed 's/.*/url = \"&\"/' {list} | curl -sS --fail --parallel --parallel-max {j} "
+            "--remote-name-all --output-dir {out} -K -",
+    'aria2c': "aria2c -q -i {list} -j {j} -d {out} --auto-file-renaming=false --allow-overwrite=true "
+              "--console-log-level=error --summary-interval=0 --download-result=hide "
+              "--file-allocation=none",
+    'wget2': "wget2 -q --no-config -i {list} --max-threads {j} -P {out}",
+}
+# warm-mode commands of peers (run on the output dir one cold run filled)
+WARM_PEERS = {
+    'wget2': ('wget2 -N', "wget2 -q --no-config -N -i {list} --max-threads {j} -P {out}"),
+    'curl': ('curl re-run', PEERS['curl']),
+    'aria2c': ('aria2c cond-get', PEERS['aria2c'] + ' --conditional-get=true'),
+}
+
+
+# ---------------------------------------------------------------- lists
+
+def corpus_urls(base, prefix, corpus_dir):
+    urls = []
+    with open(os.path.join(corpus_dir, 'manifest.tsv')) as f:
+        for line in f:
+            if not line.startswith('#') and line.strip():
+                urls.append('%s/%s/%s' % (base, prefix, line.split('\t', 1)[0]))
+    return urls
+
+
+def write_list(path, lines):
+    with open(path, 'w') as f:
+        for chunk in range(0, len(lines), 100000):
+            f.write('\n'.join(lines[chunk:chunk + 100000]) + '\n')
+    return path
+
+
+def write_variants(path, urls, count, param):
+    """`count` distinct URLs: urls, then urls?PARAM=1, urls?PARAM=2, ... (streamed)."""
+    with open(path, 'w') as f:
+        n = len(urls)
+        for i in range(count):
+            v, u = divmod(i, n)
+            f.write(urls[u] + ('?%s=%d\n' % (param, v) if v else '\n'))
+    return path
+
+
+def write_cycle(path, urls, count):
+    with open(path, 'w') as f:
+        n = len(urls)
+        for i in range(count):
+            f.write(urls[i % n] + '\n')
+    return path
+
+
+# ---------------------------------------------------------------- runner
+
+class Runner:
+    def __init__(self, a):
+        self.a = a
+        self.work = a.work
+        self.home = os.path.join(self.work, 'home')
+        os.makedirs(self.home, exist_ok=True)
+        self.time_bin = a.time_bin
+        self.rows = []
+        self.jsonl = open(os.path.join(a.results, 'runs.jsonl'), 'a')
+
+    # -- one measured command
+    def execute(self, cmd, tag, stdout_path=None, timeout=None, settle=0.3):
+        timeout = timeout or self.a.timeout
+        s0 = time.monotonic()
+        os.sync()
+        sync_s = time.monotonic() - s0
+        if sync_s > 2:
+            log('  (sync took %.1fs)' % sync_s)
+        time.sleep(settle)
+        logpos = os.path.getsize(self.a.access_log)
+        tfile = os.path.join(self.work, 'time.out')
+        efile = os.path.join(self.work, 'stderr-%s.txt' % tag)
+        if os.path.exists(tfile):
+            os.unlink(tfile)
+        argv = [self.time_bin, '-f', 'RESULT %e %M %U %S %x', '-o', tfile, 'bash', '-c', cmd]
+        env = dict(os.environ, HOME=self.home)
+        out = open(stdout_path, 'wb') if stdout_path else subprocess.DEVNULL
+        with open(efile, 'wb') as err:
+            t0 = time.monotonic()
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                 env=env, cwd=self.work, start_new_session=True)
+            CURRENT[0] = p
+            capped = threading.Event()
+
+            def stop():
+                capped.set()
+                for sig, pause in ((signal.SIGINT, 5.0), (signal.SIGKILL, 0)):
+                    if p.poll() is not None:
+                        return
+                    try:
+                        os.killpg(p.pid, sig)
+                    except ProcessLookupError:
+                        return
+                    deadline = time.monotonic() + pause
+                    while pause and p.poll() is None and time.monotonic() < deadline:
+                        time.sleep(0.1)
+            timer = threading.Timer(timeout, stop)
+            timer.start()
+            p.wait()  # blocks in waitpid: no polling quantum on short runs
+            wall = time.monotonic() - t0
+            timer.cancel()
+            CURRENT[0] = None
+        if stdout_path:
+            out.close()
+        rc, rss, cpu, signalled = p.returncode, None, None, None
+        if os.path.exists(tfile):
+            for line in open(tfile, errors='replace'):
+                m = re.match(r'^RESULT ([\d.]+) (\d+) ([\d.]+) ([\d.]+) (-?\d+)$', line.strip())
+                if m:
+                    rss = int(m.group(2)) / 1024.0
+                    cpu = float(m.group(3)) + float(m.group(4))
+                    rc = int(m.group(5))
+                elif 'terminated by signal' in line:
+                    signalled = 128 + int(line.split()[-1])
+        if signalled is not None:  # GNU time's %x is 0 for a command killed by a signal
+            rc = signalled
+        reqs = self.requests_since(logpos)
+        tail = open(efile, 'rb').read()[-600:].decode('utf-8', 'replace').strip().splitlines()[-3:]
+        return {'cmd': cmd, 'wall': wall, 'sync_s': sync_s, 'rc': rc, 'rss_mib': rss, 'cpu_s': cpu,
+                'capped': capped.is_set(), 'stderr_tail': tail, **reqs}
+
+    def requests_since(self, pos):
+        """Wait for the access log to stop growing, then count what was added."""
+        path = self.a.access_log
+        last, stable = -1, 0
+        for _ in range(40):
+            size = os.path.getsize(path)
+            stable = stable + 1 if size == last else 0
+            if stable >= 2:
+                break
+            last = size
+            time.sleep(0.1)
+        status, uris, conns, n, cond = {}, {}, set(), 0, 0
+        with open(path, 'rb') as f:
+            f.seek(pos)
+            for raw in f:
+                p = raw.decode('utf-8', 'replace').rstrip('\n').split('\t')
+                if len(p) < 9:
+                    continue
+                n += 1
+                status[p[1]] = status.get(p[1], 0) + 1
+                uris[p[4]] = uris.get(p[4], 0) + 1
+                conns.add(p[5])
+                if p[7] != '-' or p[8] != '-':
+                    cond += 1
+        return {'requests': n, 'status': status, 'distinct_uris': len(uris),
+                'max_per_uri': max(uris.values()) if uris else 0, 'conns': len(conns),
+                'conditional': cond}
+
+    # -- helpers
+    def dirs(self, case, tool, j):
+        key = re.sub(r'[^A-Za-z0-9_.-]', '_', '%s-%s-j%d' % (case, tool, j))
+        return os.path.join(self.work, 'out', key), os.path.join(self.work, 'cache', key)
+
+    @staticmethod
+    def fresh(*paths):
+        for d in paths:
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+
+    @staticmethod
+    def count_files(path):
+        n = 0
+        for _, _, files in os.walk(path):
+            n += len(files)
+        return n
+
+    def record(self, case, j, tool, lines, run, rep, **extra):
+        run.update({'case': case, 'j': j, 'tool': tool, 'lines': lines, 'rep': rep, 'ts': time.time(), **extra})
+        self.jsonl.write(json.dumps(run) + '\n')
+        self.jsonl.flush()
+        log('  %-10s j=%-3d %-16s run %-2s %8.3fs rc=%-3s req=%-7d rss=%s MiB%s%s' % (
+            case, j, tool, rep, run['wall'], run['rc'], run['requests'],
+            '-' if run['rss_mib'] is None else '%.1f' % run['rss_mib'],
+            ' CAPPED' if run['capped'] else '', (' ' + extra['note']) if extra.get('note') else ''))
+
+    def add_row(self, case, j, tool, lines, runs, note='', target=None, done=None):
+        """done: result lines actually produced, when a capped run stopped early."""
+        walls = [r['wall'] for r in runs]
+        reqs = [r['requests'] for r in runs]
+        rsss = [r['rss_mib'] for r in runs if r['rss_mib'] is not None]
+        med = statistics.median(walls)
+        self.rows.append({
+            'case': case, 'j': j, 'tool': tool, 'lines': lines, 'runs': len(runs),
+            'median': med, 'min': min(walls), 'max': max(walls),
+            'urls_per_s': (lines if done is None else done) / med if med > 0 else None,
+            'req_min': min(reqs), 'req_max': max(reqs),
+            'rss_mib': max(rsss) if rsss else None,
+            'rc': sorted(set(r['rc'] for r in runs)),
+            'capped': any(r['capped'] for r in runs), 'note': note, 'target': target})
+
+    def sdfetch_statuses(self, stdout_path):
+        counts = {}
+        try:
+            with open(stdout_path, 'rb') as f:
+                for line in f:
+                    k = line.split(b'\t', 1)[0].decode('ascii', 'replace')
+                    counts[k] = counts.get(k, 0) + 1
+        except OSError:
+            pass
+        return counts
+
+    @staticmethod
+    def fmt_counts(counts):
+        return ' '.join('%s=%d' % kv for kv in sorted(counts.items(), key=lambda kv: -kv[1])) or 'no result lines'
+
+    # -- the fetch cases: cold / dup5 / warm
+    def fetch_case(self, case, listfile, j, tools, warm=False):
+        """tools: list of (display name, template, is_sdfetch).  Cold: fresh
+        dirs each run; warm: dirs filled by one untimed cold run, then kept."""
+        lines = sum(1 for _ in open(listfile))
+        samples = {name: [] for name, _, _ in tools}
+        notes = {name: '' for name, _, _ in tools}
+        # untimed warm-up (cold) / preparation (warm)
+        if warm or self.a.warmup:
+            for name, tpl, is_sd in tools:
+                out, cache = self.dirs(case, name, j)
+                self.fresh(out, cache)
+                cold_tpl = tpl[1] if isinstance(tpl, tuple) else tpl
+                r = self.execute(fill(cold_tpl, list=listfile, j=j, out=out, cache=cache), 'prep',
+                                 stdout_path=os.path.join(self.work, 'prep.stdout'))
+                log('  %-10s j=%-3d %-16s %s %.3fs rc=%s req=%d' % (
+                    case, j, name, 'prep (untimed cold run)' if warm else 'warm-up (untimed)',
+                    r['wall'], r['rc'], r['requests']))
+        for rep in range(1, self.a.runs + 1):
+            for name, tpl, is_sd in tools:
+                out, cache = self.dirs(case, name, j)
+                if not warm:
+                    self.fresh(out, cache)
+                run_tpl = tpl[0] if isinstance(tpl, tuple) else tpl
+                so = os.path.join(self.work, 'stdout.txt') if is_sd else None
+                r = self.execute(fill(run_tpl, list=listfile, j=j, out=out, cache=cache),
+                                 re.sub(r'\W', '_', name), stdout_path=so)
+                if is_sd:
+                    st = self.sdfetch_statuses(so)
+                    r['statuses'] = st
+                    note = self.fmt_counts(st)
+                    if self.a.sd_has_out:
+                        note += '; out files %d' % self.count_files(out)
+                else:
+                    note = 'files %d' % self.count_files(out)
+                if r['capped']:
+                    note += '; CAPPED at %ds' % self.a.timeout
+                notes[name] = note
+                self.record(case, j, name, lines, r, rep, note=note)
+                samples[name].append(r)
+        for name, _, is_sd in tools:
+            note = notes[name]
+            if warm and is_sd:
+                bad = [r['requests'] for r in samples[name] if r['requests']]
+                note += '; requests: %s' % ('0 as required' if not bad else 'NOT ZERO (%s)' % bad)
+            if case == 'dup5' and is_sd:
+                uniq = lines // 5
+                got = sorted(set(r['requests'] for r in samples[name]))
+                note += '; %s' % ('requests = unique URLs' if got == [uniq] else 'requests %s != %d unique' % (got, uniq))
+            self.add_row(case, j, name, lines, samples[name], note)
+        for name, _, _ in tools:
+            for d in self.dirs(case, name, j):
+                shutil.rmtree(d, ignore_errors=True)
+
+    # -- memory on a 1M-line list
+    def mem_case(self, case, listfile, j, template, note, timeout):
+        lines = sum(1 for _ in open(listfile))
+        out, cache = self.dirs(case, 'sdfetch', j)
+        self.fresh(out, cache)
+        so = os.path.join(self.work, 'stdout.txt')
+        r = self.execute(fill(template, list=listfile, j=j, out=out, cache=cache), case,
+                         stdout_path=so, timeout=timeout)
+        st = self.sdfetch_statuses(so)
+        r['statuses'] = st
+        done = sum(st.values())
+        extra = '%s; %s' % (note, self.fmt_counts(st))
+        if r['capped']:
+            extra += '; CAPPED at %ds after %d result lines (RSS is the peak so far)' % (timeout, done)
+        rss = r['rss_mib']
+        if rss is not None:
+            extra += '; peak RSS %s 150 MiB target' % ('within' if rss <= 150 else 'OVER')
+        self.record(case, j, 'sdfetch', lines, r, 1, note=extra)
+        self.add_row(case, j, 'sdfetch', lines, [r], extra, done=done if r['capped'] else None)
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        os.unlink(so)
+
+    # -- clean over a filled cache
+    def clean_case(self, fill_list, entries):
+        a = self.a
+        base_cache = os.path.join(self.work, 'clean-filled')
+        self.fresh(base_cache)
+        so = os.path.join(self.work, 'fill.stdout')
+        fill_cmd = fill(a.fill_cmd, list=fill_list, cache=base_cache, n=entries, base=a.base,
+                        bin=a.sdfetch_bin, j=32)
+        log('  clean: filling %s with %d entries: %s' % (base_cache, entries, fill_cmd))
+        r = self.execute(fill_cmd, 'fill', stdout_path=so, timeout=a.fill_timeout)
+        st = self.sdfetch_statuses(so)
+        nfiles = self.count_files(base_cache)
+        note = 'fill (BENCH_FILL_CMD): %s; %d files in cache dir' % (self.fmt_counts(st), nfiles)
+        if r['capped']:
+            note += '; CAPPED at %ds' % a.fill_timeout
+        self.record('clean-fill', 32, 'sdfetch', entries, r, 1, note=note)
+        self.add_row('clean-fill', 32, 'sdfetch', entries, [r], note)
+        runs = []
+        for rep in range(1, a.runs + 1):
+            copy = os.path.join(self.work, 'clean-copy')
+            shutil.rmtree(copy, ignore_errors=True)
+            # hard-linked copy: every run starts from the same filled cache
+            subprocess.run(['cp', '-al', base_cache, copy], check=True)
+            so = os.path.join(self.work, 'clean.stdout')
+            r = self.execute(fill(a.clean_cmd, cache=copy, bin=a.sdfetch_bin), 'clean', stdout_path=so)
+            left = self.count_files(copy)
+            summary = open(so, errors='replace').read().strip().replace('\n', ' ')[:160]
+            r['left_files'] = left
+            note = '%d -> %d files; stdout: %s' % (nfiles, left, summary or '-')
+            if r['rc'] != 0:
+                note += '; stderr: %s' % ' '.join(r['stderr_tail'])[:160]
+            self.record('clean', 0, 'sdfetch clean', entries, r, rep, note=note)
+            runs.append(r)
+            shutil.rmtree(copy, ignore_errors=True)
+        self.add_row('clean', 0, 'sdfetch clean', entries, runs, note)
+        shutil.rmtree(base_cache, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- sdfetch probing
+
+def probe(a, args):
+    """Exit status of sdfetch with `args` on an empty list and a scratch cache."""
+    d = os.path.join(a.work, 'probe')
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, 'out'))
+    empty = os.path.join(d, 'empty.txt')
+    open(empty, 'w').close()
+    argv = [x.replace('{cache}', os.path.join(d, 'cache')).replace('{out}', os.path.join(d, 'out'))
+            .replace('{list}', empty) for x in args]
+    try:
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=60)
+        return p.returncode, p.stderr.decode('utf-8', 'replace').strip()
+    except subprocess.TimeoutExpired:
+        return -1, 'timeout'
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def effective_template(a):
+    """SDFETCH_CMD with options the binary rejects (exit 2) removed: the
+    template is written for the final CLI (-q, -o DIR); older binaries only
+    know --cache-dir, -j and FILE."""
+    tpl = a.sdfetch_cmd.replace('{bin}', shlex.quote(a.sdfetch_bin))
+    dropped = []
+    for opt, nargs in (('-q', 0), ('--quiet', 0), ('-o', 1), ('--output', 1)):
+        toks = shlex.split(tpl)
+        if opt not in toks:
+            continue
+        i = toks.index(opt)
+        rc, err = probe(a, [a.sdfetch_bin, '--cache-dir', '{cache}', '-j', '1'] + toks[i:i + 1 + nargs] + ['{list}'])
+        if rc == 2:
+            dropped.append(' '.join(toks[i:i + 1 + nargs]))
+            del toks[i:i + 1 + nargs]
+            tpl = ' '.join(t if t.startswith('{') and t.endswith('}') else shlex.quote(t) for t in toks)
+    return tpl, dropped
+
+
+# ---------------------------------------------------------------- table
+
+def table(rows):
+    sd, per_cell = {}, {}
+    for r in rows:
+        if r['tool'].startswith('sdfetch'):
+            sd.setdefault((r['case'], r['j']), r['median'])
+        per_cell[(r['case'], r['j'])] = per_cell.get((r['case'], r['j']), 0) + 1
+    hdr = ['case', 'J', 'tool', 'lines', 'median s', 'min–max s', 'URLs/s', 'requests recv',
+           'peak RSS MiB', 'median / sdfetch', 'rc', 'notes']
+    out = ['| ' + ' | '.join(hdr) + ' |', '|' + '---|' * len(hdr)]
+    for r in rows:
+        ref = sd.get((r['case'], r['j']))
+        reqs = str(r['req_min']) if r['req_min'] == r['req_max'] else '%d–%d' % (r['req_min'], r['req_max'])
+        alone = per_cell[(r['case'], r['j'])] == 1
+        ratio = '-' if not ref or alone else ('%.2f' % (r['median'] / ref))
+        cells = [r['case'], str(r['j']) if r['j'] else '-', r['tool'], str(r['lines']),
+                 '%.3f' % r['median'], '%.3f–%.3f' % (r['min'], r['max']),
+                 '%.0f' % r['urls_per_s'] if r['urls_per_s'] and r['case'] != 'clean' else '-', reqs,
+                 '-' if r['rss_mib'] is None else '%.1f' % r['rss_mib'], ratio,
+                 ','.join(str(x) for x in r['rc']) + (' CAPPED' if r['capped'] else ''),
+                 r['note'].replace('|', '/')]
+        out.append('| ' + ' | '.join(cells) + ' |')
+    return '\n'.join(out)
+
+
+def targets(rows, a):
+    """The spec's Performance targets, checked against this run's rows."""
+    by = {(r['case'], r['j'], r['tool']): r for r in rows}
+    out = []
+
+    def verdict(ok):
+        return 'met' if ok else 'NOT met'
+    for (case, j, tool), r in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if tool != 'sdfetch':
+            continue
+        if case == 'cold' and (case, j, 'curl') in by:
+            c = by[(case, j, 'curl')]
+            out.append('cold -j %d: sdfetch %.3f s vs curl --parallel %.3f s (throughput >= curl): %s' % (
+                j, r['median'], c['median'], verdict(r['median'] <= c['median'])))
+        if case == 'dup5':
+            uniq = r['lines'] // 5
+            w = by.get((case, j, 'wget2'))
+            ok = r['req_max'] == uniq and (w is None or r['median'] < w['median'])
+            out.append('dup5 -j %d: requests %s for %d unique URLs; sdfetch %.3f s vs wget2 %s: %s' % (
+                j, r['req_max'] if r['req_min'] == r['req_max'] else '%d-%d' % (r['req_min'], r['req_max']),
+                uniq, r['median'], '%.3f s' % w['median'] if w else 'not run', verdict(ok)))
+        if case == 'warm':
+            out.append('warm -j %d: %d requests, %.0f URLs/s over %d URLs (0 requests, >= 50,000 URLs/s): %s' % (
+                j, r['req_max'], r['urls_per_s'] or 0, r['lines'],
+                verdict(r['req_max'] == 0 and (r['urls_per_s'] or 0) >= 50000)))
+        if case.startswith('mem') and r['rss_mib'] is not None:
+            scale = '' if r['lines'] >= 1000000 else ' (list has %d lines, not 1,000,000: indicative only)' % r['lines']
+            out.append('%s: peak RSS %.1f MiB (<= 150 MB)%s: %s' % (
+                case, r['rss_mib'], scale, verdict(r['rss_mib'] * 2**20 <= 150e6 and not r['capped'])))
+    c = by.get(('clean', 0, 'sdfetch clean'))
+    if c:
+        scale = '' if c['lines'] >= 100000 else ' (%d entries, not 100,000: indicative only)' % c['lines']
+        out.append('clean: %.3f s over %d entries (< 2 s)%s: %s' % (
+            c['median'], c['lines'], scale, verdict(c['median'] < 2 and c['rc'] == [0])))
+    return out
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description='Scripts/bench driver (run it through Scripts/bench)')
+    ap.add_argument('--base', required=True, help='http://127.0.0.1:PORT')
+    ap.add_argument('--www', required=True, help='nginx root')
+    ap.add_argument('--corpus', required=True, help='corpus dir name under --www (mixed profile)')
+    ap.add_argument('--thumbs', required=True, help='thumbs corpus dir name under --www')
+    ap.add_argument('--access-log', required=True)
+    ap.add_argument('--work', required=True)
+    ap.add_argument('--results', required=True)
+    ap.add_argument('--cases', default='cold,dup,warm,mem,clean')
+    ap.add_argument('--js', default='6,32')
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--warmup', type=int, default=1)
+    ap.add_argument('--warm-lines', type=int, default=20000)
+    ap.add_argument('--warm-peers', default='wget2')
+    ap.add_argument('--warm-js', default='')
+    ap.add_argument('--mem-lines', type=int, default=1000000)
+    ap.add_argument('--mem-net', type=int, default=0)
+    ap.add_argument('--mem-net-cap', type=float, default=300)
+    ap.add_argument('--clean-entries', type=int, default=100000)
+    ap.add_argument('--clean-force', type=int, default=0)
+    ap.add_argument('--timeout', type=float, default=300)
+    ap.add_argument('--fill-timeout', type=float, default=900)
+    ap.add_argument('--peers', default='curl,aria2c,wget2')
+    ap.add_argument('--dup-peers', default='curl,wget2')
+    ap.add_argument('--sdfetch-bin', required=True)
+    ap.add_argument('--sdfetch-cmd', required=True)
+    ap.add_argument('--offline-flag', default='--offline')
+    ap.add_argument('--clean-cmd', required=True)
+    ap.add_argument('--fill-cmd', required=True)
+    ap.add_argument('--time-bin', default='/usr/bin/time')
+    a = ap.parse_args()
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.results, exist_ok=True)
+    LOGFILE[0] = open(os.path.join(a.results, 'progress.log'), 'a')
+    cases = [c for c in a.cases.split(',') if c]
+    unknown = [c for c in cases if c not in ('cold', 'dup', 'warm', 'mem', 'clean')]
+    if unknown:
+        sys.exit('bench: unknown case(s) %s (cases: cold,dup,warm,mem,clean)' % ','.join(unknown))
+    js = [int(x) for x in re.split(r'[ ,]+', a.js.strip()) if x]
+    peers = [p for p in a.peers.split(',') if p]
+
+    # sdfetch's command line, adapted to what the binary accepts
+    sd_tpl, dropped = effective_template(a)
+    a.sd_has_out = '{out}' in sd_tpl
+    lists_dir = os.path.join(a.work, 'lists')
+    os.makedirs(lists_dir, exist_ok=True)
+    urls = corpus_urls(a.base, a.corpus, os.path.join(a.www, a.corpus))
+    thumbs = corpus_urls(a.base, a.thumbs, os.path.join(a.www, a.thumbs))
+    n = len(urls)
+    header = ['sdfetch command: %s' % sd_tpl]
+    if dropped:
+        header.append('options rejected by this sdfetch binary (exit 2) and dropped: %s' % ', '.join(dropped))
+    for h in header:
+        log('bench: ' + h)
+
+    r = Runner(a)
+    sd_tool = ('sdfetch', sd_tpl, True)
+    peer_tools = [(p, PEERS[p], False) for p in peers]
+
+    if 'cold' in cases:
+        lst = write_list(os.path.join(lists_dir, 'unique.txt'), urls)
+        for j in js:
+            log('bench: cold, %d URLs, -j %d' % (n, j))
+            r.fetch_case('cold', lst, j, [sd_tool] + peer_tools)
+    if 'dup' in cases:
+        d = urls * 5
+        random.Random('sdfetch-bench/dup5').shuffle(d)
+        lst = write_list(os.path.join(lists_dir, 'dup5.txt'), d)
+        for j in js:
+            log('bench: dup5, %d lines (%d unique), -j %d' % (len(d), n, j))
+            r.fetch_case('dup5', lst, j, [sd_tool] + [(p, PEERS[p], False) for p in a.dup_peers.split(',') if p in PEERS])
+    if 'warm' in cases:
+        lst = write_variants(os.path.join(lists_dir, 'warm.txt'), urls, a.warm_lines, 'v')
+        wp = [p for p in a.warm_peers.split(',') if p in WARM_PEERS]
+        # no transfer happens in a warm sdfetch run: one J (the largest) is enough
+        for j in ([int(x) for x in a.warm_js.split(',') if x] or [max(js)]):
+            log('bench: warm, %d unique URLs, -j %d' % (a.warm_lines, j))
+            tools = [('sdfetch', (sd_tpl, sd_tpl), True)]
+            tools += [(WARM_PEERS[p][0], (WARM_PEERS[p][1], PEERS[p]), False) for p in wp]
+            r.fetch_case('warm', lst, j, tools, warm=True)
+    if 'mem' in cases:
+        j = max(js)
+        lst = write_cycle(os.path.join(lists_dir, 'mem-cycle.txt'), urls, a.mem_lines)
+        log('bench: mem, %d lines cycling %d URLs, -j %d' % (a.mem_lines, n, j))
+        r.mem_case('mem-cycle', lst, j, sd_tpl, '%d lines cycling the %d corpus URLs, against nginx' % (a.mem_lines, n), a.timeout)
+        os.unlink(lst)
+        lst = write_variants(os.path.join(lists_dir, 'mem-unique.txt'), thumbs, a.mem_lines, 'i')
+        rc, err = probe(a, [a.sdfetch_bin, '--cache-dir', '{cache}', a.offline_flag, '{list}'])
+        if rc == 2:
+            log('bench: mem-offline skipped: sdfetch rejects %s (%s)' % (a.offline_flag, err.splitlines()[0] if err else 'exit 2'))
+            header.append('mem-offline not run: this sdfetch rejects %s' % a.offline_flag)
+        else:
+            log('bench: mem-offline, %d unique URLs, %s' % (a.mem_lines, a.offline_flag))
+            tpl = sd_tpl.replace('{list}', a.offline_flag + ' {list}')
+            r.mem_case('mem-offline', lst, j, tpl, '%d unique URLs, %s on an empty cache (every URL offline-miss)' % (a.mem_lines, a.offline_flag), a.timeout)
+        if a.mem_net:
+            log('bench: mem-net, %d unique URLs against nginx, capped at %ds' % (a.mem_lines, a.mem_net_cap))
+            r.mem_case('mem-net', lst, j, sd_tpl, '%d unique URLs (thumbs ?i=N) against nginx' % a.mem_lines, a.mem_net_cap)
+        os.unlink(lst)
+    if 'clean' in cases:
+        rc, err = probe(a, shlex.split(fill(a.clean_cmd, bin=a.sdfetch_bin)))
+        if rc != 0 and not a.clean_force:
+            first = err.splitlines()[0] if err else ''
+            log('bench: clean skipped: probe on an empty cache exited %d (%s); BENCH_CLEAN_FORCE=1 runs it anyway' % (rc, first))
+            header.append('clean not run: `%s` on an empty cache exited %d (%s)' % (a.clean_cmd, rc, first))
+        else:
+            lst = write_variants(os.path.join(lists_dir, 'fill.txt'), thumbs, a.clean_entries, 'k')
+            log('bench: clean over %d entries' % a.clean_entries)
+            r.clean_case(lst, a.clean_entries)
+
+    md = table(r.rows)
+    header.append("median / sdfetch: the tool's median time divided by sdfetch's in the same case and J "
+                  '(above 1: sdfetch was faster); URLs/s = lines / median')
+    text = '\n'.join('- ' + h for h in header) + '\n\n' + md + '\n'
+    checks = targets(r.rows, a)
+    if checks:
+        text += '\nSpec targets (SPEC.md, Performance), this run:\n' + '\n'.join('- ' + c for c in checks) + '\n'
+    with open(os.path.join(a.results, 'table.md'), 'w') as f:
+        f.write(text)
+    with open(os.path.join(a.results, 'rows.json'), 'w') as f:
+        json.dump(r.rows, f, indent=1)
+    print(text)
+
+
+if __name__ == '__main__':
+    main()
