@@ -61,10 +61,25 @@ public final class DiskCache: Sendable {
     /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable
     /// or corrupt: a damaged `.meta` is a miss, never a crash). Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        LineRecord.read(metadataPath(for: key)) { bytes, info in
+        LineRecord.read(metadataPath(for: key)) { bytes, info, _ in
             guard let entry = CacheEntry(metadata: bytes, accessedAt: FileTime.date(info.st_mtim)),
                 entry.url == key.string
             else { return nil }
+            return entry
+        }
+    }
+
+    /// The entry for `key` if `isServable` accepts it, recorded as used now (LRU): the
+    /// warm-run hit, in one `open`, `fstat`, `read`, `futimens`, `close` of the `.meta` file.
+    func hit(_ key: URLKey, isServable: (CacheEntry) -> Bool) -> CacheEntry? {
+        LineRecord.read(metadataPath(for: key)) { bytes, info, fd in
+            guard var entry = CacheEntry(metadata: bytes, accessedAt: FileTime.date(info.st_mtim)),
+                entry.url == key.string, isServable(entry)
+            else { return nil }
+            entry.accessedAt = now()
+            // Best effort, like `touch`: explicit times need the file's owner, not write access.
+            var times = [FileTime.timespec(entry.accessedAt), FileTime.timespec(entry.accessedAt)]
+            _ = futimens(fd, &times)
             return entry
         }
     }

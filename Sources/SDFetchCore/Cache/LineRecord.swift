@@ -23,20 +23,56 @@ struct LineRecord {
         return Array(text.utf8)
     }
 
-    /// The `count` values of a record starting with `magic`, or nil when the bytes are not one.
-    static func decode(magic: String, count: Int, from bytes: UnsafeRawBufferPointer) -> [Substring]? {
-        guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else { return nil }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        // magic + values + terminator + the empty piece after the final newline
-        guard lines.count == count + 3, lines[0] == magic, lines[count + 1] == terminator, lines[count + 2].isEmpty
+    /// The byte ranges of the `count` values of a record starting with `magic`, or nil when
+    /// the bytes are not one. Works on raw bytes (no `String` until a caller asks for a
+    /// field), since this runs once per warm-run hit.
+    static func decode(magic: String, count: Int, from bytes: UnsafeRawBufferPointer) -> [Range<Int>]? {
+        var lines: [Range<Int>] = []
+        lines.reserveCapacity(count + 2)
+        var start = 0
+        for index in bytes.indices where bytes[index] == 0x0A {
+            lines.append(start..<index)
+            start = index + 1
+            guard lines.count <= count + 2 else { return nil }
+        }
+        // magic + values + terminator, and nothing after the final newline
+        guard lines.count == count + 2, start == bytes.count,
+            bytes[lines[0]].elementsEqual(magic.utf8), bytes[lines[count + 1]].elementsEqual(terminator.utf8)
         else { return nil }
         return Array(lines[1...count])
     }
 
-    /// Reads a whole small file (at most `limit` bytes) and hands its bytes and `stat` to `body`.
+    /// A field as text; nil when it is not valid UTF-8.
+    static func string(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
+        String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]).bindMemory(to: UInt8.self), as: UTF8.self)
+    }
+
+    /// A field as a decimal integer (optional leading `-`); nil for anything else.
+    static func integer(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
+        var index = range.lowerBound
+        let negative = index < range.upperBound && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard index < range.upperBound else { return nil }
+        var value: Int64 = 0
+        while index < range.upperBound {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowAdding) = times10.addingReportingOverflow(Int64(digit))
+            guard !overflow && !overflowAdding else { return nil }
+            value = sum
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
+    /// Reads a whole small file (at most `limit` bytes) and hands its bytes, `stat` and
+    /// still-open descriptor to `body`.
     ///
     /// One `open`, `fstat`, `read`, `close`; nil when the file is missing, too large or unreadable.
-    static func read<T>(_ path: String, limit: Int = 64 << 10, _ body: (UnsafeRawBufferPointer, stat) -> T?) -> T? {
+    static func read<T>(
+        _ path: String, limit: Int = 64 << 10, _ body: (UnsafeRawBufferPointer, stat, Int32) -> T?
+    ) -> T? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -52,7 +88,7 @@ struct LineRecord {
             guard count > 0 else { return nil }
             filled += count
         }
-        return body(UnsafeRawBufferPointer(buffer), info)
+        return body(UnsafeRawBufferPointer(buffer), info, fd)
     }
 
     /// Nanoseconds since 1970 as decimal text: exact for whole-second and millisecond dates.
@@ -61,8 +97,9 @@ struct LineRecord {
         return String(Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
     }
 
-    static func decodeDate(_ text: Substring) -> Date? {
-        guard let nanoseconds = Int64(text) else { return nil }
+    /// A date field (nanoseconds since 1970, as `encode` writes it).
+    static func date(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Date? {
+        guard let nanoseconds = integer(bytes, range) else { return nil }
         let (seconds, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         return FileTime.date(timespec(tv_sec: Int(seconds), tv_nsec: Int(remainder)))
     }

@@ -92,15 +92,17 @@ public actor Fetcher {
     /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
     /// task or an actor hop: one read of the `.meta` file and one timestamp update.
     nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
-        guard let entry = cache.entry(for: key) else { return nil }
-        return serve(entry, key: key, spelling: spelling)
+        cache.hit(key, isServable: isServable).map { cachedResult($0, key: key, spelling: spelling, status: .cached) }
     }
 
-    /// `cached` when `entry` may be served as is (fresh, or any entry `--offline`); records the use.
+    /// Whether `entry` may be served without a request: fresh, or any entry `--offline`.
+    private nonisolated func isServable(_ entry: CacheEntry) -> Bool {
+        options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge))
+    }
+
+    /// `cached` when `entry` may be served as is; records the use.
     private nonisolated func serve(_ entry: CacheEntry, key: URLKey, spelling: String) -> FetchResult? {
-        guard options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge)) else {
-            return nil
-        }
+        guard isServable(entry) else { return nil }
         cache.touch(key)
         return cachedResult(entry, key: key, spelling: spelling, status: .cached)
     }
