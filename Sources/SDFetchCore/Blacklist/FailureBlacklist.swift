@@ -24,7 +24,7 @@ public final class FailureBlacklist: Sendable {
 
     /// The record for `key`, active or expired, or nil (also for a damaged file).
     public func record(for key: URLKey) -> FailureRecord? {
-        LineRecord.read(path(for: key)) { bytes, _, _ in
+        LineRecord.read(path(for: key)) { bytes, _ in
             FailureRecord(fileBytes: bytes).flatMap { $0.url == key.string ? $0 : nil }
         }
     }
@@ -48,7 +48,7 @@ public final class FailureBlacklist: Sendable {
     /// Every readable record, oldest first.
     public func list() -> [FailureRecord] {
         CacheScan.records(in: cache.failedDirectory).compactMap { scanned in
-            LineRecord.read("\(cache.failedDirectory)/\(scanned.shard)/\(scanned.name)") { bytes, _, _ in
+            LineRecord.read("\(cache.failedDirectory)/\(scanned.shard)/\(scanned.name)") { bytes, _ in
                 FailureRecord(fileBytes: bytes)
             }
         }

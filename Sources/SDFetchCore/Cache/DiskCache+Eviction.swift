@@ -167,7 +167,7 @@ extension DiskCache {
     }
 
     private func url(of item: ScannedEntry) -> String? {
-        LineRecord.read("\(entriesDirectory)/\(item.shard)/\(item.name).meta") { bytes, _, _ in
+        LineRecord.read("\(entriesDirectory)/\(item.shard)/\(item.name).meta") { bytes, _ in
             CacheEntry(metadata: bytes, accessedAt: Date())?.url
         }
     }

@@ -39,7 +39,7 @@ extension DiskCache {
             for item in scanned where item.isComplete {
                 let path = "\(entriesDirectory)/\(item.shard)/\(item.name).meta"
                 // A `.meta` removed or damaged since the scan is not an entry.
-                guard let entry = LineRecord.read(path, { bytes, _, _ in CacheEntry(metadata: bytes, accessedAt: Date()) })
+                guard let entry = LineRecord.read(path, { bytes, _ in CacheEntry(metadata: bytes, accessedAt: Date()) })
                 else { continue }
                 stats.entries += 1
                 stats.bytes += item.bytes

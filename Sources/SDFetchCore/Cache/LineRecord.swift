@@ -66,29 +66,36 @@ struct LineRecord {
         return negative ? -value : value
     }
 
-    /// Reads a whole small file (at most `limit` bytes) and hands its bytes, `stat` and
-    /// still-open descriptor to `body`.
+    /// Largest record file read: a URL is at most 8,192 bytes and writers drop longer
+    /// validators (see ``DiskCache/maxValidatorLength``), so real files stay far below.
+    static let limit = 16 << 10
+
+    /// Reads a whole small file and hands its bytes and still-open descriptor to `body`.
     ///
-    /// One `open`, `fstat`, `read`, `close`; nil when the file is missing, too large or unreadable.
+    /// `path` is relative to `directory` (a descriptor) or absolute. One `open`, one `read`
+    /// into a stack buffer (a short read of a regular file is its end), `close`: no `fstat`,
+    /// since this runs once per warm-run hit. Nil when the file is missing, longer than
+    /// ``limit`` or unreadable.
     static func read<T>(
-        _ path: String, limit: Int = 64 << 10, _ body: (UnsafeRawBufferPointer, stat, Int32) -> T?
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, _ body: (UnsafeRawBufferPointer, Int32) -> T?
     ) -> T? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = openat(directory, path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size <= limit else { return nil }
-        let size = Int(info.st_size)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
-        defer { buffer.deallocate() }
-        var filled = 0
-        while filled < size {
-            let count = Foundation.read(fd, buffer.baseAddress! + filled, size - filled)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            filled += count
+        return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T? in
+            var count: Int
+            repeat {
+                count = Foundation.read(fd, buffer.baseAddress!, limit + 1)
+            } while count < 0 && errno == EINTR
+            guard count > 0, count <= limit else { return nil }
+            return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]), fd)
         }
-        return body(UnsafeRawBufferPointer(buffer), info, fd)
+    }
+
+    /// The modification time of an open file, for callers that need it from ``read(_:relativeTo:_:)``.
+    static func modified(_ fd: Int32) -> Date? {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? FileTime.date(info.st_mtim) : nil
     }
 
     /// Nanoseconds since 1970 as decimal text: exact for whole-second and millisecond dates.
