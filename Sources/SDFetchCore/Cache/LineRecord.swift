@@ -66,6 +66,11 @@ struct LineRecord {
         return negative ? -value : value
     }
 
+    /// `O_NOATIME` (the same value in asm-generic and x86 `fcntl.h`; Glibc's Swift module
+    /// does not export it). Under `relatime` a read after our own `futimens` (atime equal
+    /// to mtime) would otherwise dirty the inode a second time on every warm-run hit.
+    static let noAccessTime: Int32 = 0o1000000
+
     /// Largest record file read: a URL is at most 8,192 bytes and writers drop longer
     /// validators (see ``DiskCache/maxValidatorLength``), so real files stay far below.
     static let limit = 16 << 10
@@ -79,7 +84,9 @@ struct LineRecord {
     static func read<T>(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, _ body: (UnsafeRawBufferPointer, Int32) -> T?
     ) -> T? {
-        let fd = openat(directory, path, O_RDONLY | O_CLOEXEC)
+        var fd = openat(directory, path, O_RDONLY | O_CLOEXEC | noAccessTime)
+        // O_NOATIME is refused (EPERM) on files owned by another user: read them plainly.
+        if fd < 0 && errno == EPERM { fd = openat(directory, path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T? in

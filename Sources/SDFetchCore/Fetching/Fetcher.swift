@@ -91,7 +91,7 @@ public actor Fetcher {
     ///
     /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
     /// task or an actor hop: one read of the `.meta` file and one timestamp update.
-    nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
+    public nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
         cache.hit(key, isServable: isServable).map { cachedResult($0, key: key, spelling: spelling, status: .cached) }
     }
 
