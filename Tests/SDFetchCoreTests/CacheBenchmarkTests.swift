@@ -42,27 +42,26 @@ struct CacheBenchmarkTests {
     func cleanFilledCache() throws {
         let path = try #require(Self.environment["SDFETCH_BENCH_CACHE"])
         let clock = ContinuousClock()
-        var start = clock.now
-        let before = try DiskCache.stats(directory: path, now: Date())
-        let statsTime = clock.now - start
+        let week: Duration = .seconds(7 * 86400)
+        func timed<T>(_ label: String, _ work: () throws -> T) rethrows -> T {
+            let start = clock.now
+            let result = try work()
+            print("bench: \(label): \(clock.now - start)")
+            return result
+        }
+        let before = try timed("stats") { try DiskCache.stats(directory: path, now: Date()) }
+        print("bench: \(before.entries) entries, \(before.bytes) bytes")
         let cache = try DiskCache(directory: path)
-        start = clock.now
-        let dry = try cache.clean(maxAge: .seconds(7 * 86400), maxSize: before.bytes / 2, dryRun: true)
-        let dryTime = clock.now - start
-        start = clock.now
-        let report = try cache.clean(maxAge: .seconds(7 * 86400), maxSize: before.bytes / 2, dryRun: false)
-        let cleanTime = clock.now - start
-        start = clock.now
-        let again = try cache.clean(maxAge: .seconds(7 * 86400), maxSize: before.bytes / 2, dryRun: false)
-        let againTime = clock.now - start
-        print("""
-            bench: stats over \(before.entries) entries: \(statsTime)
-            bench: clean --dry-run: \(dryTime) (would remove \(dry.removedEntries))
-            bench: clean over \(before.entries) entries: \(cleanTime) (removed \(report.removedEntries), \
-            \(report.removedBytes) bytes; \(report.entries) remain)
-            bench: second clean (nothing to do) over \(again.entries) entries: \(againTime)
-            """)
-        #expect(report.removedEntries == dry.removedEntries)
-        #expect(again.removedEntries == 0)
+        let dry = try timed("clean --max-age 7d --dry-run") { try cache.clean(maxAge: week, maxSize: nil, dryRun: true) }
+        let expired = try timed("clean --max-age 7d") { try cache.clean(maxAge: week, maxSize: nil, dryRun: false) }
+        print("bench:   removed \(expired.removedEntries) expired entries, \(expired.entries) remain")
+        let cap = expired.bytes / 10 * 9
+        let trimmed = try timed("clean --max-size (90% of the rest)") {
+            try cache.clean(maxAge: week, maxSize: cap, dryRun: false)
+        }
+        print("bench:   removed \(trimmed.removedEntries) least recently used entries, \(trimmed.entries) remain")
+        let again = try timed("clean with nothing to remove") { try cache.clean(maxAge: week, maxSize: cap, dryRun: false) }
+        #expect(expired.removedEntries == dry.removedEntries)
+        #expect(trimmed.bytes <= cap && again.removedEntries == 0)
     }
 }
