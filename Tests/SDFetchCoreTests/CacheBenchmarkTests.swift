@@ -29,7 +29,8 @@ struct CacheBenchmarkTests {
             let run = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
             let runTime = clock.now - start
             func rate(_ time: Duration) -> Int { Int(Double(urls.count) / time.timeInterval) }
-            print("""
+            print(
+                """
                 bench: round \(round): parse + cachedHit: \(hits) hits in \(hitTime) (\(rate(hitTime)) URLs/s); \
                 FetchRun to a collecting consumer: \(run.summary.count(.cached)) cached in \(runTime) \
                 (\(rate(runTime)) URLs/s)
@@ -52,7 +53,9 @@ struct CacheBenchmarkTests {
         let before = try timed("stats") { try DiskCache.stats(directory: path, now: Date()) }
         print("bench: \(before.entries) entries, \(before.bytes) bytes")
         let cache = try DiskCache(directory: path)
-        let dry = try timed("clean --max-age 7d --dry-run") { try cache.clean(maxAge: week, maxSize: nil, dryRun: true) }
+        let dry = try timed("clean --max-age 7d --dry-run") {
+            try cache.clean(maxAge: week, maxSize: nil, dryRun: true)
+        }
         let expired = try timed("clean --max-age 7d") { try cache.clean(maxAge: week, maxSize: nil, dryRun: false) }
         print("bench:   removed \(expired.removedEntries) expired entries, \(expired.entries) remain")
         let cap = expired.bytes / 10 * 9
@@ -60,7 +63,9 @@ struct CacheBenchmarkTests {
             try cache.clean(maxAge: week, maxSize: cap, dryRun: false)
         }
         print("bench:   removed \(trimmed.removedEntries) least recently used entries, \(trimmed.entries) remain")
-        let again = try timed("clean with nothing to remove") { try cache.clean(maxAge: week, maxSize: cap, dryRun: false) }
+        let again = try timed("clean with nothing to remove") {
+            try cache.clean(maxAge: week, maxSize: cap, dryRun: false)
+        }
         #expect(expired.removedEntries == dry.removedEntries)
         #expect(trimmed.bytes <= cap && again.removedEntries == 0)
     }

@@ -44,7 +44,8 @@ enum CacheScan {
         let fd = dirfd(directory)
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let item = readdir(directory) {
-            let name = String(cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+            let name = String(
+                cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
             if name == "." || name == ".." { continue }
             body(fd, name)
         }

@@ -50,7 +50,8 @@ extension DiskCache {
             remove(victims, dryRun: dryRun, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
-            report.removedFailed = removeExpiredRecords(recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
+            report.removedFailed = removeExpiredRecords(
+                recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
             return report
         }
     }

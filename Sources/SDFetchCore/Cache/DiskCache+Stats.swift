@@ -34,9 +34,13 @@ extension DiskCache {
         let entriesDirectory = directory + "/entries"
         if stat(entriesDirectory, &info) == 0 {
             var shards: [String] = []
-            guard CacheScan.forEachName(in: entriesDirectory, { _, name in
-                if CacheScan.isShard(name) { shards.append(name) }
-            }) else {
+            guard
+                CacheScan.forEachName(
+                    in: entriesDirectory,
+                    { _, name in
+                        if CacheScan.isShard(name) { shards.append(name) }
+                    })
+            else {
                 throw CacheError(path: directory, detail: "cannot read \(entriesDirectory): \(errnoText())")
             }
             for partial in ShardWorkers.map(shards, { shardStats(entriesDirectory, $0) }) {

@@ -16,7 +16,8 @@ struct LineRecord {
     static func encode(magic: String, _ values: [String]) -> [UInt8] {
         var text = magic + "\n"
         for value in values {
-            text.unicodeScalars.append(contentsOf: value.unicodeScalars.lazy.filter { $0.value >= 0x20 && $0.value != 0x7F })
+            text.unicodeScalars.append(
+                contentsOf: value.unicodeScalars.lazy.filter { $0.value >= 0x20 && $0.value != 0x7F })
             text += "\n"
         }
         text += terminator + "\n"
