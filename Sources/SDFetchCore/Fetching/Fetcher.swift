@@ -66,25 +66,35 @@ public actor Fetcher {
             }
             hadRecord = true
         }
-        let validators = entry.map(Self.conditionalHeaders) ?? []
-        let request = TransferRequest(
-            url: key.string, headers: options.headers + validators, userAgent: options.userAgent,
-            timeout: options.timeout, maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
-        let response = await engine.perform(request)
-        let result: FetchResult
-        if let entry, !validators.isEmpty, response.httpStatus == 304 {
-            result = revalidated(entry, response: response, key: key, spelling: spelling)
-        } else if let failure = response.failure {
-            result = failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
-        } else {
-            result = await store(response, key: key, spelling: spelling)
-        }
+        let result = await request(key, spelling: spelling, revalidating: entry)
         if let failure = result.failure {
             blacklist.insert(failure, for: key)  // permanent kinds only
         } else if hadRecord {
             blacklist.remove([key])
         }
         return result
+    }
+
+    /// One request for `key`, conditional when `entry` has validators, and its result:
+    /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
+    private nonisolated func request(
+        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?
+    ) async -> FetchResult {
+        let validators = entry.map(Self.conditionalHeaders) ?? []
+        // This request's options: the run's, plus the entry's validators.
+        var options = self.options
+        options.headers += validators
+        let request = TransferRequest(
+            url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
+            maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
+        let response = await engine.perform(request)
+        if let failure = response.failure {
+            if let entry, !validators.isEmpty, response.httpStatus == 304 {
+                return revalidated(entry, response: response, key: key, spelling: spelling)
+            }
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
+        return await store(response, key: key, spelling: spelling)
     }
 
     /// The result for `key` when the cache answers without any request, else nil.
