@@ -21,7 +21,8 @@ struct BlacklistFetchTests {
     }
 
     private func record(_ url: String) throws -> FailureRecord? {
-        FailureBlacklist(cache: try DiskCache(directory: directory.appending("cache"))).record(for: try URLKey(parsing: url))
+        FailureBlacklist(cache: try DiskCache(directory: directory.appending("cache"))).record(
+            for: try URLKey(parsing: url))
     }
 
     @Test("a recorded URL is skipped without a request and carries the recorded failure")

@@ -44,8 +44,11 @@ struct BlacklistTests {
         blacklist.insert(FetchFailure(.notAnImage, "no known image signature"), for: key)
         let reopened = FailureBlacklist(cache: try DiskCache(directory: cache.directory))
         let record = try #require(reopened.record(for: key))
-        #expect(record == FailureRecord(url: "http://example.test/a.png", kind: .notAnImage,
-                                        detail: "no known image signature", recordedAt: clock.now))
+        #expect(
+            record
+                == FailureRecord(
+                    url: "http://example.test/a.png", kind: .notAnImage,
+                    detail: "no known image signature", recordedAt: clock.now))
         #expect(reopened.list() == [record])
         directory.remove()
     }

@@ -52,7 +52,8 @@ struct DiskCacheTests {
         let key = try store("a")
         let meta = cache.bodyPath(for: key) + ".meta"
         let good = try #require(FileManager.default.contents(atPath: meta))
-        for damaged in [Data(), good.prefix(good.count / 2), Data("garbage\n".utf8), Data(repeating: 0xFF, count: 300)] {
+        for damaged in [Data(), good.prefix(good.count / 2), Data("garbage\n".utf8), Data(repeating: 0xFF, count: 300)]
+        {
             try damaged.write(to: URL(fileURLWithPath: meta))
             #expect(cache.entry(for: key) == nil)
         }

@@ -18,7 +18,8 @@ struct RevalidationTests {
         return Fetcher(options: options, cache: cache, now: clock.read)
     }
 
-    private func fetch(_ url: String, _ configure: (inout FetchOptions) -> Void = { _ in }) async throws -> FetchResult {
+    private func fetch(_ url: String, _ configure: (inout FetchOptions) -> Void = { _ in }) async throws -> FetchResult
+    {
         let fetcher = try fetcher(configure)
         defer { fetcher.shutdown() }
         return await fetcher.fetch(try URLKey(parsing: url), spelling: url)

@@ -40,9 +40,11 @@ public struct FailureRecord: Sendable, Equatable {
     /// Parses a record file; nil for anything malformed.
     init?(fileBytes bytes: UnsafeRawBufferPointer) {
         guard let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
-            !fields[0].isEmpty, let recordedAt = LineRecord.decodeDate(fields[1]),
-            let kind = FetchFailure.Kind(label: String(fields[2]))
+            !fields[0].isEmpty, let url = LineRecord.string(bytes, fields[0]),
+            let recordedAt = LineRecord.date(bytes, fields[1]),
+            let label = LineRecord.string(bytes, fields[2]), let kind = FetchFailure.Kind(label: label),
+            let detail = LineRecord.string(bytes, fields[3])
         else { return nil }
-        self.init(url: String(fields[0]), kind: kind, detail: String(fields[3]), recordedAt: recordedAt)
+        self.init(url: url, kind: kind, detail: detail, recordedAt: recordedAt)
     }
 }

@@ -60,16 +60,23 @@ public struct CacheEntry: Sendable, Equatable, Codable {
     /// Parses a `.meta` file; nil for anything malformed.
     init?(metadata bytes: UnsafeRawBufferPointer, accessedAt: Date) {
         guard let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
-            !fields[0].isEmpty, let storedAt = LineRecord.decodeDate(fields[1]),
-            let format = ImageFormat(rawValue: String(fields[2])), let bytes = Int64(fields[3]), bytes >= 0
+            !fields[0].isEmpty, let url = LineRecord.string(bytes, fields[0]),
+            let storedAt = LineRecord.date(bytes, fields[1]),
+            let format = ImageFormat.allCases.first(where: { bytes[fields[2]].elementsEqual($0.rawValue.utf8) }),
+            let size = LineRecord.integer(bytes, fields[3]), size >= 0
         else { return nil }
-        func optionalInt(_ text: Substring) -> Int?? { text.isEmpty ? .some(nil) : Int(text).map { .some($0) } }
-        guard let width = optionalInt(fields[4]), let height = optionalInt(fields[5]) else { return nil }
+        func optionalInt(_ range: Range<Int>) -> Int?? {
+            range.isEmpty ? .some(nil) : LineRecord.integer(bytes, range).map { .some(Int($0)) }
+        }
+        func optionalText(_ range: Range<Int>) -> String?? {
+            range.isEmpty ? .some(nil) : LineRecord.string(bytes, range).map { .some($0) }
+        }
+        guard let width = optionalInt(fields[4]), let height = optionalInt(fields[5]),
+            let etag = optionalText(fields[6]), let lastModified = optionalText(fields[7])
+        else { return nil }
         self.init(
-            url: String(fields[0]), storedAt: storedAt, accessedAt: accessedAt,
-            etag: fields[6].isEmpty ? nil : String(fields[6]),
-            lastModified: fields[7].isEmpty ? nil : String(fields[7]), format: format, bytes: bytes, width: width,
-            height: height)
+            url: url, storedAt: storedAt, accessedAt: accessedAt, etag: etag, lastModified: lastModified,
+            format: format, bytes: size, width: width, height: height)
     }
 }
 

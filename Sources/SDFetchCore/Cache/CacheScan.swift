@@ -44,7 +44,8 @@ enum CacheScan {
         let fd = dirfd(directory)
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let item = readdir(directory) {
-            let name = String(cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+            let name = String(
+                cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
             if name == "." || name == ".." { continue }
             body(fd, name)
         }
@@ -62,40 +63,41 @@ enum CacheScan {
     }
 
     /// Every entry under `entriesDirectory`, complete or not (a body without `.meta` is
-    /// left over from a crash). Nil when the directory cannot be read.
+    /// left over from a crash), shards listed in parallel. Nil when it cannot be read.
     static func entries(in entriesDirectory: String) -> [ScannedEntry]? {
-        var result: [ScannedEntry] = []
         var shards: [String] = []
         guard forEachName(in: entriesDirectory, { _, name in if isShard(name) { shards.append(name) } }) else {
             return nil
         }
-        for shard in shards.sorted() {
-            var byName: [String: ScannedEntry] = [:]
-            forEachName(in: "\(entriesDirectory)/\(shard)") { fd, name in
-                let length = name.utf8.count
-                let isMeta = length == 37 && name.hasSuffix(".meta")
-                guard length == 32 || isMeta else { return }
-                var info = stat()
-                guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-                    return
-                }
-                let digest = isMeta ? String(name.utf8.prefix(32))! : name
-                var entry = byName[digest] ?? ScannedEntry(shard: shard, name: digest)
-                if isMeta {
-                    entry.hasMeta = true
-                    entry.metaBytes = Int64(info.st_size)
-                    entry.accessedAt = nanoseconds(info.st_mtim)
-                    entry.metaInode = UInt64(info.st_ino)
-                } else {
-                    entry.hasBody = true
-                    entry.bodyBytes = Int64(info.st_size)
-                    entry.storedAt = nanoseconds(info.st_mtim)
-                }
-                byName[digest] = entry
+        return ShardWorkers.map(shards.sorted()) { shard in entries(in: entriesDirectory, shard: shard) }.flatMap { $0 }
+    }
+
+    /// The entries of one shard folder.
+    static func entries(in entriesDirectory: String, shard: String) -> [ScannedEntry] {
+        var byName: [String: ScannedEntry] = [:]
+        forEachName(in: "\(entriesDirectory)/\(shard)") { fd, name in
+            let length = name.utf8.count
+            let isMeta = length == 37 && name.hasSuffix(".meta")
+            guard length == 32 || isMeta else { return }
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                return
             }
-            result += byName.values
+            let digest = isMeta ? String(name.utf8.prefix(32))! : name
+            var entry = byName[digest] ?? ScannedEntry(shard: shard, name: digest)
+            if isMeta {
+                entry.hasMeta = true
+                entry.metaBytes = Int64(info.st_size)
+                entry.accessedAt = nanoseconds(info.st_mtim)
+                entry.metaInode = UInt64(info.st_ino)
+            } else {
+                entry.hasBody = true
+                entry.bodyBytes = Int64(info.st_size)
+                entry.storedAt = nanoseconds(info.st_mtim)
+            }
+            byName[digest] = entry
         }
-        return result
+        return Array(byName.values)
     }
 
     /// Every blacklist record file under `failedDirectory` (none when it does not exist).

@@ -50,7 +50,8 @@ extension DiskCache {
             remove(victims, dryRun: dryRun, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
-            report.removedFailed = removeExpiredRecords(recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
+            report.removedFailed = removeExpiredRecords(
+                recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
             return report
         }
     }
@@ -106,46 +107,64 @@ extension DiskCache {
 
     // MARK: - Removing
 
-    /// Deletes `victims` shard by shard, a batch per lock hold, each checked again under
-    /// the lock: an entry replaced or used since the scan is kept and counted as remaining.
-    /// `removedURLs` keeps the victims' order (expired first, then least recently used).
+    /// Deletes `victims` shard by shard (shards in parallel, see ``ShardWorkers``), a batch
+    /// per lock hold, each checked again under the lock: an entry replaced or used since
+    /// the scan is kept and counted as remaining. `removedURLs` keeps the victims' order
+    /// (expired first, then least recently used).
     private func remove(_ victims: [ScannedEntry], dryRun: Bool, into report: inout CleanReport) {
-        var removedURLs: [(position: Int, url: String)] = []
         let byShard = Dictionary(grouping: victims.indices, by: { victims[$0].shard })
-        for shard in byShard.keys.sorted() {
-            let positions = byShard[shard]!
-            for start in stride(from: 0, to: positions.count, by: Self.removalBatch) {
-                let batch = positions[start..<min(start + Self.removalBatch, positions.count)]
-                func account(_ position: Int, removedURL: String?) {
-                    let item = victims[position]
-                    guard let removedURL else {
-                        if item.isComplete {
-                            report.entries += 1
-                            report.bytes += item.bytes
-                        }
-                        return
-                    }
-                    report.removedBytes += item.bytes
-                    if item.isComplete {
-                        report.removedEntries += 1
-                        removedURLs.append((position, removedURL))
-                    } else {
-                        report.removedTemp += 1
-                    }
+        let partials = ShardWorkers.map(byShard.keys.sorted()) { shard in
+            self.remove(byShard[shard]!.map { ($0, victims[$0]) }, in: shard, dryRun: dryRun)
+        }
+        var removedURLs: [(position: Int, url: String)] = []
+        for partial in partials {
+            report.entries += partial.report.entries
+            report.bytes += partial.report.bytes
+            report.removedEntries += partial.report.removedEntries
+            report.removedBytes += partial.report.removedBytes
+            report.removedTemp += partial.report.removedTemp
+            removedURLs += partial.urls
+        }
+        report.removedURLs += removedURLs.sorted { $0.position < $1.position }.map(\.url)
+    }
+
+    /// One shard's share of a removal: counts, and removed URLs with their victim position.
+    private struct Removal: Sendable {
+        var report = CleanReport()
+        var urls: [(position: Int, url: String)] = []
+    }
+
+    private func remove(_ items: [(Int, ScannedEntry)], in shard: String, dryRun: Bool) -> Removal {
+        var removal = Removal()
+        func account(_ position: Int, _ item: ScannedEntry, removedURL: String?) {
+            guard let removedURL else {
+                if item.isComplete {
+                    removal.report.entries += 1
+                    removal.report.bytes += item.bytes
                 }
-                if dryRun {
-                    for position in batch {
-                        let item = victims[position]
-                        account(position, removedURL: item.isComplete ? url(of: item) ?? item.name : "")
-                    }
-                } else {
-                    shardLock(shard).withLock {
-                        for position in batch { account(position, removedURL: removeNow(victims[position])) }
-                    }
+                return
+            }
+            removal.report.removedBytes += item.bytes
+            if item.isComplete {
+                removal.report.removedEntries += 1
+                removal.urls.append((position, removedURL))
+            } else {
+                removal.report.removedTemp += 1
+            }
+        }
+        for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
+            let batch = items[start..<min(start + Self.removalBatch, items.count)]
+            if dryRun {
+                for (position, item) in batch {
+                    account(position, item, removedURL: item.isComplete ? url(of: item) ?? item.name : "")
+                }
+            } else {
+                shardLock(shard).withLock {
+                    for (position, item) in batch { account(position, item, removedURL: removeNow(item)) }
                 }
             }
         }
-        report.removedURLs += removedURLs.sorted { $0.position < $1.position }.map(\.url)
+        return removal
     }
 
     /// Removes one scanned entry if it is still what the scan saw; call under its shard lock.

@@ -33,22 +33,42 @@ extension DiskCache {
         }
         let entriesDirectory = directory + "/entries"
         if stat(entriesDirectory, &info) == 0 {
-            guard let scanned = CacheScan.entries(in: entriesDirectory) else {
+            var shards: [String] = []
+            guard
+                CacheScan.forEachName(
+                    in: entriesDirectory,
+                    { _, name in
+                        if CacheScan.isShard(name) { shards.append(name) }
+                    })
+            else {
                 throw CacheError(path: directory, detail: "cannot read \(entriesDirectory): \(errnoText())")
             }
-            for item in scanned where item.isComplete {
-                let path = "\(entriesDirectory)/\(item.shard)/\(item.name).meta"
-                // A `.meta` removed or damaged since the scan is not an entry.
-                guard let entry = LineRecord.read(path, { bytes, _ in CacheEntry(metadata: bytes, accessedAt: Date()) })
-                else { continue }
-                stats.entries += 1
-                stats.bytes += item.bytes
-                stats.formats[entry.format, default: 0] += 1
-                stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
-                stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
+            for partial in ShardWorkers.map(shards, { shardStats(entriesDirectory, $0) }) {
+                stats.entries += partial.entries
+                stats.bytes += partial.bytes
+                stats.formats.merge(partial.formats, uniquingKeysWith: +)
+                stats.oldest = [stats.oldest, partial.oldest].compactMap { $0 }.min()
+                stats.newest = [stats.newest, partial.newest].compactMap { $0 }.max()
             }
         }
         stats.failed = CacheScan.records(in: directory + "/failed").count
+        return stats
+    }
+
+    /// The statistics of one shard folder's complete entries.
+    private static func shardStats(_ entriesDirectory: String, _ shard: String) -> CacheStats {
+        var stats = CacheStats()
+        for item in CacheScan.entries(in: entriesDirectory, shard: shard) where item.isComplete {
+            let path = "\(entriesDirectory)/\(shard)/\(item.name).meta"
+            // A `.meta` removed or damaged since the scan is not an entry.
+            guard let entry = LineRecord.read(path, { bytes, _ in CacheEntry(metadata: bytes, accessedAt: Date()) })
+            else { continue }
+            stats.entries += 1
+            stats.bytes += item.bytes
+            stats.formats[entry.format, default: 0] += 1
+            stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
+            stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
+        }
         return stats
     }
 

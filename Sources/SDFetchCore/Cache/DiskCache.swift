@@ -21,6 +21,12 @@ public final class DiskCache: Sendable {
     let failedDirectory: String
     let locksDirectory: String
     let now: @Sendable () -> Date
+    /// A descriptor of `entries/` for short relative opens on the hit path.
+    let entriesDescriptor: DirectoryDescriptor
+
+    /// Validators (`ETag`, `Last-Modified`) longer than this are not kept: real ones are a
+    /// few dozen bytes, and the bound keeps every `.meta` file under ``LineRecord/limit``.
+    static let maxValidatorLength = 1024
 
     /// Opens (creating if needed) the cache at `directory`.
     ///
@@ -40,6 +46,7 @@ public final class DiskCache: Sendable {
         guard access(temporaryDirectory, W_OK) == 0 else {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
         }
+        entriesDescriptor = DirectoryDescriptor(path: entriesDirectory)
     }
 
     /// The shard folder name of `key`: the digest's first byte in hex.
@@ -61,10 +68,28 @@ public final class DiskCache: Sendable {
     /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable
     /// or corrupt: a damaged `.meta` is a miss, never a crash). Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        LineRecord.read(metadataPath(for: key)) { bytes, info in
-            guard let entry = CacheEntry(metadata: bytes, accessedAt: FileTime.date(info.st_mtim)),
-                entry.url == key.string
+        LineRecord.read(metadataPath(for: key)) { bytes, fd in
+            guard let modified = LineRecord.modified(fd),
+                let entry = CacheEntry(metadata: bytes, accessedAt: modified), entry.url == key.string
             else { return nil }
+            return entry
+        }
+    }
+
+    /// The entry for `key` if `isServable` accepts it, recorded as used now (LRU): the
+    /// warm-run hit. One `openat` (relative to the held `entries/` descriptor, so the
+    /// kernel walks two path components), `read`, `futimens`, `close` of the `.meta` file.
+    func hit(_ key: URLKey, isServable: (CacheEntry) -> Bool) -> CacheEntry? {
+        let relative = "\(Self.shard(of: key))/\(key.digest.hex).meta"
+        return LineRecord.read(relative, relativeTo: entriesDescriptor.value) { bytes, fd in
+            // The old access time is not needed: it is replaced right away.
+            guard var entry = CacheEntry(metadata: bytes, accessedAt: Date(timeIntervalSince1970: 0)),
+                entry.url == key.string, isServable(entry)
+            else { return nil }
+            entry.accessedAt = now()
+            // Best effort, like `touch`: explicit times need the file's owner, not write access.
+            var times = [FileTime.timespec(entry.accessedAt), FileTime.timespec(entry.accessedAt)]
+            _ = futimens(fd, &times)
             return entry
         }
     }
@@ -94,7 +119,8 @@ public final class DiskCache: Sendable {
         }
         let date = now()
         let entry = CacheEntry(
-            url: key.string, storedAt: date, accessedAt: date, etag: etag, lastModified: lastModified,
+            url: key.string, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
+            lastModified: Self.keepable(lastModified),
             format: image.format, bytes: Int64(body.count), width: image.width, height: image.height)
         let bodyTemporary = try AtomicWrite.writeTemporary(body, in: temporaryDirectory, modified: date)
         let metaTemporary: String
@@ -138,8 +164,8 @@ public final class DiskCache: Sendable {
         var renewed = entry
         renewed.storedAt = date
         renewed.accessedAt = date
-        renewed.etag = etag ?? entry.etag
-        renewed.lastModified = lastModified ?? entry.lastModified
+        renewed.etag = Self.keepable(etag) ?? entry.etag
+        renewed.lastModified = Self.keepable(lastModified) ?? entry.lastModified
         let temporary = try AtomicWrite.writeTemporary(renewed.metadata, in: temporaryDirectory, modified: date)
         let bodyPath = bodyPath(for: key)
         return try shardLock(Self.shard(of: key)).withLock { () throws(FetchFailure) -> CacheEntry? in
@@ -154,5 +180,24 @@ public final class DiskCache: Sendable {
             try AtomicWrite.commit(temporary, to: bodyPath + ".meta")
             return renewed
         }
+    }
+
+    /// `validator` when it is short enough to keep (see ``maxValidatorLength``), else nil.
+    static func keepable(_ validator: String?) -> String? {
+        validator.flatMap { $0.utf8.count <= maxValidatorLength ? $0 : nil }
+    }
+}
+
+/// An open directory descriptor owned by one ``DiskCache`` and closed with it; -1 when the
+/// directory could not be opened, in which case relative opens simply fail (a miss).
+final class DirectoryDescriptor: Sendable {
+    let value: Int32
+
+    init(path: String) {
+        value = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+
+    deinit {
+        if value >= 0 { close(value) }
     }
 }

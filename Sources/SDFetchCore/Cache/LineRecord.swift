@@ -16,43 +16,94 @@ struct LineRecord {
     static func encode(magic: String, _ values: [String]) -> [UInt8] {
         var text = magic + "\n"
         for value in values {
-            text.unicodeScalars.append(contentsOf: value.unicodeScalars.lazy.filter { $0.value >= 0x20 && $0.value != 0x7F })
+            text.unicodeScalars.append(
+                contentsOf: value.unicodeScalars.lazy.filter { $0.value >= 0x20 && $0.value != 0x7F })
             text += "\n"
         }
         text += terminator + "\n"
         return Array(text.utf8)
     }
 
-    /// The `count` values of a record starting with `magic`, or nil when the bytes are not one.
-    static func decode(magic: String, count: Int, from bytes: UnsafeRawBufferPointer) -> [Substring]? {
-        guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else { return nil }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        // magic + values + terminator + the empty piece after the final newline
-        guard lines.count == count + 3, lines[0] == magic, lines[count + 1] == terminator, lines[count + 2].isEmpty
+    /// The byte ranges of the `count` values of a record starting with `magic`, or nil when
+    /// the bytes are not one. Works on raw bytes (no `String` until a caller asks for a
+    /// field), since this runs once per warm-run hit.
+    static func decode(magic: String, count: Int, from bytes: UnsafeRawBufferPointer) -> [Range<Int>]? {
+        var lines: [Range<Int>] = []
+        lines.reserveCapacity(count + 2)
+        var start = 0
+        for index in bytes.indices where bytes[index] == 0x0A {
+            lines.append(start..<index)
+            start = index + 1
+            guard lines.count <= count + 2 else { return nil }
+        }
+        // magic + values + terminator, and nothing after the final newline
+        guard lines.count == count + 2, start == bytes.count,
+            bytes[lines[0]].elementsEqual(magic.utf8), bytes[lines[count + 1]].elementsEqual(terminator.utf8)
         else { return nil }
         return Array(lines[1...count])
     }
 
-    /// Reads a whole small file (at most `limit` bytes) and hands its bytes and `stat` to `body`.
+    /// A field as text; nil when it is not valid UTF-8.
+    static func string(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String? {
+        String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]).bindMemory(to: UInt8.self), as: UTF8.self)
+    }
+
+    /// A field as a decimal integer (optional leading `-`); nil for anything else.
+    static func integer(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
+        var index = range.lowerBound
+        let negative = index < range.upperBound && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard index < range.upperBound else { return nil }
+        var value: Int64 = 0
+        while index < range.upperBound {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowAdding) = times10.addingReportingOverflow(Int64(digit))
+            guard !overflow && !overflowAdding else { return nil }
+            value = sum
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
+    /// `O_NOATIME` (the same value in asm-generic and x86 `fcntl.h`; Glibc's Swift module
+    /// does not export it). Under `relatime` a read after our own `futimens` (atime equal
+    /// to mtime) would otherwise dirty the inode a second time on every warm-run hit.
+    static let noAccessTime: Int32 = 0o1000000
+
+    /// Largest record file read: a URL is at most 8,192 bytes and writers drop longer
+    /// validators (see ``DiskCache/maxValidatorLength``), so real files stay far below.
+    static let limit = 16 << 10
+
+    /// Reads a whole small file and hands its bytes and still-open descriptor to `body`.
     ///
-    /// One `open`, `fstat`, `read`, `close`; nil when the file is missing, too large or unreadable.
-    static func read<T>(_ path: String, limit: Int = 64 << 10, _ body: (UnsafeRawBufferPointer, stat) -> T?) -> T? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// `path` is relative to `directory` (a descriptor) or absolute. One `open`, one `read`
+    /// into a stack buffer (a short read of a regular file is its end), `close`: no `fstat`,
+    /// since this runs once per warm-run hit. Nil when the file is missing, longer than
+    /// ``limit`` or unreadable.
+    static func read<T>(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, _ body: (UnsafeRawBufferPointer, Int32) -> T?
+    ) -> T? {
+        var fd = openat(directory, path, O_RDONLY | O_CLOEXEC | noAccessTime)
+        // O_NOATIME is refused (EPERM) on files owned by another user: read them plainly.
+        if fd < 0 && errno == EPERM { fd = openat(directory, path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size <= limit else { return nil }
-        let size = Int(info.st_size)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
-        defer { buffer.deallocate() }
-        var filled = 0
-        while filled < size {
-            let count = Foundation.read(fd, buffer.baseAddress! + filled, size - filled)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            filled += count
+        return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T? in
+            var count: Int
+            repeat {
+                count = Foundation.read(fd, buffer.baseAddress!, limit + 1)
+            } while count < 0 && errno == EINTR
+            guard count > 0, count <= limit else { return nil }
+            return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]), fd)
         }
-        return body(UnsafeRawBufferPointer(buffer), info)
+    }
+
+    /// The modification time of an open file, for callers that need it from ``read(_:relativeTo:_:)``.
+    static func modified(_ fd: Int32) -> Date? {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? FileTime.date(info.st_mtim) : nil
     }
 
     /// Nanoseconds since 1970 as decimal text: exact for whole-second and millisecond dates.
@@ -61,8 +112,9 @@ struct LineRecord {
         return String(Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
     }
 
-    static func decodeDate(_ text: Substring) -> Date? {
-        guard let nanoseconds = Int64(text) else { return nil }
+    /// A date field (nanoseconds since 1970, as `encode` writes it).
+    static func date(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Date? {
+        guard let nanoseconds = integer(bytes, range) else { return nil }
         let (seconds, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         return FileTime.date(timespec(tv_sec: Int(seconds), tv_nsec: Int(remainder)))
     }

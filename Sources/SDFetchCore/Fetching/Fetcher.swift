@@ -66,19 +66,7 @@ public actor Fetcher {
             }
             hadRecord = true
         }
-        let validators = entry.map(Self.conditionalHeaders) ?? []
-        let request = TransferRequest(
-            url: key.string, headers: options.headers + validators, userAgent: options.userAgent,
-            timeout: options.timeout, maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
-        let response = await download(request, key: key)
-        let result: FetchResult
-        if let entry, !validators.isEmpty, response.httpStatus == 304 {
-            result = revalidated(entry, response: response, key: key, spelling: spelling)
-        } else if let failure = response.failure {
-            result = failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
-        } else {
-            result = await store(response, key: key, spelling: spelling)
-        }
+        let result = await request(key, spelling: spelling, revalidating: entry)
         if let failure = result.failure {
             blacklist.insert(failure, for: key)  // permanent kinds only
         } else if hadRecord {
@@ -87,20 +75,44 @@ public actor Fetcher {
         return result
     }
 
+    /// One request for `key`, conditional when `entry` has validators, and its result:
+    /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
+    private nonisolated func request(
+        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?
+    ) async -> FetchResult {
+        let validators = entry.map(Self.conditionalHeaders) ?? []
+        // This request's options: the run's, plus the entry's validators.
+        var options = self.options
+        options.headers += validators
+        let request = TransferRequest(
+            url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
+            maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
+        let response = await download(request, key: key)
+        if let failure = response.failure {
+            if let entry, !validators.isEmpty, response.httpStatus == 304 {
+                return revalidated(entry, response: response, key: key, spelling: spelling)
+            }
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
+        return await store(response, key: key, spelling: spelling)
+    }
+
     /// The result for `key` when the cache answers without any request, else nil.
     ///
     /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
     /// task or an actor hop: one read of the `.meta` file and one timestamp update.
-    nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
-        guard let entry = cache.entry(for: key) else { return nil }
-        return serve(entry, key: key, spelling: spelling)
+    public nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
+        cache.hit(key, isServable: isServable).map { cachedResult($0, key: key, spelling: spelling, status: .cached) }
     }
 
-    /// `cached` when `entry` may be served as is (fresh, or any entry `--offline`); records the use.
+    /// Whether `entry` may be served without a request: fresh, or any entry `--offline`.
+    private nonisolated func isServable(_ entry: CacheEntry) -> Bool {
+        options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge))
+    }
+
+    /// `cached` when `entry` may be served as is; records the use.
     private nonisolated func serve(_ entry: CacheEntry, key: URLKey, spelling: String) -> FetchResult? {
-        guard options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge)) else {
-            return nil
-        }
+        guard isServable(entry) else { return nil }
         cache.touch(key)
         return cachedResult(entry, key: key, spelling: spelling, status: .cached)
     }
