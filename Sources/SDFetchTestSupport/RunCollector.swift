@@ -15,7 +15,7 @@ public struct CollectedRun: Sendable {
         var collected = CollectedRun()
         for await event in events {
             switch event {
-            case .result(let result): collected.results.append(result)
+            case .results(let results): collected.results += results
             case .unreadableInput(let source, _): collected.unreadable.append(source)
             case .finished(let summary): collected.summary = summary
             }

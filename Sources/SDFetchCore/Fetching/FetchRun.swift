@@ -14,6 +14,9 @@ public struct FetchRun: Sendable {
     /// Only keys in this shard are processed (`--shard K/N`).
     public var shard: Shard?
     public let progress = RunProgress()
+    /// Results per hand-off when nothing waits (a warm run): large enough to make the
+    /// consumer's wake-up rare, small enough that output still streams.
+    static let resultBatch = 256
 
     public init(fetcher: Fetcher, sources: [InputSource], shard: Shard? = nil) {
         self.fetcher = fetcher
@@ -25,12 +28,15 @@ public struct FetchRun: Sendable {
     ///
     /// `reader` is made by the caller so a signal handler can cancel it.
     public func run(reader: URLListReader, into events: AsyncChannel<FetchEvent>) async {
+
         var summary = RunSummary()
         var seen = Set<KeyDigest>()
         var pendingDuplicates: [KeyDigest: Int] = [:]
         let limit = max(16, fetcher.options.concurrency * 4)
 
-        func report(_ result: FetchResult) async {
+        var done: [FetchResult] = []
+
+        func report(_ result: FetchResult) {
             var result = result
             if let digest = result.key?.digest {
                 result.duplicates = pendingDuplicates.removeValue(forKey: digest) ?? 0
@@ -39,16 +45,29 @@ public struct FetchRun: Sendable {
             if result.status == .downloaded { summary.downloadedBytes += result.bytes }
             if result.failure?.kind == .interrupted { summary.wasInterrupted = true }
             progress.completed(result)
-            await events.send(.result(result))
+            done.append(result)
+        }
+
+        /// Hands finished results to the consumer; called before every wait and when a batch is full.
+        func flush() async {
+            guard !done.isEmpty else { return }
+            let batch = done
+            done.removeAll(keepingCapacity: true)
+            await events.send(.results(batch))
         }
 
         await withTaskGroup(of: FetchResult.self) { group in
             var running = 0
-            while let batch = await reader.next() {
-                for item in batch {
+            while true {
+                await flush()
+                guard let batch = await reader.next() else { break }
+                // After Ctrl-C, lines already read are not started.
+                for item in batch where !reader.isCancelled {
+                    if done.count >= Self.resultBatch { await flush() }
                     switch item {
                     case .unreadable(let source, let detail):
                         summary.unreadableInputs += 1
+                        await flush()
                         await events.send(.unreadableInput(source: source, detail: detail))
                     case .line(let line):
                         let key: URLKey
@@ -57,7 +76,7 @@ public struct FetchRun: Sendable {
                             key = try URLKey(parsing: line.text)
                         } catch {
                             progress.discovered()
-                            await report(
+                            report(
                                 FetchResult(
                                     url: line.text, key: nil, status: .invalid,
                                     failure: FetchFailure(.invalidURL, error.reason),
@@ -76,13 +95,16 @@ public struct FetchRun: Sendable {
                         let started = ContinuousClock.now
                         if var hit = fetcher.cachedHit(key, spelling: line.text) {
                             hit.duration = ContinuousClock.now - started
-                            await report(hit)
+                            report(hit)
                             continue
                         }
                         pendingDuplicates[key.digest] = 0
-                        if running >= limit, let finished = await group.next() {
-                            running -= 1
-                            await report(finished)
+                        if running >= limit {
+                            await flush()
+                            if let finished = await group.next() {
+                                running -= 1
+                                report(finished)
+                            }
                         }
                         let fetcher = self.fetcher
                         let spelling = line.text
@@ -92,7 +114,11 @@ public struct FetchRun: Sendable {
                 }
             }
             progress.inputDidFinish()
-            for await finished in group { await report(finished) }
+            while true {
+                await flush()
+                guard let finished = await group.next() else { break }
+                report(finished)
+            }
         }
         summary.usedKeys = seen
         await events.send(.finished(summary))

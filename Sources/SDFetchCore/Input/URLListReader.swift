@@ -101,7 +101,8 @@ public final class URLListReader: @unchecked Sendable {
         pending?.resume(returning: nil)
     }
 
-    private var isCancelled: Bool {
+    /// Whether ``cancel()`` was called: lines already handed out should not be started.
+    public var isCancelled: Bool {
         condition.lock()
         defer { condition.unlock() }
         return cancelled

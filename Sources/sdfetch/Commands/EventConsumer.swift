@@ -21,8 +21,8 @@ struct EventConsumer {
 
     mutating func handle(_ event: FetchEvent) {
         switch event {
-        case .result(let result):
-            handle(result)
+        case .results(let results):
+            for result in results { handle(result) }
         case .unreadableInput(let source, let detail):
             // `sdfetch clen` reads a file named "clen": point at the command that was probably meant.
             var hint = ""
