@@ -21,6 +21,15 @@ public enum SampleImages {
         return png
     }
 
+    /// Signature, IHDR (8-bit RGBA), a stub IDAT and IEND: enough for libpng's header read
+    /// to succeed, so only the pixel limit can reject it (a decompression-bomb header).
+    public static func pngHeader(width: UInt32, height: UInt32) -> [UInt8] {
+        let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let header = bigEndian(width) + bigEndian(height) + [8, 6, 0, 0, 0]
+        // A zlib header alone: libpng reads chunks up to the first IDAT before it reports.
+        return signature + chunk("IHDR", header) + chunk("IDAT", [0x78, 0x9C]) + chunk("IEND", [])
+    }
+
     private static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let typeBytes = Array(type.utf8)
         return bigEndian(UInt32(data.count)) + typeBytes + data + bigEndian(crc32(typeBytes + data))

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SDFetchCore
+import SDFetchTestSupport
 
 /// Broken variants of the good fixtures, made here from their bytes: each must end as a
 /// failure value of the spec's kind, never a crash.
@@ -83,7 +84,7 @@ struct CorruptInputTests {
 
     @Test("a PNG with a valid 50000x50000 IHDR is too many pixels under a full verify")
     func pngBombWithValidCRC() {
-        let bytes = PNGBuilder.header(width: 50000, height: 50000)
+        let bytes = SampleImages.pngHeader(width: 50000, height: 50000)
         #expect(full.verify(bytes).failureKind == .tooManyPixels)
     }
 

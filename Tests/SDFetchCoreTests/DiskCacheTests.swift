@@ -121,6 +121,27 @@ struct DiskCacheTests {
         directory.remove()
     }
 
+    @Test("a process that stored nothing skips the size scan under a cap no smaller than the last trim's")
+    func capRecordSkipsScan() throws {
+        for index in 0..<3 { try store("e\(index)", seed: index) }
+        let cap: Int64 = 1 << 20
+        #expect(try !cache.enforceLimit(maxBytes: cap, protecting: []).wasSkipped)
+        // A second process on the same directory, which has stored nothing.
+        let reader = try DiskCache(directory: cache.directory, now: clock.read)
+        #expect(try reader.enforceLimit(maxBytes: cap, protecting: []).wasSkipped)
+        // A smaller cap is not known to hold: it scans and trims.
+        let trimmed = try reader.enforceLimit(maxBytes: 1, protecting: [])
+        #expect(!trimmed.wasSkipped && trimmed.removedEntries == 3)
+        // Any process storing an entry voids the record for everyone.
+        let writer = try DiskCache(directory: cache.directory, now: clock.read)
+        try writer.store(
+            SampleImages.png(), for: try key("new"), image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
+        let another = try DiskCache(directory: cache.directory, now: clock.read)
+        let report = try another.enforceLimit(maxBytes: 1, protecting: [])
+        #expect(!report.wasSkipped && report.removedEntries == 1)
+        directory.remove()
+    }
+
     @Test("clean removes entries once they are older than max-age, by the injected clock")
     func expiry() throws {
         let a = try store("a")

@@ -11,15 +11,7 @@ struct RetryTests {
     let directory = TemporaryDirectory("retries")
 
     private func fetcher(_ configure: (inout FetchOptions) -> Void = { _ in }) throws -> Fetcher {
-        var options = FetchOptions()
-        options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
-        configure(&options)
-        return Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache")))
-    }
-
-    private func fetch(_ fetcher: Fetcher, _ url: String) async throws -> FetchResult {
-        let key = try URLKey(parsing: url)
-        return await fetcher.fetch(key, spelling: url)
+        try Fetcher.forTesting(in: directory, configure)
     }
 
     // MARK: - Retries
@@ -29,7 +21,7 @@ struct RetryTests {
         let server = try await LoopbackServer()
         server.route("/a.png", .status(503), .ok(SampleImages.png()))
         let fetcher = try fetcher()
-        let result = try await fetch(fetcher, server.url("/a.png"))
+        let result = try await fetcher.fetch(url: server.url("/a.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -42,7 +34,7 @@ struct RetryTests {
         let server = try await LoopbackServer()
         server.route("/down.png", .status(503))
         let fetcher = try fetcher { $0.retries = 2 }
-        let result = try await fetch(fetcher, server.url("/down.png"))
+        let result = try await fetcher.fetch(url: server.url("/down.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -55,7 +47,7 @@ struct RetryTests {
         let server = try await LoopbackServer()
         server.route("/gone.png", .status(410))
         let fetcher = try fetcher { $0.retries = 3 }
-        let result = try await fetch(fetcher, server.url("/gone.png"))
+        let result = try await fetcher.fetch(url: server.url("/gone.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -69,7 +61,7 @@ struct RetryTests {
         let body = SampleImages.png(width: 16, height: 16)
         server.route("/cut.png", ScriptedResponse(body: body, behavior: .truncated(sentBytes: 50)), .ok(body))
         let fetcher = try fetcher()
-        let result = try await fetch(fetcher, server.url("/cut.png"))
+        let result = try await fetcher.fetch(url: server.url("/cut.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -84,7 +76,7 @@ struct RetryTests {
         let server = try await LoopbackServer()
         server.route("/busy.png", .status(429, headers: [("Retry-After", "1")]), .ok(SampleImages.png()))
         let fetcher = try fetcher()
-        let result = try await fetch(fetcher, server.url("/busy.png"))
+        let result = try await fetcher.fetch(url: server.url("/busy.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -104,7 +96,7 @@ struct RetryTests {
             $0.retryPolicy = RetryPolicy(
                 baseDelay: .milliseconds(5), maxDelay: .milliseconds(20), retryAfterCap: .milliseconds(300))
         }
-        let result = try await fetch(fetcher, server.url("/busy.png"))
+        let result = try await fetcher.fetch(url: server.url("/busy.png"))
         fetcher.shutdown()
         try await server.shutdown()
 

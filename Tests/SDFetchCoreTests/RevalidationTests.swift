@@ -12,17 +12,14 @@ struct RevalidationTests {
     static let week: Duration = .seconds(7 * 86400)
 
     private func fetcher(_ configure: (inout FetchOptions) -> Void = { _ in }) throws -> Fetcher {
-        var options = FetchOptions()
-        configure(&options)
-        let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read)
-        return Fetcher(options: options, cache: cache, now: clock.read)
+        try Fetcher.forTesting(in: directory, now: clock.read, configure)
     }
 
     private func fetch(_ url: String, _ configure: (inout FetchOptions) -> Void = { _ in }) async throws -> FetchResult
     {
         let fetcher = try fetcher(configure)
         defer { fetcher.shutdown() }
-        return await fetcher.fetch(try URLKey(parsing: url), spelling: url)
+        return try await fetcher.fetch(url: url)
     }
 
     @Test("a warm run over fresh entries sends no request")

@@ -10,15 +10,7 @@ struct TransportTests {
     let directory = TemporaryDirectory("transport")
 
     private func fetcher(_ configure: (inout FetchOptions) -> Void = { _ in }) throws -> Fetcher {
-        var options = FetchOptions()
-        options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
-        configure(&options)
-        return Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache")))
-    }
-
-    private func fetch(_ fetcher: Fetcher, _ url: String) async throws -> FetchResult {
-        let key = try URLKey(parsing: url)
-        return await fetcher.fetch(key, spelling: url)
+        try Fetcher.forTesting(in: directory, configure)
     }
 
     // MARK: - Concurrency and connections
@@ -69,7 +61,7 @@ struct TransportTests {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
         let fetcher = try fetcher { $0.userAgent = "tester/1.0" }
-        let result = try await fetch(fetcher, server.url("/a.png"))
+        let result = try await fetcher.fetch(url: server.url("/a.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -84,7 +76,7 @@ struct TransportTests {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
         let fetcher = try fetcher { $0.headers = ["accept: image/png", "X-Token: abc"] }
-        _ = try await fetch(fetcher, server.url("/a.png"))
+        _ = try await fetcher.fetch(url: server.url("/a.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -122,7 +114,7 @@ struct TransportTests {
         server.route("/r3", .redirect(to: "/final.png", status: 307))
         server.route("/final.png", .ok(SampleImages.png(seed: 3)))
         let fetcher = try fetcher()
-        let result = try await fetch(fetcher, server.url("/r1"))
+        let result = try await fetcher.fetch(url: server.url("/r1"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -137,7 +129,7 @@ struct TransportTests {
         let server = try await LoopbackServer()
         server.route("/loop", .redirect(to: "/loop"))
         let fetcher = try fetcher { $0.maxRedirects = 3 }
-        let result = try await fetch(fetcher, server.url("/loop"))
+        let result = try await fetcher.fetch(url: server.url("/loop"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -152,7 +144,7 @@ struct TransportTests {
         let server = try await LoopbackServer()
         server.route("/evil", .redirect(to: "file:///etc/passwd"))
         let fetcher = try fetcher()
-        let result = try await fetch(fetcher, server.url("/evil"))
+        let result = try await fetcher.fetch(url: server.url("/evil"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -170,7 +162,7 @@ struct TransportTests {
         let body = [UInt8](repeating: 0x42, count: 32 << 20)
         server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .paced(chunk: 64 << 10)))
         let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
-        let result = try await fetch(fetcher, server.url("/big.png"))
+        let result = try await fetcher.fetch(url: server.url("/big.png"))
         fetcher.shutdown()
         try await server.shutdown()
 
@@ -185,7 +177,7 @@ struct TransportTests {
         let body = [UInt8](repeating: 0x42, count: 32 << 20)
         server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .streamed(chunk: 64 << 10)))
         let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
-        let result = try await fetch(fetcher, server.url("/big.png"))
+        let result = try await fetcher.fetch(url: server.url("/big.png"))
         fetcher.shutdown()
         try await server.shutdown()
 

@@ -13,6 +13,9 @@ public struct CleanReport: Sendable, Equatable {
     public var bytes: Int64 = 0
     /// URLs of the removed entries, in removal order (LRU order for trimmed ones).
     public var removedURLs: [String] = []
+    /// `enforceLimit` knew the cache was within the cap without scanning it: nothing was
+    /// removed, and `entries` and `bytes` were not counted.
+    public var wasSkipped = false
 
     public init() {}
 }
@@ -50,6 +53,7 @@ extension DiskCache {
             remove(victims, dryRun: dryRun, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
+            if let maxSize, !dryRun { recordWithin(maxSize) }
             report.removedFailed = removeExpiredRecords(
                 recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
             return report
@@ -59,17 +63,23 @@ extension DiskCache {
     /// SPEC `--max-cache-size`: trims the cache to `maxBytes`, least recently used first,
     /// entries in `keys` (those used by the current run) last. Call it after a fetch run.
     ///
-    /// Costs one `stat` per file; expired entries are left for `clean`.
+    /// Costs one `stat` per file, unless nothing was stored since the last trim to a cap no
+    /// larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`.
     ///
     /// - Throws: ``CacheError`` when the entries directory cannot be read.
     public func enforceLimit(maxBytes: Int64, protecting keys: Set<KeyDigest>) throws(CacheError) -> CleanReport {
         try maintenanceLock.withLock { () throws(CacheError) -> CleanReport in
-            var kept = try scan().filter(\.isComplete)
             var report = CleanReport()
+            if isKnownWithin(maxBytes) {
+                report.wasSkipped = true
+                return report
+            }
+            var kept = try scan().filter(\.isComplete)
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
             remove(victims, dryRun: false, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
+            recordWithin(maxBytes)
             return report
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
@@ -23,6 +24,8 @@ public final class DiskCache: Sendable {
     let now: @Sendable () -> Date
     /// A descriptor of `entries/` for short relative opens on the hit path.
     let entriesDescriptor: DirectoryDescriptor
+    /// Set by this instance's first store (see ``forgetCapRecord()``).
+    let hasStored = Atomic<Bool>(false)
 
     /// Validators (`ETag`, `Last-Modified`) longer than this are not kept: real ones are a
     /// few dozen bytes, and the bound keeps every `.meta` file under ``LineRecord/limit``.
@@ -132,6 +135,7 @@ public final class DiskCache: Sendable {
         }
         let bodyPath = bodyPath(for: key)
         let metaPath = bodyPath + ".meta"
+        forgetCapRecord()
         try shardLock(shard).withLock { () throws(FetchFailure) in
             // Hide the old entry first: a crash between the renames then leaves a body
             // without metadata (a miss), never old metadata describing a new body.

@@ -1,0 +1,21 @@
+import Foundation
+import SDFetchCore
+
+extension Fetcher {
+    /// A fetcher over the cache `directory/cache`, with millisecond backoff so tests of
+    /// retries never wait long; `configure` adjusts the options further.
+    public static func forTesting(
+        in directory: TemporaryDirectory, now: @escaping @Sendable () -> Date = Date.init,
+        _ configure: (inout FetchOptions) -> Void = { _ in }
+    ) throws -> Fetcher {
+        var options = FetchOptions()
+        options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+        configure(&options)
+        return Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache"), now: now), now: now)
+    }
+
+    /// Parses `url` and fetches it, reporting it under that spelling.
+    public func fetch(url: String) async throws -> FetchResult {
+        await fetch(try URLKey(parsing: url), spelling: url)
+    }
+}
