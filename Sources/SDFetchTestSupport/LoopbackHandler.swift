@@ -103,12 +103,7 @@ final class LoopbackHandler: ChannelInboundHandler {
     /// Sends one chunk, waits until the socket took it, then the next: a client that stops
     /// reading (or disconnects) stops the flow, so `bytesSent` shows how much it accepted.
     private func stream(_ rest: ArraySlice<UInt8>, chunk: Int, path: String, context: ChannelHandlerContext) {
-        guard context.channel.isActive else { return }
-        if rest.isEmpty {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            finish(context: context)
-            return
-        }
+        guard !isDone(rest, context: context) else { return }
         let piece = rest.prefix(chunk)
         var buffer = context.channel.allocator.buffer(capacity: piece.count)
         buffer.writeBytes(piece)
@@ -124,12 +119,7 @@ final class LoopbackHandler: ChannelInboundHandler {
     private func trickle(
         _ rest: ArraySlice<UInt8>, chunk: Int, interval: Duration, path: String, context: ChannelHandlerContext
     ) {
-        guard context.channel.isActive else { return }
-        if rest.isEmpty {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            finish(context: context)
-            return
-        }
+        guard !isDone(rest, context: context) else { return }
         let piece = rest.prefix(chunk)
         writeBody(piece, path: path, context: context)
         context.flush()
@@ -139,6 +129,16 @@ final class LoopbackHandler: ChannelInboundHandler {
             let (handler, context) = loopBound.value
             handler.trickle(rest.dropFirst(piece.count), chunk: chunk, interval: interval, path: path, context: context)
         }
+    }
+
+    /// True when a piecewise body should stop: the client left, or the body is out (then
+    /// the response is ended here).
+    private func isDone(_ rest: ArraySlice<UInt8>, context: ChannelHandlerContext) -> Bool {
+        guard context.channel.isActive else { return true }
+        guard rest.isEmpty else { return false }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        finish(context: context)
+        return true
     }
 
     private func finish(context: ChannelHandlerContext) {
