@@ -32,9 +32,7 @@ final class LoopbackHandler: ChannelInboundHandler {
             let response = server.begin(request)
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             if response.delay > .zero {
-                let nanoseconds = response.delay.components.seconds * 1_000_000_000
-                    + response.delay.components.attoseconds / 1_000_000_000
-                context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+                context.eventLoop.scheduleTask(in: TimeAmount(response.delay)) {
                     let (handler, context) = loopBound.value
                     handler.respond(response, path: head.uri, keepAlive: head.isKeepAlive, context: context)
                 }
@@ -123,9 +121,8 @@ final class LoopbackHandler: ChannelInboundHandler {
         let piece = rest.prefix(chunk)
         writeBody(piece, path: path, context: context)
         context.flush()
-        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+        context.eventLoop.scheduleTask(in: TimeAmount(interval)) {
             let (handler, context) = loopBound.value
             handler.trickle(rest.dropFirst(piece.count), chunk: chunk, interval: interval, path: path, context: context)
         }

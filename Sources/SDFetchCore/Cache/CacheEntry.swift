@@ -79,10 +79,3 @@ public struct CacheEntry: Sendable, Equatable, Codable {
             format: format, bytes: size, width: width, height: height)
     }
 }
-
-extension Duration {
-    /// Seconds as a `TimeInterval`, for date arithmetic.
-    public var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

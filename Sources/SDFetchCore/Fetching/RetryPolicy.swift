@@ -44,9 +44,6 @@ public struct RetryPolicy: Sendable, Equatable {
         let nominal = min(baseDelay * (1 << doublings), maxDelay)
         let backoff = min(nominal * (0.8 + 0.4 * min(max(jitter, 0), 1)), maxDelay)
         guard let retryAfter, retryAfter.isFinite, retryAfter > 0 else { return backoff }
-        let capSeconds =
-            Double(retryAfterCap.components.seconds)
-            + Double(retryAfterCap.components.attoseconds) / 1e18
-        return max(backoff, .seconds(min(retryAfter, capSeconds)))
+        return max(backoff, .seconds(min(retryAfter, retryAfterCap.timeInterval)))
     }
 }

@@ -1,3 +1,5 @@
+import SDFetchCore
+
 /// What `@main` runs once the command line is understood.
 protocol Command: Sendable {
     func run(in environment: ProcessEnvironment) async -> ExitStatus
@@ -45,6 +47,12 @@ extension ParsableCommand {
     /// so printed paths (result lines, `path`) stay valid from any directory.
     func resolvedCacheDirectory(in environment: ProcessEnvironment) -> String {
         ProcessEnvironment.absolute(cacheDirectory ?? environment.defaultCacheDirectory)
+    }
+
+    /// Reports an unusable cache directory the one way every command does; returns exit 3.
+    func cacheFailure(_ error: CacheError) -> ExitStatus {
+        StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
+        return ExitStatus(error)
     }
 }
 

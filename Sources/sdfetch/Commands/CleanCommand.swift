@@ -41,8 +41,7 @@ extension CleanCommand {
             let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
             report = try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun)
         } catch {
-            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
-            return ExitStatus(error)
+            return cacheFailure(error)
         }
         FileDescriptorWriter.write(isJSON ? json(report) : text(report), to: STDOUT_FILENO)
         return .success

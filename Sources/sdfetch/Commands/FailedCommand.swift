@@ -55,8 +55,7 @@ extension FailedCommand {
         do throws(CacheError) {
             blacklist = FailureBlacklist(cache: try DiskCache(directory: directory))
         } catch {
-            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
-            return ExitStatus(error)
+            return cacheFailure(error)
         }
         var output = ""
         switch action {

@@ -22,8 +22,7 @@ struct FetchCommand: ParsableCommand {
         do throws(CacheError) {
             cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
         } catch {
-            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
-            return ExitStatus(error)
+            return cacheFailure(error)
         }
         if let outputDirectory {
             do throws(OutputError) {

@@ -38,8 +38,7 @@ struct PathCommand: ParsableCommand {
             do throws(CacheError) {
                 cache = try DiskCache(directory: directory)
             } catch {
-                StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
-                return ExitStatus(error)
+                return cacheFailure(error)
             }
             for key in keys {
                 if cache.entry(for: key) != nil {

@@ -30,8 +30,7 @@ extension StatsCommand {
         do throws(CacheError) {
             stats = try DiskCache.stats(directory: resolvedCacheDirectory(in: environment), now: Date())
         } catch {
-            StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
-            return ExitStatus(error)
+            return cacheFailure(error)
         }
         FileDescriptorWriter.write(isJSON ? json(stats) : text(stats), to: STDOUT_FILENO)
         return .success
