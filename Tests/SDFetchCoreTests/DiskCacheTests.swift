@@ -1,5 +1,5 @@
 import Foundation
-import SDFetchCore
+@testable import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
@@ -29,6 +29,11 @@ struct DiskCacheTests {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64)
     }
 
+    /// What the cache must count for `key`'s entry: the body plus its metadata record.
+    private func entryBytes(_ key: URLKey) throws -> Int64 {
+        try fileSize(cache.bodyPath(for: key)) + Int64(try #require(cache.entry(for: key)).metadata.count)
+    }
+
     @Test("a stored entry reads back with every metadata field and the served bytes")
     func roundTrip() throws {
         let key = try key("a")
@@ -47,32 +52,82 @@ struct DiskCacheTests {
         directory.remove()
     }
 
-    @Test("a corrupt, truncated or foreign meta file is a miss, never a crash")
-    func corruptMetadata() throws {
-        let key = try store("a")
-        let meta = cache.bodyPath(for: key) + ".meta"
-        let good = try #require(FileManager.default.contents(atPath: meta))
-        for damaged in [Data(), good.prefix(good.count / 2), Data("garbage\n".utf8), Data(repeating: 0xFF, count: 300)]
-        {
-            try damaged.write(to: URL(fileURLWithPath: meta))
-            #expect(cache.entry(for: key) == nil)
-        }
+    @Test("an entry is one file: its metadata lives in an extended attribute, no other file is left")
+    func oneFilePerEntry() throws {
+        let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
+        let entries = directory.appending("cache/entries")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter { !CacheScan.isShard($0) }
+        #expect(files.sorted() == keys.map { "\(DiskCache.shard(of: $0))/\($0.digest.hex)" }.sorted())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
+        #expect(!cache.usesSidecars)
+        let recordBytes = Int64(try #require(cache.entry(for: keys[0])).metadata.count)
+        #expect(EntryFile.attributeSize(cache.bodyPath(for: keys[0])) == recordBytes)
         directory.remove()
     }
 
-    @Test("a failed write leaves the previous entry intact and nothing half-written")
+    @Test("a corrupt, truncated, foreign or missing record is a miss, never a crash", arguments: [false, true])
+    func corruptMetadata(sidecars: Bool) throws {
+        let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read, sidecars: sidecars)
+        let key = try key("a")
+        try cache.store(SampleImages.png(), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
+        let body = cache.bodyPath(for: key)
+        let good = try #require(cache.entry(for: key)).metadata
+        #expect(FileManager.default.fileExists(atPath: body + ".meta") == sidecars)
+        let damages: [[UInt8]] = [
+            [0x0A], Array(good.prefix(good.count / 2)), Array("garbage\n".utf8), [UInt8](repeating: 0xFF, count: 300),
+        ]
+        for damaged in damages {
+            if sidecars {
+                try Data(damaged).write(to: URL(fileURLWithPath: body + ".meta"))
+            } else {
+                let fd = open(body, O_RDONLY)
+                #expect(EntryFile.setRecord(damaged, of: fd) == nil)
+                close(fd)
+            }
+            #expect(cache.entry(for: key) == nil)
+        }
+        if sidecars { unlink(body + ".meta") } else { removeRecord(body) }
+        #expect(cache.entry(for: key) == nil)
+        directory.remove()
+    }
+
+    @Test("a store that fails before naming its file leaves the previous entry and no stray file")
     func failedWriteKeepsOldEntry() throws {
         let key = try store("a", seed: 1)
-        // Replace tmp/ by a regular file: creating the temporary file now fails.
-        let temporary = directory.appending("cache/tmp")
-        try FileManager.default.removeItem(atPath: temporary)
-        _ = FileManager.default.createFile(atPath: temporary, contents: Data())
+        // Move the shard away and put a regular file in its place: creating the file fails.
+        let shard = directory.appending("cache/entries/\(DiskCache.shard(of: key))")
+        let saved = directory.appending("saved-shard")
+        try FileManager.default.moveItem(atPath: shard, toPath: saved)
+        _ = FileManager.default.createFile(atPath: shard, contents: Data())
         #expect(throws: FetchFailure.self) {
             try cache.store(
                 SampleImages.png(seed: 2), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         }
+        #expect(try fileSize(shard) == 0)
+        try FileManager.default.removeItem(atPath: shard)
+        try FileManager.default.moveItem(atPath: saved, toPath: shard)
         #expect(cache.entry(for: key) != nil)
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(SampleImages.png(seed: 1)))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: shard) == [key.digest.hex])
+        directory.remove()
+    }
+
+    @Test("re-storing a key replaces its entry whole; a record too big for an attribute goes to a sidecar")
+    func replaceAndLargeRecord() throws {
+        let key = try store("a", seed: 1, etag: "\"v1\"")
+        try cache.store(
+            SampleImages.png(seed: 2), for: key, image: VerifiedImage(format: .png), etag: "\"v2\"", lastModified: nil)
+        #expect(cache.entry(for: key)?.etag == "\"v2\"")
+        #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(SampleImages.png(seed: 2)))
+        // A URL near the 8 KiB limit makes a record larger than ext4 allows in one attribute.
+        let long = try URLKey(parsing: "http://example.test/" + String(repeating: "x", count: 7000) + ".png")
+        try cache.store(SampleImages.png(), for: long, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
+        #expect(cache.entry(for: long)?.url == long.string)
+        let report = try cache.enforceLimit(maxBytes: 1 << 30, protecting: [])
+        #expect(report.entries == 2)
+        #expect(report.bytes == (try entryBytes(key)) + (try entryBytes(long)))
+        let files = try FileManager.default.subpathsOfDirectory(atPath: directory.appending("cache/entries"))
+        #expect(!files.contains { $0.hasSuffix(".tmp") })
         directory.remove()
     }
 
@@ -86,7 +141,7 @@ struct DiskCacheTests {
         #expect(cache.entry(for: a)?.accessedAt == clock.now)
         #expect(try #require(cache.entry(for: a)).accessedAt > cache.entry(for: b)!.accessedAt)
         // Room for one entry: the least recently used (b, despite being stored later) goes.
-        let oneEntry = try fileSize(cache.bodyPath(for: a)) + fileSize(cache.bodyPath(for: a) + ".meta")
+        let oneEntry = try entryBytes(a)
         let report = try cache.enforceLimit(maxBytes: oneEntry, protecting: [])
         #expect(report.removedURLs == [b.string])
         #expect(cache.entry(for: a) != nil && cache.entry(for: b) == nil)
@@ -100,7 +155,7 @@ struct DiskCacheTests {
             keys.append(try store("e\(index)", seed: index))
             clock.advance(by: .seconds(1))
         }
-        let perEntry = try fileSize(cache.bodyPath(for: keys[0])) + fileSize(cache.bodyPath(for: keys[0]) + ".meta")
+        let perEntry = try entryBytes(keys[0])
         let report = try cache.enforceLimit(maxBytes: perEntry * 3, protecting: [])
         #expect(report.removedURLs == [keys[0].string, keys[1].string])
         #expect(report.removedEntries == 2 && report.removedBytes == perEntry * 2)
@@ -114,7 +169,7 @@ struct DiskCacheTests {
         let old = try store("old")
         clock.advance(by: .seconds(1))
         let newer = try store("newer")
-        let perEntry = try fileSize(cache.bodyPath(for: old)) + fileSize(cache.bodyPath(for: old) + ".meta")
+        let perEntry = try entryBytes(old)
         let report = try cache.enforceLimit(maxBytes: perEntry, protecting: [old.digest])
         #expect(report.removedURLs == [newer.string])
         #expect(cache.entry(for: old) != nil)
@@ -160,25 +215,41 @@ struct DiskCacheTests {
         directory.remove()
     }
 
-    @Test("clean removes stray temporary files and orphaned bodies but not a live writer's file")
+    @Test("clean removes stray temporary files and orphaned halves but not a live writer's file")
     func strayFiles() throws {
-        let tmp = directory.appending("cache/tmp")
-        let stale = directory.write("x", to: "cache/tmp/1-1.tmp")
-        let live = directory.write("y", to: "cache/tmp/1-2.tmp")
-        var times = [timespec(tv_sec: Int(clock.now.timeIntervalSince1970) - 7200, tv_nsec: 0)]
-        times.append(times[0])
-        utimensat(AT_FDCWD, stale, &times, 0)
-        var liveTimes = [timespec(tv_sec: Int(clock.now.timeIntervalSince1970) - 60, tv_nsec: 0)]
-        liveTimes.append(liveTimes[0])
-        utimensat(AT_FDCWD, live, &liveTimes, 0)
-        // A crash between the body's and the metadata's rename leaves a body alone.
-        let orphan = try store("orphan")
-        unlink(cache.bodyPath(for: orphan) + ".meta")
+        let orphanKey = try store("orphan")
+        let shardDirectory = "cache/entries/\(DiskCache.shard(of: orphanKey))"
+        let stale = [
+            directory.write("x", to: "cache/tmp/1-1.tmp"), directory.write("x", to: "\(shardDirectory)/1-3.tmp"),
+            // A sidecar whose body never got its name.
+            directory.write("x", to: "\(shardDirectory)/\(String(repeating: "0", count: 32)).meta"),
+        ]
+        let live = [
+            directory.write("y", to: "cache/tmp/1-2.tmp"), directory.write("y", to: "\(shardDirectory)/1-4.tmp"),
+            directory.write("y", to: "\(shardDirectory)/\(String(repeating: "1", count: 32)).meta"),
+        ]
+        let twoHoursAgo = Int(clock.now.timeIntervalSince1970) - 7200
+        for (paths, seconds) in [(stale, twoHoursAgo), (live, twoHoursAgo + 7140)] {
+            var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+            for path in paths { utimensat(AT_FDCWD, path, &times, 0) }
+        }
+        // A body without any metadata (left by an older version crashing between renames).
+        let orphan = cache.bodyPath(for: orphanKey)
+        removeRecord(orphan)
         let report = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
-        #expect(report.removedTemp == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp) == ["1-2.tmp"])
-        #expect(!FileManager.default.fileExists(atPath: cache.bodyPath(for: orphan)))
+        #expect(report.removedTemp == 4 && report.removedEntries == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")) == ["1-2.tmp"])
+        #expect(stale.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+        #expect(live.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+        #expect(!FileManager.default.fileExists(atPath: orphan))
         directory.remove()
+    }
+
+    /// Removes the metadata attribute of the entry file at `path`.
+    private func removeRecord(_ path: String) {
+        let fd = open(path, O_RDONLY)
+        EntryFile.removeRecord(of: fd)
+        close(fd)
     }
 
     @Test("stats reports entries, bytes, formats and dates; a missing directory reports zeros")
@@ -192,7 +263,7 @@ struct DiskCacheTests {
         try store("b")
         FailureBlacklist(cache: cache).insert(FetchFailure(.http(404), "server answered 404"), for: try key("gone"))
         let stats = try DiskCache.stats(directory: cache.directory, now: clock.now)
-        let perEntry = try fileSize(cache.bodyPath(for: a)) + fileSize(cache.bodyPath(for: a) + ".meta")
+        let perEntry = try entryBytes(a)
         #expect(stats.entries == 2 && stats.bytes == perEntry * 2)
         #expect(stats.formats == [.png: 2] && stats.failed == 1)
         #expect(stats.oldest == first && stats.newest == clock.now)

@@ -35,20 +35,23 @@ struct CacheProcessTests {
 
     private var cachePath: String { directory.appending("cache") }
 
-    /// Paths of every `.meta` file in the cache.
-    private func metaFiles() -> [String] {
+    /// Paths of every entry file in the cache (named by a 32-digit hex digest).
+    private func entryFiles() -> [String] {
         let entries = cachePath + "/entries"
         let all = FileManager.default.enumerator(atPath: entries)?.compactMap { $0 as? String } ?? []
-        return all.filter { $0.hasSuffix(".meta") }.map { entries + "/" + $0 }
+        return all.filter { $0.utf8.count == 35 && !$0.hasSuffix(".tmp") }.map { entries + "/" + $0 }
     }
 
-    /// Every visible entry is complete: its metadata parses, its body exists and equals
-    /// what the server serves for its URL. Returns the number of entries.
+    /// Temporary files anywhere in the cache: in `tmp/` or left in a shard folder.
+    private func temporaryFiles() -> [String] {
+        let all = FileManager.default.enumerator(atPath: cachePath)?.compactMap { $0 as? String } ?? []
+        return all.filter { $0.hasSuffix(".tmp") }
+    }
+
+    /// Every visible entry is complete: its metadata parses and its body equals what the
+    /// server serves for its URL. Returns the number of entries.
     private func expectConsistent(_ bodies: [String: [UInt8]]) throws -> Int {
         let cache = try DiskCache(directory: cachePath)
-        for meta in metaFiles() {
-            #expect(FileManager.default.fileExists(atPath: String(meta.dropLast(5))), "body of \(meta)")
-        }
         var complete = 0
         for (url, body) in bodies {
             let key = try URLKey(parsing: url)
@@ -57,7 +60,7 @@ struct CacheProcessTests {
             #expect(entry.bytes == Int64(body.count))
             #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body), "\(url)")
         }
-        #expect(complete == metaFiles().count, "every .meta file parses")
+        #expect(complete == entryFiles().count, "every entry file has its metadata")
         return complete
     }
 
@@ -74,7 +77,7 @@ struct CacheProcessTests {
         let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
         let process = try launch(["--cache-dir", cachePath, "-j", "8", list])
         let deadline = ContinuousClock.now + .seconds(20)
-        while metaFiles().count < 40 && process.isRunning && ContinuousClock.now < deadline {
+        while entryFiles().count < 40 && process.isRunning && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         kill(process.processIdentifier, SIGKILL)
@@ -85,7 +88,7 @@ struct CacheProcessTests {
         let entries = try expectConsistent(bodies)
         #expect(entries >= 40 && entries < 300)
         _ = try finalClean()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cachePath + "/tmp").isEmpty)
+        #expect(temporaryFiles().isEmpty)
         #expect(try expectConsistent(bodies) == entries)
         directory.remove()
     }
@@ -117,8 +120,8 @@ struct CacheProcessTests {
         #expect(server.totalRequests >= 200)
         _ = try expectConsistent(bodies)
         let report = try finalClean()
-        #expect(report.entries == metaFiles().count)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cachePath + "/tmp").isEmpty)
+        #expect(report.entries == entryFiles().count)
+        #expect(temporaryFiles().isEmpty)
         _ = try expectConsistent(bodies)
         directory.remove()
     }

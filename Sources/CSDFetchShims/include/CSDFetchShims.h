@@ -7,12 +7,15 @@
  * 2. libjpeg reports fatal errors by calling error_exit, whose default calls exit(), and
  *    prints warnings to stderr. Containing that needs setjmp, which Swift cannot call
  *    (it returns twice), so the guarded decode lives in jpeg.c.
+ * 3. The Linux file APIs the cache's one-file entries need and Glibc's Swift module lacks
+ *    (CSDFetchFiles.h).
  */
 #ifndef CSDFETCH_SHIMS_H
 #define CSDFETCH_SHIMS_H
 
 #include <stddef.h>
 #include <curl/curl.h>
+#include "CSDFetchFiles.h"
 
 typedef size_t (*CSDFetch_curl_data_callback)(char *_Nonnull, size_t, size_t, void *_Nullable);
 typedef int (*CSDFetch_curl_xferinfo_callback)(void *_Nullable, curl_off_t, curl_off_t, curl_off_t, curl_off_t);

@@ -3,8 +3,8 @@ import Foundation
 /// Writes a file so that readers see either nothing or the whole content.
 ///
 /// The bytes go to a uniquely named file in a temporary directory on the same file system
-/// as the target, get their modification time set explicitly (the cache keeps stored and
-/// access times in mtimes, see ``DiskCache``), and are then renamed over the target. A
+/// as the target, get their modification time set explicitly (blacklist records keep
+/// their time in it), and are then renamed over the target. A
 /// crash leaves only a stray `*.tmp` file, which `clean` removes once it is an hour old.
 /// A failed write (full disk) removes its temporary file and leaves the target untouched.
 ///
@@ -16,17 +16,11 @@ enum AtomicWrite {
         let temporary = "\(directory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FetchFailure(.io, "cannot create \(temporary): \(errnoText())") }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                let reason = errnoText()
-                close(fd)
-                unlink(temporary)
-                throw FetchFailure(.io, "cannot write \(temporary): \(reason)")
-            }
-            written += result
+        guard writeAll(bytes, to: fd) else {
+            let reason = errnoText()
+            close(fd)
+            unlink(temporary)
+            throw FetchFailure(.io, "cannot write \(temporary): \(reason)")
         }
         if let modified {
             var times = [FileTime.timespec(modified), FileTime.timespec(modified)]
@@ -38,6 +32,21 @@ enum AtomicWrite {
             throw FetchFailure(.io, "cannot write \(temporary): \(reason)")
         }
         return temporary
+    }
+
+    /// Writes all of `bytes` to `fd`, resuming after short writes and `EINTR`; false (with
+    /// `errno` set) on failure, such as a full disk.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            written += result
+        }
+        return true
     }
 
     /// Renames `temporary` over `path`; on failure the temporary file is removed.
@@ -70,12 +79,6 @@ enum FileTime {
         Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
     }
 
-    /// Sets both access and modification time of `path` to `date`; false when that failed.
-    @discardableResult
-    static func set(_ path: String, to date: Date) -> Bool {
-        var times = [timespec(date), timespec(date)]
-        return utimensat(AT_FDCWD, path, &times, 0) == 0
-    }
 }
 
 /// `strerror(errno)` in lower case, for failure details.

@@ -1,13 +1,13 @@
 import Foundation
 
-/// One cached image's metadata, stored beside its body (SPEC "Disk cache").
+/// One cached image's metadata, kept with its body (SPEC "Disk cache", ``EntryFile``).
 ///
-/// On disk (`<digest>.meta`, see ``LineRecord``), in this order: `sdfetch-entry 1`, URL,
-/// stored time (ns since 1970), format, body bytes, width, height, ETag, Last-Modified
-/// (empty when absent), `end`. The access time is not in the file: it is the `.meta`
-/// file's mtime, set explicitly by the writer and by every hit (`utimensat`), so a hit
-/// costs one timestamp update instead of a rewrite, and `clean` reads LRU order with
-/// `stat` alone. The body file's mtime mirrors the stored time for the same reason.
+/// The record (see ``LineRecord``), in this order: `sdfetch-entry 1`, URL, stored time
+/// (ns since 1970), format, body bytes, width, height, ETag, Last-Modified (empty when
+/// absent), `end`. The access time is not in the record: it is the entry file's atime, set
+/// explicitly by the writer and by every hit (`futimens`), so a hit costs one timestamp
+/// update instead of a rewrite, and `clean` reads LRU order with `stat` alone. The file's
+/// mtime mirrors the stored time for the same reason.
 public struct CacheEntry: Sendable, Equatable, Codable {
     public var url: String
     public var storedAt: Date
@@ -42,12 +42,12 @@ public struct CacheEntry: Sendable, Equatable, Codable {
         now.timeIntervalSince(storedAt) < maxAge.timeInterval
     }
 
-    // MARK: - Metadata file
+    // MARK: - Record
 
     static let magic = "sdfetch-entry 1"
     static let fieldCount = 8
 
-    /// The `.meta` file's bytes (the access time travels as the file's mtime).
+    /// The record's bytes (the access time travels as the file's atime).
     var metadata: [UInt8] {
         LineRecord.encode(
             magic: Self.magic,
@@ -57,7 +57,7 @@ public struct CacheEntry: Sendable, Equatable, Codable {
             ])
     }
 
-    /// Parses a `.meta` file; nil for anything malformed.
+    /// Parses a record; nil for anything malformed.
     init?(metadata bytes: UnsafeRawBufferPointer, accessedAt: Date) {
         guard let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
             !fields[0].isEmpty, let url = LineRecord.string(bytes, fields[0]),

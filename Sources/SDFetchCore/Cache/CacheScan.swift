@@ -1,26 +1,46 @@
 import Foundation
 
-/// One cache entry as a directory scan sees it: names, sizes and times from `stat` alone.
+/// One cache entry as a directory scan sees it: names, sizes and times from `stat`, and
+/// the size of its metadata record.
 ///
-/// Sizes are `st_size` of the body plus the `.meta` file (SPEC: sizes count every byte of
-/// the entries' files, metadata included); Foundation's allocated size over-counts.
+/// Sizes are `st_size` of the body plus the record's bytes (SPEC: sizes count every byte
+/// of the entries' files, metadata included); Foundation's allocated size over-counts.
 struct ScannedEntry: Sendable {
     /// Shard folder (`ab`) and digest hex.
     let shard: String
     let name: String
     var hasBody = false
-    var hasMeta = false
+    /// A `.meta` sidecar exists (file systems without user extended attributes).
+    var hasSidecar = false
+    /// The body has its record, in its attribute or in the sidecar.
+    var hasMetadata = false
     var bodyBytes: Int64 = 0
-    var metaBytes: Int64 = 0
+    var metadataBytes: Int64 = 0
     /// The body's mtime: the stored time, in nanoseconds since 1970.
     var storedAt: Int64 = 0
-    /// The `.meta` file's mtime: the LRU access time, in nanoseconds since 1970.
+    /// The body's atime: the LRU access time, in nanoseconds since 1970.
     var accessedAt: Int64 = 0
-    /// Identifies the scanned `.meta` file, so removal can tell whether it was replaced.
-    var metaInode: UInt64 = 0
+    /// The sidecar's mtime, which dates a sidecar left without its body.
+    var sidecarWrittenAt: Int64 = 0
+    /// Identifies the scanned body file, so removal can tell whether it was replaced.
+    var inode: UInt64 = 0
 
-    var bytes: Int64 { bodyBytes + metaBytes }
-    var isComplete: Bool { hasBody && hasMeta }
+    var bytes: Int64 { bodyBytes + metadataBytes }
+    var isComplete: Bool { hasBody && hasMetadata }
+}
+
+/// A temporary file in a shard folder (see ``NewEntryFile``), as a scan sees it.
+struct ScannedTemporary: Sendable {
+    let shard: String
+    let name: String
+    /// Its mtime, in nanoseconds since 1970.
+    let modifiedAt: Int64
+}
+
+/// What a scan of `entries/` found.
+struct EntriesScan: Sendable {
+    var entries: [ScannedEntry] = []
+    var temporaries: [ScannedTemporary] = []
 }
 
 /// A blacklist record file as a directory scan sees it.
@@ -32,8 +52,8 @@ struct ScannedRecord: Sendable {
     let inode: UInt64
 }
 
-/// Directory walking with `readdir` and `fstatat`: no per-file `open`, so scanning 100,000
-/// entries costs about 200,000 cheap system calls.
+/// Directory walking with `readdir`, `fstatat` and `lgetxattr`: no per-file `open`, so
+/// scanning 100,000 entries costs about 200,000 cheap system calls.
 enum CacheScan {
     /// Calls `body` with the directory's descriptor and each name but `.` and `..`.
     /// Returns false when `path` cannot be opened.
@@ -62,42 +82,64 @@ enum CacheScan {
         name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 
-    /// Every entry under `entriesDirectory`, complete or not (a body without `.meta` is
-    /// left over from a crash), shards listed in parallel. Nil when it cannot be read.
-    static func entries(in entriesDirectory: String) -> [ScannedEntry]? {
+    /// Every entry under `entriesDirectory`, complete or not (a half left by a crash
+    /// included), and the temporary files; shards listed in parallel. Nil when it cannot
+    /// be read.
+    static func entries(in entriesDirectory: String) -> EntriesScan? {
         var shards: [String] = []
         guard forEachName(in: entriesDirectory, { _, name in if isShard(name) { shards.append(name) } }) else {
             return nil
         }
-        return ShardWorkers.map(shards.sorted()) { shard in entries(in: entriesDirectory, shard: shard) }.flatMap { $0 }
+        return ShardWorkers.map(shards.sorted()) { shard in entries(in: entriesDirectory, shard: shard) }
+            .reduce(into: EntriesScan()) { all, one in
+                all.entries += one.entries
+                all.temporaries += one.temporaries
+            }
     }
 
-    /// The entries of one shard folder.
-    static func entries(in entriesDirectory: String, shard: String) -> [ScannedEntry] {
+    /// The entries and temporary files of one shard folder: one `fstatat` per file, and
+    /// one `lgetxattr` (the record's size) per body without a sidecar.
+    static func entries(in entriesDirectory: String, shard: String) -> EntriesScan {
         var byName: [String: ScannedEntry] = [:]
-        forEachName(in: "\(entriesDirectory)/\(shard)") { fd, name in
+        var temporaries: [ScannedTemporary] = []
+        let folder = "\(entriesDirectory)/\(shard)"
+        forEachName(in: folder) { fd, name in
             let length = name.utf8.count
-            let isMeta = length == 37 && name.hasSuffix(".meta")
-            guard length == 32 || isMeta else { return }
+            let isSidecar = length == 32 + EntryFile.sidecarSuffix.utf8.count && name.hasSuffix(EntryFile.sidecarSuffix)
+            let isTemporary = !isSidecar && name.hasSuffix(EntryFile.temporarySuffix)
+            guard length == 32 || isSidecar || isTemporary else { return }
             var info = stat()
             guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
                 return
             }
-            let digest = isMeta ? String(name.utf8.prefix(32))! : name
+            if isTemporary {
+                temporaries.append(ScannedTemporary(shard: shard, name: name, modifiedAt: nanoseconds(info.st_mtim)))
+                return
+            }
+            let digest = isSidecar ? String(name.utf8.prefix(32))! : name
             var entry = byName[digest] ?? ScannedEntry(shard: shard, name: digest)
-            if isMeta {
-                entry.hasMeta = true
-                entry.metaBytes = Int64(info.st_size)
-                entry.accessedAt = nanoseconds(info.st_mtim)
-                entry.metaInode = UInt64(info.st_ino)
+            if isSidecar {
+                entry.hasSidecar = true
+                entry.metadataBytes = Int64(info.st_size)
+                entry.sidecarWrittenAt = nanoseconds(info.st_mtim)
             } else {
                 entry.hasBody = true
                 entry.bodyBytes = Int64(info.st_size)
                 entry.storedAt = nanoseconds(info.st_mtim)
+                entry.accessedAt = nanoseconds(info.st_atim)
+                entry.inode = UInt64(info.st_ino)
             }
             byName[digest] = entry
         }
-        return Array(byName.values)
+        let entries = byName.values.map { scanned in
+            var entry = scanned
+            if entry.hasBody && !entry.hasSidecar, let size = EntryFile.attributeSize("\(folder)/\(entry.name)") {
+                entry.metadataBytes = size
+            }
+            entry.hasMetadata = entry.hasBody && entry.metadataBytes > 0
+            return entry
+        }
+        return EntriesScan(entries: entries, temporaries: temporaries)
     }
 
     /// Every blacklist record file under `failedDirectory` (none when it does not exist).
@@ -120,11 +162,11 @@ enum CacheScan {
         return result
     }
 
-    /// Whether the `.meta` file at `path` is still the one scanned (same inode and access time).
+    /// Whether the body at `path` is still the one scanned (same inode and access time).
     static func isUnchanged(_ path: String, as scanned: ScannedEntry) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && UInt64(info.st_ino) == scanned.metaInode
-            && nanoseconds(info.st_mtim) == scanned.accessedAt
+        return lstat(path, &info) == 0 && UInt64(info.st_ino) == scanned.inode
+            && nanoseconds(info.st_atim) == scanned.accessedAt
     }
 
     /// Whether nothing exists at `path`.

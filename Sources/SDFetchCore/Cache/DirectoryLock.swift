@@ -3,22 +3,20 @@ import Foundation
 /// An advisory `flock` on one file under `<cache>/locks/`, held for a short critical section.
 ///
 /// ## How processes share one cache directory
-/// - **Readers never lock.** An entry is visible exactly when its `.meta` file exists, and
-///   every file appears by `rename(2)` from `tmp/` (same file system), so a reader sees a
-///   whole old file, a whole new file, or nothing. The body is renamed into place before
-///   its metadata, so a visible `.meta` describes a complete body.
-/// - **Writers of one shard serialise their renames.** A store writes both temporary files
-///   first (the slow part, unlocked), then takes the shard's lock (`locks/ab`, one per
-///   first digest byte) only for: unlink old `.meta`, rename body, rename `.meta`. Without
-///   it two processes storing one key could interleave and leave A's metadata on B's body.
-///   Unlinking the old `.meta` first means a `kill -9` between the renames leaves a body
-///   without metadata (a miss that `clean` removes), never a mismatched pair.
+/// - **Readers never lock.** An entry is visible exactly when its file has its name, and
+///   a file gets its name whole, metadata included (``NewEntryFile``: `linkat` of an
+///   unnamed file, or `rename`), so a reader sees a whole old entry, a whole new one, or
+///   nothing. A sidecar (no extended attributes) is written before its body is named.
+/// - **Writers of a new entry do not lock either**: `linkat` fails rather than replace,
+///   and nothing else can name that file meanwhile. Replacing an existing entry (a re-fetch
+///   of a stale one) renames under the shard's lock (`locks/ab`, one per first digest
+///   byte), so it cannot fall between `clean`'s check of the old file and its unlink.
 /// - **`clean` and `enforceLimit`** hold `locks/maintenance` for their whole run (so two
 ///   cleans never race over the same files) and take a shard's lock only while deleting a
 ///   small batch (``DiskCache/removalBatch`` entries). Under the lock each victim is
-///   checked again (same `.meta` inode and access time as scanned), so an entry stored or
-///   hit since the scan survives. A fetch therefore waits at most one batch's unlinks, and
-///   `clean` never waits for a fetch run, whose locks last a few renames.
+///   checked again (same inode and access time as scanned), so an entry replaced or hit
+///   since the scan survives. A replacing store therefore waits at most one batch's
+///   unlinks, and `clean` never waits for a fetch run.
 /// - Lock holders block in `flock(2)`; the sections are microseconds to a few
 ///   milliseconds long, so this is done inline rather than on a dedicated thread.
 /// - `flock` locks belong to an open file description, so each acquisition opens its own

@@ -3,7 +3,7 @@ import Foundation
 /// What `clean` or `enforceLimit` removed (or, in a dry run, would remove) and what remains.
 public struct CleanReport: Sendable, Equatable {
     public var removedEntries = 0
-    /// Bytes of every removed file: entries (body and `.meta`) and orphaned bodies.
+    /// Bytes of every removed entry (body and metadata) and orphaned half.
     public var removedBytes: Int64 = 0
     public var removedFailed = 0
     /// Stray temporary files and orphaned halves of entries left by crashed writers.
@@ -37,15 +37,18 @@ extension DiskCache {
         try maintenanceLock.withLock { () throws(CacheError) -> CleanReport in
             let nowNanoseconds = CacheScan.nanoseconds(now())
             let maxAgeNanoseconds = Int64(maxAge.timeInterval * 1e9)
+            let strayLimit = nowNanoseconds - Int64(Self.strayTemporaryAge.timeInterval * 1e9)
             var report = CleanReport()
-            report.removedTemp = removeStrayTemporaries(
-                olderThan: nowNanoseconds - Int64(Self.strayTemporaryAge.timeInterval * 1e9), dryRun: dryRun)
+            let scanned = try scan()
+            report.removedTemp = removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
+                + removeShardTemporaries(scanned.temporaries.filter { $0.modifiedAt < strayLimit }, dryRun: dryRun)
             var kept: [ScannedEntry] = []
             var victims: [ScannedEntry] = []
-            for entry in try scan() {
+            for entry in scanned.entries {
                 if entry.isComplete && entry.storedAt > nowNanoseconds - maxAgeNanoseconds {
                     kept.append(entry)
-                } else {
+                } else if entry.hasBody || entry.sidecarWrittenAt < strayLimit {
+                    // A young sidecar without its body may be a store in progress: left alone.
                     victims.append(entry)
                 }
             }
@@ -74,7 +77,7 @@ extension DiskCache {
                 report.wasSkipped = true
                 return report
             }
-            var kept = try scan().filter(\.isComplete)
+            var kept = try scan().entries.filter(\.isComplete)
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
             remove(victims, dryRun: false, into: &report)
             report.entries += kept.count
@@ -86,7 +89,7 @@ extension DiskCache {
 
     // MARK: - Planning
 
-    private func scan() throws(CacheError) -> [ScannedEntry] {
+    private func scan() throws(CacheError) -> EntriesScan {
         guard let entries = CacheScan.entries(in: entriesDirectory) else {
             throw CacheError(path: directory, detail: "cannot read \(entriesDirectory): \(errnoText())")
         }
@@ -181,23 +184,32 @@ extension DiskCache {
     /// Returns the removed entry's URL (empty for an orphaned half), nil when it was kept.
     private func removeNow(_ item: ScannedEntry) -> String? {
         let body = "\(entriesDirectory)/\(item.shard)/\(item.name)"
-        let meta = body + ".meta"
-        // Under the lock no store is between its renames, so a half seen alone by the scan
-        // is an orphan, unless readdir merely missed the other half: look again.
-        if !item.hasMeta { return CacheScan.isMissing(meta) && unlink(body) == 0 ? "" : nil }
-        if !item.hasBody { return CacheScan.isMissing(body) && unlink(meta) == 0 ? "" : nil }
-        guard CacheScan.isUnchanged(meta, as: item) else { return nil }
+        let sidecar = body + EntryFile.sidecarSuffix
+        // A sidecar whose body is gone: its store crashed, or a removal stopped halfway.
+        if !item.hasBody { return CacheScan.isMissing(body) && unlink(sidecar) == 0 ? "" : nil }
+        guard CacheScan.isUnchanged(body, as: item) else { return nil }
+        // A body without metadata (readdir may have missed a sidecar written since: look again).
+        if !item.hasMetadata {
+            let isOrphan = EntryFile.attributeSize(body) == nil && CacheScan.isMissing(sidecar)
+            return isOrphan && unlink(body) == 0 ? "" : nil
+        }
         let url = url(of: item) ?? item.name
-        // The metadata goes first so the entry vanishes at once and a crash here leaves a
-        // body without metadata (a miss), never metadata without a body.
-        guard unlink(meta) == 0 else { return nil }
-        unlink(body)
+        // The body goes first so the entry vanishes at once; a crash here leaves a sidecar
+        // without body, which the next `clean` removes.
+        guard unlink(body) == 0 else { return nil }
+        if item.hasSidecar { unlink(sidecar) }
         return url
     }
 
     private func url(of item: ScannedEntry) -> String? {
-        LineRecord.read("\(entriesDirectory)/\(item.shard)/\(item.name).meta") { bytes, _ in
-            CacheEntry(metadata: bytes, accessedAt: Date())?.url
+        EntryFile.read("\(entriesDirectory)/\(item.shard)/\(item.name)") { record, _, _ in
+            CacheEntry(metadata: record, accessedAt: Date())?.url
         }
+    }
+
+    /// Removes temporary files left in shard folders by crashed writers; returns the count.
+    private func removeShardTemporaries(_ stray: [ScannedTemporary], dryRun: Bool) -> Int {
+        if dryRun { return stray.count }
+        return stray.filter { unlink("\(entriesDirectory)/\($0.shard)/\($0.name)") == 0 }.count
     }
 }

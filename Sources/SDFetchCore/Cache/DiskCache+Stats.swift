@@ -20,7 +20,7 @@ extension DiskCache {
     /// Statistics of the cache at `directory`, read without locking and without creating
     /// anything: a directory that does not exist yet reports zeros.
     ///
-    /// Reads every `.meta` file (for formats and stored times); `now` is accepted for
+    /// Reads every entry's record (for formats and stored times); `now` is accepted for
     /// callers that want age-relative figures and is not needed for the current fields.
     ///
     /// - Throws: ``CacheError`` when the directory exists but cannot be read.
@@ -58,10 +58,10 @@ extension DiskCache {
     /// The statistics of one shard folder's complete entries.
     private static func shardStats(_ entriesDirectory: String, _ shard: String) -> CacheStats {
         var stats = CacheStats()
-        for item in CacheScan.entries(in: entriesDirectory, shard: shard) where item.isComplete {
-            let path = "\(entriesDirectory)/\(shard)/\(item.name).meta"
-            // A `.meta` removed or damaged since the scan is not an entry.
-            guard let entry = LineRecord.read(path, { bytes, _ in CacheEntry(metadata: bytes, accessedAt: Date()) })
+        for item in CacheScan.entries(in: entriesDirectory, shard: shard).entries where item.isComplete {
+            let path = "\(entriesDirectory)/\(shard)/\(item.name)"
+            // An entry removed or damaged since the scan is not an entry.
+            guard let entry = EntryFile.read(path, { record, _, _ in CacheEntry(metadata: record, accessedAt: Date()) })
             else { continue }
             stats.entries += 1
             stats.bytes += item.bytes

@@ -4,13 +4,14 @@ import Synchronization
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
 /// Layout under `directory`:
-/// - `entries/ab/<digest>`: the body, exactly the bytes served (so `path` and `-o` hard
-///   links hand out the image itself); `ab` is the digest's first byte, 256 shards.
-///   Its mtime mirrors the stored time.
-/// - `entries/ab/<digest>.meta`: the ``CacheEntry`` in the line format described there;
-///   its mtime is the LRU access time, set explicitly (atime is unusable on Linux).
+/// - `entries/ab/<digest>`: one file per entry (see ``EntryFile``): the body, exactly the
+///   bytes served (so `path` and `-o` hard links hand out the image itself), its metadata
+///   in an extended attribute, its mtime the stored time and its atime the last use (LRU).
+///   `ab` is the digest's first byte, 256 shards. Where the file system has no user
+///   extended attributes, the metadata is in a sidecar `entries/ab/<digest>.meta`.
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
-/// - `tmp/`: writes in progress; `locks/`: the files ``DirectoryLock`` describes.
+/// - `tmp/`: small atomic writes (blacklist records, the cap record); `locks/`: the files
+///   ``DirectoryLock`` describes.
 ///
 /// One level of 256 shards keeps directories small up to millions of entries while a
 /// full scan (`clean`, `enforceLimit`) opens only 256 directories. Thread-safe: it keeps no
@@ -26,15 +27,21 @@ public final class DiskCache: Sendable {
     let entriesDescriptor: DirectoryDescriptor
     /// Set by this instance's first store (see ``forgetCapRecord()``).
     let hasStored = Atomic<Bool>(false)
+    /// Whether new entries keep their metadata in a `.meta` sidecar (no user xattrs here).
+    let usesSidecars: Bool
 
     /// Validators (`ETag`, `Last-Modified`) longer than this are not kept: real ones are a
-    /// few dozen bytes, and the bound keeps every `.meta` file under ``LineRecord/limit``.
+    /// few dozen bytes, and the bound keeps every record under ``LineRecord/limit``.
     static let maxValidatorLength = 1024
 
     /// Opens (creating if needed) the cache at `directory`.
     ///
+    /// - Parameter sidecars: keep metadata in `.meta` files even where extended attributes
+    ///   work (tests of the fallback); by default they are used when the file system takes them.
     /// - Throws: ``CacheError`` when the directory cannot be created or written.
-    public init(directory: String, now: @escaping @Sendable () -> Date = Date.init) throws(CacheError) {
+    public init(
+        directory: String, now: @escaping @Sendable () -> Date = Date.init, sidecars: Bool = false
+    ) throws(CacheError) {
         self.directory = directory
         self.entriesDirectory = directory + "/entries"
         self.temporaryDirectory = directory + "/tmp"
@@ -50,6 +57,7 @@ public final class DiskCache: Sendable {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
         }
         entriesDescriptor = DirectoryDescriptor(path: entriesDirectory)
+        usesSidecars = sidecars || !EntryFile.supportsAttributes(in: entriesDirectory)
     }
 
     /// The shard folder name of `key`: the digest's first byte in hex.
@@ -59,21 +67,21 @@ public final class DiskCache: Sendable {
         return String(decoding: [digits[byte >> 4], digits[byte & 0xF]], as: UTF8.self)
     }
 
-    /// Path of the body file for `key`, whether or not it exists.
+    /// Path of the entry file for `key`, whether or not it exists.
     public func bodyPath(for key: URLKey) -> String {
         "\(entriesDirectory)/\(Self.shard(of: key))/\(key.digest.hex)"
     }
 
-    func metadataPath(for key: URLKey) -> String { bodyPath(for: key) + ".meta" }
-
     // MARK: - Reading
 
     /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable
-    /// or corrupt: a damaged `.meta` is a miss, never a crash). Does not count as a use.
+    /// or corrupt: a damaged record is a miss, never a crash). Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        LineRecord.read(metadataPath(for: key)) { bytes, fd in
-            guard let modified = LineRecord.modified(fd),
-                let entry = CacheEntry(metadata: bytes, accessedAt: modified), entry.url == key.string
+        EntryFile.read(bodyPath(for: key)) { record, fd, _ in
+            var info = stat()
+            guard fstat(fd, &info) == 0,
+                let entry = CacheEntry(metadata: record, accessedAt: FileTime.date(info.st_atim)),
+                entry.url == key.string, entry.bytes == Int64(info.st_size)
             else { return nil }
             return entry
         }
@@ -81,77 +89,60 @@ public final class DiskCache: Sendable {
 
     /// The entry for `key` if `isServable` accepts it, recorded as used now (LRU): the
     /// warm-run hit. One `openat` (relative to the held `entries/` descriptor, so the
-    /// kernel walks two path components), `read`, `futimens`, `close` of the `.meta` file.
+    /// kernel walks two path components), `fgetxattr`, `futimens`, `close`.
     func hit(_ key: URLKey, isServable: (CacheEntry) -> Bool) -> CacheEntry? {
-        let relative = "\(Self.shard(of: key))/\(key.digest.hex).meta"
-        return LineRecord.read(relative, relativeTo: entriesDescriptor.value) { bytes, fd in
+        let relative = "\(Self.shard(of: key))/\(key.digest.hex)"
+        return EntryFile.read(relative, relativeTo: entriesDescriptor.value) { record, fd, fromSidecar in
             // The old access time is not needed: it is replaced right away.
-            guard var entry = CacheEntry(metadata: bytes, accessedAt: Date(timeIntervalSince1970: 0)),
+            guard var entry = CacheEntry(metadata: record, accessedAt: Date(timeIntervalSince1970: 0)),
                 entry.url == key.string, isServable(entry)
             else { return nil }
+            // A sidecar is a separate file: check that it describes this body.
+            if fromSidecar {
+                var info = stat()
+                guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bytes else { return nil }
+            }
             entry.accessedAt = now()
-            // Best effort, like `touch`: explicit times need the file's owner, not write access.
-            var times = [FileTime.timespec(entry.accessedAt), FileTime.timespec(entry.accessedAt)]
-            _ = futimens(fd, &times)
+            EntryFile.setTimes(fd, accessed: entry.accessedAt, modified: nil)
             return entry
         }
     }
 
-    /// Records a use of `key`'s entry now (LRU): sets its `.meta` mtime, nothing else.
+    /// Records a use of `key`'s entry now (LRU): sets its atime, nothing else.
     ///
     /// Best effort: a failure (entry removed meanwhile, file owned by another user) only
     /// leaves the old access time.
     public func touch(_ key: URLKey) {
-        FileTime.set(metadataPath(for: key), to: now())
+        var times = [FileTime.timespec(now()), EntryFile.omittedTime]
+        _ = utimensat(AT_FDCWD, bodyPath(for: key), &times, 0)
     }
 
     // MARK: - Writing
 
     /// Stores `body` with its metadata atomically and returns the new entry.
     ///
-    /// Both files are written to `tmp/` first, unlocked; only the renames run under the
-    /// shard lock (see ``DirectoryLock``). On any failure nothing new is visible.
+    /// A new entry is one ``NewEntryFile`` linked into place, with no lock; replacing an
+    /// existing one (a re-fetch of a stale entry) renames under the shard lock, so `clean`
+    /// never deletes the replacement by mistake. On any failure nothing new is visible.
     @discardableResult
     public func store(
         _ body: [UInt8], for key: URLKey, image: VerifiedImage, etag: String?, lastModified: String?
     ) throws(FetchFailure) -> CacheEntry {
         let shard = Self.shard(of: key)
-        let shardDirectory = "\(entriesDirectory)/\(shard)"
-        if mkdir(shardDirectory, 0o755) != 0 && errno != EEXIST {
-            throw FetchFailure(.io, "cannot create \(shardDirectory): \(errnoText())")
-        }
         let date = now()
         let entry = CacheEntry(
             url: key.string, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
             lastModified: Self.keepable(lastModified),
             format: image.format, bytes: Int64(body.count), width: image.width, height: image.height)
-        let bodyTemporary = try AtomicWrite.writeTemporary(body, in: temporaryDirectory, modified: date)
-        let metaTemporary: String
-        do throws(FetchFailure) {
-            metaTemporary = try AtomicWrite.writeTemporary(entry.metadata, in: temporaryDirectory, modified: date)
-        } catch {
-            unlink(bodyTemporary)
-            throw error
-        }
-        let bodyPath = bodyPath(for: key)
-        let metaPath = bodyPath + ".meta"
+        let file = try NewEntryFile(in: "\(entriesDirectory)/\(shard)")
+        try file.write(body)
+        let path = bodyPath(for: key)
+        // Before the body is named: a visible body always has its metadata.
+        try writeRecord(entry.metadata, of: file.fd, for: key)
+        EntryFile.setTimes(file.fd, accessed: date, modified: date)
         forgetCapRecord()
-        try shardLock(shard).withLock { () throws(FetchFailure) in
-            // Hide the old entry first: a crash between the renames then leaves a body
-            // without metadata (a miss), never old metadata describing a new body.
-            unlink(metaPath)
-            do throws(FetchFailure) {
-                try AtomicWrite.commit(bodyTemporary, to: bodyPath)
-            } catch {
-                unlink(metaTemporary)
-                throw error
-            }
-            do throws(FetchFailure) {
-                try AtomicWrite.commit(metaTemporary, to: metaPath)
-            } catch {
-                unlink(bodyPath)
-                throw error
-            }
+        if try !file.linkIfAbsent(at: path) {
+            try shardLock(shard).withLock { () throws(FetchFailure) in try file.replace(at: path) }
         }
         return entry
     }
@@ -170,20 +161,35 @@ public final class DiskCache: Sendable {
         renewed.accessedAt = date
         renewed.etag = Self.keepable(etag) ?? entry.etag
         renewed.lastModified = Self.keepable(lastModified) ?? entry.lastModified
-        let temporary = try AtomicWrite.writeTemporary(renewed.metadata, in: temporaryDirectory, modified: date)
-        let bodyPath = bodyPath(for: key)
-        return try shardLock(Self.shard(of: key)).withLock { () throws(FetchFailure) -> CacheEntry? in
-            var info = stat()
-            guard stat(bodyPath, &info) == 0, Int64(info.st_size) == entry.bytes,
-                self.entry(for: key)?.storedAt == entry.storedAt
-            else {
-                unlink(temporary)
-                return nil
+        let path = bodyPath(for: key)
+        let outcome: Result<CacheEntry?, FetchFailure>? = EntryFile.read(path) { record, fd, _ in
+            // Only the file that was read, unchanged: its record still has the old stored time.
+            guard let current = CacheEntry(metadata: record, accessedAt: entry.accessedAt),
+                current.url == key.string, current.storedAt == entry.storedAt
+            else { return .success(nil) }
+            do throws(FetchFailure) {
+                try writeRecord(renewed.metadata, of: fd, for: key)
+            } catch {
+                return .failure(error)
             }
-            FileTime.set(bodyPath, to: date)
-            try AtomicWrite.commit(temporary, to: bodyPath + ".meta")
-            return renewed
+            EntryFile.setTimes(fd, accessed: date, modified: date)
+            return .success(renewed)
         }
+        return try outcome?.get() ?? nil
+    }
+
+    /// Sets the record of `key`'s entry file, open as `fd`: one `fsetxattr`, or an atomic
+    /// write of the sidecar where attributes are unavailable or the record is over their
+    /// size limit.
+    private func writeRecord(_ record: [UInt8], of fd: Int32, for key: URLKey) throws(FetchFailure) {
+        if !usesSidecars {
+            if EntryFile.setRecord(record, of: fd) == nil { return }
+            // A stale attribute (a renewal) would hide the sidecar from readers.
+            EntryFile.removeRecord(of: fd)
+        }
+        try AtomicWrite.write(
+            record, to: bodyPath(for: key) + EntryFile.sidecarSuffix,
+            temporaryDirectory: "\(entriesDirectory)/\(Self.shard(of: key))")
     }
 
     /// `validator` when it is short enough to keep (see ``maxValidatorLength``), else nil.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The small line-based text format of `.meta` files and blacklist records.
+/// The small line-based text format of cache entry records and blacklist records.
 ///
 /// Layout: a magic first line naming the kind and version, one value per line in a fixed
 /// order, then `end`. JSON was the first format; decoding it with Foundation cost more
@@ -13,15 +13,21 @@ struct LineRecord {
     static let terminator = "end"
 
     /// Encodes `values` under `magic`.
+    ///
+    /// Works on UTF-8 bytes: every control character (C0, DEL) is a single byte there and
+    /// no byte of a multi-byte sequence is below 0x80, so dropping them keeps valid text.
     static func encode(magic: String, _ values: [String]) -> [UInt8] {
-        var text = magic + "\n"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(values.reduce(magic.utf8.count + terminator.utf8.count + 2) { $0 + $1.utf8.count + 1 })
+        bytes += magic.utf8
+        bytes.append(0x0A)
         for value in values {
-            text.unicodeScalars.append(
-                contentsOf: value.unicodeScalars.lazy.filter { $0.value >= 0x20 && $0.value != 0x7F })
-            text += "\n"
+            bytes += value.utf8.lazy.filter { $0 >= 0x20 && $0 != 0x7F }
+            bytes.append(0x0A)
         }
-        text += terminator + "\n"
-        return Array(text.utf8)
+        bytes += terminator.utf8
+        bytes.append(0x0A)
+        return bytes
     }
 
     /// The byte ranges of the `count` values of a record starting with `magic`, or nil when
@@ -98,12 +104,6 @@ struct LineRecord {
             guard count > 0, count <= limit else { return nil }
             return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]), fd)
         }
-    }
-
-    /// The modification time of an open file, for callers that need it from ``read(_:relativeTo:_:)``.
-    static func modified(_ fd: Int32) -> Date? {
-        var info = stat()
-        return fstat(fd, &info) == 0 ? FileTime.date(info.st_mtim) : nil
     }
 
     /// Nanoseconds since 1970 as decimal text: exact for whole-second and millisecond dates.

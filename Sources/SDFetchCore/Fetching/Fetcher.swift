@@ -100,7 +100,7 @@ public actor Fetcher {
     /// The result for `key` when the cache answers without any request, else nil.
     ///
     /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
-    /// task or an actor hop: one read of the `.meta` file and one timestamp update.
+    /// task or an actor hop: one read of the entry's record and one timestamp update.
     public nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
         cache.hit(key, isServable: isServable).map { cachedResult($0, key: key, spelling: spelling, status: .cached) }
     }
