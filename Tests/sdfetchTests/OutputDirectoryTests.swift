@@ -64,4 +64,34 @@ struct OutputDirectoryTests {
         #expect(a.st_ino == b.st_ino)
         directory.remove()
     }
+
+    @Test("a symlink or a stale file at an output name is replaced, never followed or written through")
+    func plantedFiles() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png(seed: 1)))
+        server.route("/b.png", .ok(SampleImages.png(seed: 2)))
+        let list = directory.write([server.url("/a.png"), server.url("/b.png")].joined(separator: "\n"), to: "l")
+        let output = directory.appending("out")
+        let arguments = ["--cache-dir", directory.appending("cache"), "-o", output, list]
+        let first = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        let names = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
+        // Between runs: a symlink to a file outside DIR at one name, other bytes at the other.
+        let outside = directory.write("do not touch", to: "outside.txt")
+        unlink(output + "/" + names[0])
+        symlink(outside, output + "/" + names[0])
+        unlink(output + "/" + names[1])
+        _ = directory.write("stale", to: "out/" + names[1])
+        let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        try await server.shutdown()
+
+        #expect(first.status == 0 && second.status == 0)
+        #expect(try String(contentsOfFile: outside, encoding: .utf8) == "do not touch")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output).sorted() == names)
+        for (name, seed) in zip(names, [1, 2]) {
+            var info = stat()
+            #expect(lstat(output + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG)
+            #expect(FileManager.default.contents(atPath: output + "/" + name) == Data(SampleImages.png(seed: seed)))
+        }
+        directory.remove()
+    }
 }

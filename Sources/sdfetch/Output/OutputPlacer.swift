@@ -4,10 +4,11 @@ import SDFetchCore
 /// Puts a copy of a cache file into the `-o` directory under an ``OutputNamer`` name.
 ///
 /// Hard link when the directory is on the cache's file system (instant, no extra space),
-/// a copy otherwise (`EXDEV`) or when linking is refused. Either way the file is made
-/// under a temporary name inside DIR and renamed over the final name, so a reader never
-/// sees half a file, and a symlink planted at the final name is replaced, never followed:
-/// nothing is written outside DIR. Runs on the event consumer only; blocking file I/O.
+/// a copy otherwise (`EXDEV`) or when linking is refused. A link to a free name appears
+/// whole at once; anything else (a copy, or replacing an existing file) is made under a
+/// temporary name inside DIR and renamed over the final name, so a reader never sees half
+/// a file, and a symlink planted at the final name is replaced, never followed: nothing
+/// is written outside DIR. Runs on the event consumer only; blocking file I/O.
 struct OutputPlacer {
     let directory: String
 
@@ -28,9 +29,12 @@ struct OutputPlacer {
     func place(_ cacheFile: String, as name: String) throws(OutputError) -> String {
         precondition(!name.contains("/") && !name.hasPrefix("."), "OutputNamer makes plain names")
         let target = directory + "/" + name
+        // The common case, a new name: a single link(2), which never follows or replaces
+        // anything already at the name.
+        if link(cacheFile, target) == 0 { return target }
         var existing = stat()
         var source = stat()
-        if lstat(target, &existing) == 0, stat(cacheFile, &source) == 0,
+        if errno == EEXIST, lstat(target, &existing) == 0, stat(cacheFile, &source) == 0,
             existing.st_dev == source.st_dev, existing.st_ino == source.st_ino
         {
             return target  // a re-run: already this very file
