@@ -1,11 +1,14 @@
 /*
  * Linux file APIs that Glibc's Swift module does not export: the extended-attribute calls
- * of <sys/xattr.h>, and O_TMPFILE, a composite macro Swift cannot import.
+ * of <sys/xattr.h>, O_TMPFILE (a composite macro Swift cannot import), and the inode-flag
+ * ioctl (variadic).
  */
 #ifndef CSDFETCH_FILES_H
 #define CSDFETCH_FILES_H
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
 
@@ -32,5 +35,17 @@ static inline ssize_t CSDFetch_lgetxattr(const char *_Nonnull path, const char *
                                          size_t size) {
     return lgetxattr(path, name, value, size);
 }
+
+/* Marks the directory open as `fd` as the top of a hierarchy (FS_TOPDIR_FL, `chattr +T`),
+ * so ext4 spreads its subdirectories over block groups. 0 when set (or already set); -1
+ * with errno where the file system has no such flag or the caller does not own it. */
+static inline int CSDFetch_mark_top_directory(int fd) {
+    int flags = 0; /* the kernel reads and writes an int, whatever the macro's type says */
+    if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) return -1;
+    if (flags & FS_TOPDIR_FL) return 0;
+    flags |= FS_TOPDIR_FL;
+    return ioctl(fd, FS_IOC_SETFLAGS, &flags);
+}
+
 
 #endif

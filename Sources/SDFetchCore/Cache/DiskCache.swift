@@ -1,3 +1,4 @@
+internal import CSDFetchShims
 import Foundation
 import Synchronization
 
@@ -14,7 +15,14 @@ import Synchronization
 ///   ``DirectoryLock`` describes.
 ///
 /// One level of 256 shards keeps directories small up to millions of entries while a
-/// full scan (`clean`, `enforceLimit`) opens only 256 directories. Thread-safe: it keeps no
+/// full scan (`clean`, `enforceLimit`) opens only 256 directories.
+///
+/// `entries/` is marked as the top of a directory hierarchy (`chattr +T`), so ext4 spreads
+/// the shard folders, and with them the entries' inodes, over its block groups rather than
+/// packing them into its parent's. Without a journal, ext4 allocates no inode freed in the
+/// last minute or more (`recently_deleted` in `fs/ext4/ialloc.c`) and scans past each one
+/// on every allocation in that group: after a previous run or a `clean` deleted thousands
+/// of files nearby, a 2,000-image cold run spent 2.2 s in the kernel instead of 0.4 s. Thread-safe: it keeps no
 /// mutable state; the file system is the state, shared with other processes.
 public final class DiskCache: Sendable {
     public let directory: String
@@ -57,6 +65,8 @@ public final class DiskCache: Sendable {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
         }
         entriesDescriptor = DirectoryDescriptor(path: entriesDirectory)
+        // Best effort: only ext4 (and a few others) know the flag, and it is only an allocation hint.
+        _ = CSDFetch_mark_top_directory(entriesDescriptor.value)
         usesSidecars = sidecars || !EntryFile.supportsAttributes(in: entriesDirectory)
     }
 
