@@ -65,6 +65,30 @@ struct DiskCacheTests {
         directory.remove()
     }
 
+    @Test("on ext4, entries/ carries the top-directory flag that spreads shard folders over block groups")
+    func topDirectoryFlag() throws {
+        // The flag exists on ext2/3/4 only (magic 0xef53); elsewhere there is nothing to check.
+        guard try output(of: "/usr/bin/stat", ["-f", "-c", "%t", cache.directory]) == "ef53\n" else { return }
+        let lines = try output(of: "/usr/bin/lsattr", ["-d", cache.directory + "/entries", cache.directory + "/tmp"])
+            .split(separator: "\n")
+        // Each line: the flags, a space, the path.
+        #expect(lines.first { $0.hasSuffix("/entries") }?.split(separator: " ").first?.contains("T") == true)
+        #expect(lines.first { $0.hasSuffix("/tmp") }?.split(separator: " ").first?.contains("T") == false)
+        directory.remove()
+    }
+
+    private func output(of tool: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
     @Test("a corrupt, truncated, foreign or missing record is a miss, never a crash", arguments: [false, true])
     func corruptMetadata(sidecars: Bool) throws {
         let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read, sidecars: sidecars)
