@@ -4,8 +4,8 @@
 Sources/SDFetchCore/Cache/DiskCache.swift and CacheEntry.swift directly, so 100,000 entries
 take seconds instead of a real fetch run:
 
-  entries/ab/<digest>       body (a 1x1 PNG), mtime = stored time
-  entries/ab/<digest>.meta  "sdfetch-entry 1" line record, mtime = access time
+  entries/ab/<digest>   body (a 1x1 PNG), mtime = stored time, atime = access time,
+                        extended attribute user.sdfetch.entry = "sdfetch-entry 1" line record
 
 <digest> is the first 16 bytes of SHA-256 over the URL's key text, in hex; `ab` its first
 byte. URLs are http://127.0.0.1:9/bench/N.png (port 9, "discard": nothing answers, so a
@@ -54,10 +54,8 @@ def main():
         body_path = os.path.join(shard, digest)
         with open(body_path, "wb") as f:
             f.write(body)
-        os.utime(body_path, ns=(stored, stored))
-        with open(body_path + ".meta", "w") as f:
-            f.write(meta)
-        os.utime(body_path + ".meta", ns=(accessed, accessed))
+            os.setxattr(f.fileno(), "user.sdfetch.entry", meta.encode())
+        os.utime(body_path, ns=(accessed, stored))
     if args.list:
         with open(args.list, "w") as f:
             f.write("\n".join(urls) + "\n")

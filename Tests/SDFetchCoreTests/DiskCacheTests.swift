@@ -1,7 +1,8 @@
 import Foundation
-@testable import SDFetchCore
 import SDFetchTestSupport
 import Testing
+
+@testable import SDFetchCore
 
 /// The cache on its own: metadata, corruption, LRU, cap, expiry, stray files, stats.
 @Suite("Disk cache")

@@ -40,7 +40,8 @@ extension DiskCache {
             let strayLimit = nowNanoseconds - Int64(Self.strayTemporaryAge.timeInterval * 1e9)
             var report = CleanReport()
             let scanned = try scan()
-            report.removedTemp = removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
+            report.removedTemp =
+                removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
                 + removeShardTemporaries(scanned.temporaries.filter { $0.modifiedAt < strayLimit }, dryRun: dryRun)
             var kept: [ScannedEntry] = []
             var victims: [ScannedEntry] = []
@@ -202,7 +203,7 @@ extension DiskCache {
     }
 
     private func url(of item: ScannedEntry) -> String? {
-        EntryFile.read("\(entriesDirectory)/\(item.shard)/\(item.name)") { record, _, _ in
+        EntryFile.record(atPath: "\(entriesDirectory)/\(item.shard)/\(item.name)") { record in
             CacheEntry(metadata: record, accessedAt: Date())?.url
         }
     }

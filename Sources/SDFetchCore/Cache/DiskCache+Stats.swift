@@ -61,7 +61,7 @@ extension DiskCache {
         for item in CacheScan.entries(in: entriesDirectory, shard: shard).entries where item.isComplete {
             let path = "\(entriesDirectory)/\(shard)/\(item.name)"
             // An entry removed or damaged since the scan is not an entry.
-            guard let entry = EntryFile.read(path, { record, _, _ in CacheEntry(metadata: record, accessedAt: Date()) })
+            guard let entry = EntryFile.record(atPath: path, { CacheEntry(metadata: $0, accessedAt: Date()) })
             else { continue }
             stats.entries += 1
             stats.bytes += item.bytes

@@ -55,17 +55,36 @@ enum EntryFile {
         let fd = openat(directory, path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return withRecord(
+            { CSDFetch_fgetxattr(fd, attributeName, $0, $1) },
+            orSidecar: {
+                LineRecord.read(path + sidecarSuffix, relativeTo: directory) { record, _ in body(record, fd, true) }
+            },
+            { body($0, fd, false) })
+    }
+
+    /// The record of the entry file at `path` (absolute), for callers that need only the
+    /// record: one `lgetxattr`, no descriptor (`clean` and `stats` read one per entry).
+    static func record<T>(atPath path: String, _ body: (_ record: UnsafeRawBufferPointer) -> T?) -> T? {
+        withRecord(
+            { CSDFetch_lgetxattr(path, attributeName, $0, $1) },
+            orSidecar: { LineRecord.read(path + sidecarSuffix) { record, _ in body(record) } },
+            body)
+    }
+
+    /// Reads the attribute with `get` (buffer, capacity) into a stack buffer and hands it to
+    /// `body`; a file without the attribute may be a sidecar entry, anything else is damaged.
+    private static func withRecord<T>(
+        _ get: (UnsafeMutableRawPointer, Int) -> Int, orSidecar sidecar: () -> T?,
+        _ body: (UnsafeRawBufferPointer) -> T?
+    ) -> T? {
         let limit = LineRecord.limit
         let fromAttribute = withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T?? in
-            let count = CSDFetch_fgetxattr(fd, attributeName, buffer.baseAddress, limit + 1)
-            if count > 0 && count <= limit {
-                return .some(body(UnsafeRawBufferPointer(rebasing: buffer[..<count]), fd, false))
-            }
-            // No attribute at all: perhaps a sidecar entry. Anything else is a damaged entry.
+            let count = get(buffer.baseAddress!, limit + 1)
+            if count > 0 && count <= limit { return .some(body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))) }
             return count < 0 && (errno == ENODATA || errno == ENOTSUP) ? nil : .some(nil)
         }
-        if let fromAttribute { return fromAttribute }
-        return LineRecord.read(path + sidecarSuffix, relativeTo: directory) { record, _ in body(record, fd, true) }
+        return fromAttribute ?? sidecar()
     }
 
     /// The size of the record kept in the attribute of the file at `path`, or nil when it
