@@ -4,7 +4,7 @@
 Sources/SDFetchCore/Cache/DiskCache.swift and CacheEntry.swift directly, so 100,000 entries
 take seconds instead of a real fetch run:
 
-  entries/ab/<digest>   body (a 1x1 PNG), mtime = stored time, atime = access time,
+  entries/ab/<digest>   body (a 1x1 PNG), mtime = access time (LRU),
                         extended attribute user.sdfetch.entry = "sdfetch-entry 1" line record
 
 <digest> is the first 16 bytes of SHA-256 over the URL's key text, in hex; `ab` its first
@@ -55,7 +55,7 @@ def main():
         with open(body_path, "wb") as f:
             f.write(body)
             os.setxattr(f.fileno(), "user.sdfetch.entry", meta.encode())
-        os.utime(body_path, ns=(accessed, stored))
+        os.utime(body_path, ns=(accessed, accessed))
     if args.list:
         with open(args.list, "w") as f:
             f.write("\n".join(urls) + "\n")

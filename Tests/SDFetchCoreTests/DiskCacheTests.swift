@@ -31,8 +31,9 @@ struct DiskCacheTests {
     }
 
     /// What the cache must count for `key`'s entry: the body plus its metadata record.
-    private func entryBytes(_ key: URLKey) throws -> Int64 {
-        try fileSize(cache.bodyPath(for: key)) + Int64(try #require(cache.entry(for: key)).metadata.count)
+    private func entryBytes(_ key: URLKey, in cache: DiskCache? = nil) throws -> Int64 {
+        let cache = cache ?? self.cache
+        return try fileSize(cache.bodyPath(for: key)) + Int64(try #require(cache.entry(for: key)).metadata.count)
     }
 
     @Test("a stored entry reads back with every metadata field and the served bytes")
@@ -170,6 +171,26 @@ struct DiskCacheTests {
         let report = try cache.enforceLimit(maxBytes: oneEntry, protecting: [])
         #expect(report.removedURLs == [b.string])
         #expect(cache.entry(for: a) != nil && cache.entry(for: b) == nil)
+        directory.remove()
+    }
+
+    @Test("reading an entry's file (a backup, a viewer of an -o link) does not count as a use")
+    func readsDoNotTouch() throws {
+        // Two days back: under `relatime` the kernel moves an access time over a day old
+        // on the next read, which would make b look used if the LRU time were the atime.
+        let twoDaysAgo = ManualClock(Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 2 * 86400).rounded()))
+        let cache = try DiskCache(directory: directory.appending("past"), now: twoDaysAgo.read)
+        let a = try key("a")
+        let b = try key("b")
+        for key in [a, b] {
+            try cache.store(
+                SampleImages.png(), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
+            twoDaysAgo.advance(by: .seconds(1))
+        }
+        cache.touch(a)
+        #expect(FileManager.default.contents(atPath: cache.bodyPath(for: b)) == Data(SampleImages.png()))
+        let report = try cache.enforceLimit(maxBytes: try entryBytes(a, in: cache), protecting: [])
+        #expect(report.removedURLs == [b.string])
         directory.remove()
     }
 

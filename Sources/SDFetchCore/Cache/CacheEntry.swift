@@ -4,10 +4,9 @@ import Foundation
 ///
 /// The record (see ``LineRecord``), in this order: `sdfetch-entry 1`, URL, stored time
 /// (ns since 1970), format, body bytes, width, height, ETag, Last-Modified (empty when
-/// absent), `end`. The access time is not in the record: it is the entry file's atime, set
+/// absent), `end`. The access time is not in the record: it is the entry file's mtime, set
 /// explicitly by the writer and by every hit (`futimens`), so a hit costs one timestamp
-/// update instead of a rewrite, and `clean` reads LRU order with `stat` alone. The file's
-/// mtime mirrors the stored time for the same reason.
+/// update instead of a rewrite, and `clean` reads LRU order with `stat` alone.
 public struct CacheEntry: Sendable, Equatable, Codable {
     public var url: String
     public var storedAt: Date
@@ -47,7 +46,7 @@ public struct CacheEntry: Sendable, Equatable, Codable {
     static let magic = "sdfetch-entry 1"
     static let fieldCount = 8
 
-    /// The record's bytes (the access time travels as the file's atime).
+    /// The record's bytes (the access time travels as the file's mtime).
     var metadata: [UInt8] {
         LineRecord.encode(
             magic: Self.magic,
@@ -55,6 +54,12 @@ public struct CacheEntry: Sendable, Equatable, Codable {
                 url, LineRecord.encode(storedAt), format.rawValue, String(bytes), width.map(String.init) ?? "",
                 height.map(String.init) ?? "", etag ?? "", lastModified ?? "",
             ])
+    }
+
+    /// The stored time (ns since 1970) of a record, read without parsing the rest: what
+    /// `clean` needs of each entry.
+    static func storedTime(inRecord bytes: UnsafeRawBufferPointer) -> Int64? {
+        LineRecord.decode(magic: magic, count: fieldCount, from: bytes).flatMap { LineRecord.integer(bytes, $0[1]) }
     }
 
     /// Parses a record; nil for anything malformed.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// One cache entry as a directory scan sees it: names, sizes and times from `stat`, and
-/// the size of its metadata record.
+/// One cache entry as a directory scan sees it: names, size and last use from `stat`, and
+/// the size and stored time of its metadata record.
 ///
 /// Sizes are `st_size` of the body plus the record's bytes (SPEC: sizes count every byte
 /// of the entries' files, metadata included); Foundation's allocated size over-counts.
@@ -16,9 +16,9 @@ struct ScannedEntry: Sendable {
     var hasMetadata = false
     var bodyBytes: Int64 = 0
     var metadataBytes: Int64 = 0
-    /// The body's mtime: the stored time, in nanoseconds since 1970.
+    /// The record's stored time, in nanoseconds since 1970.
     var storedAt: Int64 = 0
-    /// The body's atime: the LRU access time, in nanoseconds since 1970.
+    /// The body's mtime: the LRU access time, in nanoseconds since 1970.
     var accessedAt: Int64 = 0
     /// The sidecar's mtime, which dates a sidecar left without its body.
     var sidecarWrittenAt: Int64 = 0
@@ -98,7 +98,7 @@ enum CacheScan {
     }
 
     /// The entries and temporary files of one shard folder: one `fstatat` per file, and
-    /// one `lgetxattr` (the record's size) per body without a sidecar.
+    /// one `lgetxattr` per body (or a read of its sidecar) for the record.
     static func entries(in entriesDirectory: String, shard: String) -> EntriesScan {
         var byName: [String: ScannedEntry] = [:]
         var temporaries: [ScannedTemporary] = []
@@ -120,23 +120,26 @@ enum CacheScan {
             var entry = byName[digest] ?? ScannedEntry(shard: shard, name: digest)
             if isSidecar {
                 entry.hasSidecar = true
-                entry.metadataBytes = Int64(info.st_size)
                 entry.sidecarWrittenAt = nanoseconds(info.st_mtim)
             } else {
                 entry.hasBody = true
                 entry.bodyBytes = Int64(info.st_size)
-                entry.storedAt = nanoseconds(info.st_mtim)
-                entry.accessedAt = nanoseconds(info.st_atim)
+                entry.accessedAt = nanoseconds(info.st_mtim)
                 entry.inode = UInt64(info.st_ino)
             }
             byName[digest] = entry
         }
         let entries = byName.values.map { scanned in
             var entry = scanned
-            if entry.hasBody && !entry.hasSidecar, let size = EntryFile.attributeSize("\(folder)/\(entry.name)") {
-                entry.metadataBytes = size
+            guard entry.hasBody else { return entry }
+            let record = EntryFile.record(atPath: "\(folder)/\(entry.name)") { record in
+                CacheEntry.storedTime(inRecord: record).map { (bytes: Int64(record.count), storedAt: $0) }
             }
-            entry.hasMetadata = entry.hasBody && entry.metadataBytes > 0
+            if let record {
+                entry.hasMetadata = true
+                entry.metadataBytes = record.bytes
+                entry.storedAt = record.storedAt
+            }
             return entry
         }
         return EntriesScan(entries: entries, temporaries: temporaries)
@@ -166,7 +169,7 @@ enum CacheScan {
     static func isUnchanged(_ path: String, as scanned: ScannedEntry) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0 && UInt64(info.st_ino) == scanned.inode
-            && nanoseconds(info.st_atim) == scanned.accessedAt
+            && nanoseconds(info.st_mtim) == scanned.accessedAt
     }
 
     /// Whether nothing exists at `path`.

@@ -7,7 +7,7 @@ import Synchronization
 /// Layout under `directory`:
 /// - `entries/ab/<digest>`: one file per entry (see ``EntryFile``): the body, exactly the
 ///   bytes served (so `path` and `-o` hard links hand out the image itself), its metadata
-///   in an extended attribute, its mtime the stored time and its atime the last use (LRU).
+///   in an extended attribute, its mtime the last use (LRU).
 ///   `ab` is the digest's first byte, 256 shards. Where the file system has no user
 ///   extended attributes, the metadata is in a sidecar `entries/ab/<digest>.meta`.
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
@@ -90,7 +90,7 @@ public final class DiskCache: Sendable {
         EntryFile.read(bodyPath(for: key)) { record, fd, _ in
             var info = stat()
             guard fstat(fd, &info) == 0,
-                let entry = CacheEntry(metadata: record, accessedAt: FileTime.date(info.st_atim)),
+                let entry = CacheEntry(metadata: record, accessedAt: FileTime.date(info.st_mtim)),
                 entry.url == key.string, entry.bytes == Int64(info.st_size)
             else { return nil }
             return entry
@@ -113,17 +113,17 @@ public final class DiskCache: Sendable {
                 guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bytes else { return nil }
             }
             entry.accessedAt = now()
-            EntryFile.setTimes(fd, accessed: entry.accessedAt, modified: nil)
+            EntryFile.markUsed(fd, at: entry.accessedAt)
             return entry
         }
     }
 
-    /// Records a use of `key`'s entry now (LRU): sets its atime, nothing else.
+    /// Records a use of `key`'s entry now (LRU): sets its mtime, nothing else.
     ///
     /// Best effort: a failure (entry removed meanwhile, file owned by another user) only
     /// leaves the old access time.
     public func touch(_ key: URLKey) {
-        var times = [FileTime.timespec(now()), EntryFile.omittedTime]
+        var times = [EntryFile.omittedTime, FileTime.timespec(now())]
         _ = utimensat(AT_FDCWD, bodyPath(for: key), &times, 0)
     }
 
@@ -149,7 +149,7 @@ public final class DiskCache: Sendable {
         let path = bodyPath(for: key)
         // Before the body is named: a visible body always has its metadata.
         try writeRecord(entry.metadata, of: file.fd, for: key)
-        EntryFile.setTimes(file.fd, accessed: date, modified: date)
+        EntryFile.markUsed(file.fd, at: date)
         forgetCapRecord()
         if try !file.linkIfAbsent(at: path) {
             try shardLock(shard).withLock { () throws(FetchFailure) in try file.replace(at: path) }
@@ -182,7 +182,7 @@ public final class DiskCache: Sendable {
             } catch {
                 return .failure(error)
             }
-            EntryFile.setTimes(fd, accessed: date, modified: date)
+            EntryFile.markUsed(fd, at: date)
             return .success(renewed)
         }
         return try outcome?.get() ?? nil

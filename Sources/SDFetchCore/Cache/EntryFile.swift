@@ -9,9 +9,11 @@ import Foundation
 /// a cold run. A body plus a `.meta` file, each written to `tmp/` and renamed into place
 /// under a lock, took about 20 system calls and two inodes per entry; this takes six and one.
 ///
-/// Times: mtime is the stored time and atime the last access, both set explicitly with
-/// `futimens`. The kernel's own atime updates can only move atime forward on a real read
-/// of the body (an `-o` hard link being opened, say), which is a use as well.
+/// Times: the file's mtime is the entry's last use (LRU), set explicitly with `futimens`
+/// by the store and by every hit; the stored time is in the record. Not atime: any reader
+/// of the file (a backup, `tar`, an `-o` hard link being viewed) would move it (SPEC: the
+/// access time is updated explicitly, not through file-system atime); nothing writes a
+/// cache file after it is named, so only sdfetch moves its mtime.
 ///
 /// Writing goes through ``NewEntryFile``. File systems without user extended attributes
 /// (tmpfs before Linux 6.6, NFSv3, FAT) keep the record in a sidecar `<digest>.meta`
@@ -94,10 +96,10 @@ enum EntryFile {
         return size > 0 ? Int64(size) : nil
     }
 
-    /// Sets atime to `accessed` and mtime to `modified` (nil leaves it) on an open file.
+    /// Records a use of the open entry file at `date`: sets its mtime, leaves its atime.
     /// Best effort, like `touch`: explicit times need the file's owner.
-    static func setTimes(_ fd: Int32, accessed: Date, modified: Date?) {
-        var times = [FileTime.timespec(accessed), modified.map(FileTime.timespec) ?? omittedTime]
+    static func markUsed(_ fd: Int32, at date: Date) {
+        var times = [omittedTime, FileTime.timespec(date)]
         _ = futimens(fd, &times)
     }
 
