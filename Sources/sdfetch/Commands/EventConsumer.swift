@@ -43,7 +43,9 @@ struct EventConsumer {
         if let key = result.key, result.status.isSuccess {
             if let placer, let cacheFile = result.path {
                 do throws(OutputError) {
-                    path = try placer.place(cacheFile, as: OutputNamer.name(for: key, format: result.format))
+                    path = try placer.place(
+                        cacheFile, as: OutputNamer.name(for: key, format: result.format),
+                        isLikelyPlaced: result.status != .downloaded)
                 } catch {
                     result.status = .failed
                     result.failure = FetchFailure(.io, error.detail)

@@ -33,12 +33,25 @@ enum OutputNamer {
     }
 
     /// The path part after the last `/`, query excluded (the key has no fragment).
+    ///
+    /// Works on UTF-8 bytes: the separators are ASCII, and Foundation's `range(of:)` cost
+    /// more than the rest of a warm-run hit.
     static func lastSegment(of url: String) -> Substring {
-        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? url[...]
-        var path = afterScheme.drop { $0 != "/" }
-        if let query = path.firstIndex(of: "?") { path = path[..<query] }
-        guard let slash = path.lastIndex(of: "/") else { return "" }
-        return path[path.index(after: slash)...]
+        let bytes = url.utf8
+        let separator = Array("://".utf8)
+        var start = bytes.startIndex
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes[index...].starts(with: separator) {
+                start = bytes.index(index, offsetBy: separator.count)
+                break
+            }
+            index = bytes.index(after: index)
+        }
+        guard let pathStart = bytes[start...].firstIndex(of: UInt8(ascii: "/")) else { return "" }
+        let end = bytes[pathStart...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
+        let slash = bytes[pathStart..<end].lastIndex(of: UInt8(ascii: "/"))!
+        return Substring(bytes[bytes.index(after: slash)..<end])
     }
 
     /// `%2f` -> `/` (made safe later), invalid escapes kept literally, bytes read as UTF-8.

@@ -26,18 +26,23 @@ struct OutputPlacer {
     }
 
     /// Places `cacheFile` as `name` in DIR and returns the new path.
-    func place(_ cacheFile: String, as name: String) throws(OutputError) -> String {
+    ///
+    /// - Parameter isLikelyPlaced: the file probably is there already (a cache hit on a
+    ///   re-run): look before linking. Otherwise (a new download) link first, a single call
+    ///   when the name is free. Either order gives the same result, only the cost differs.
+    func place(_ cacheFile: String, as name: String, isLikelyPlaced: Bool) throws(OutputError) -> String {
         precondition(!name.contains("/") && !name.hasPrefix("."), "OutputNamer makes plain names")
         let target = directory + "/" + name
-        // The common case, a new name: a single link(2), which never follows or replaces
-        // anything already at the name.
-        if link(cacheFile, target) == 0 { return target }
+        // link(2) never follows or replaces anything already at the name.
+        if !isLikelyPlaced && link(cacheFile, target) == 0 { return target }
         var existing = stat()
         var source = stat()
-        if errno == EEXIST, lstat(target, &existing) == 0, stat(cacheFile, &source) == 0,
-            existing.st_dev == source.st_dev, existing.st_ino == source.st_ino
-        {
-            return target  // a re-run: already this very file
+        if lstat(target, &existing) == 0 {
+            if stat(cacheFile, &source) == 0, existing.st_dev == source.st_dev, existing.st_ino == source.st_ino {
+                return target  // a re-run: already this very file
+            }
+        } else if isLikelyPlaced && link(cacheFile, target) == 0 {
+            return target
         }
         let temporary = directory + "/.sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         if link(cacheFile, temporary) != 0 {
