@@ -30,10 +30,24 @@ struct DiskCacheTests {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64)
     }
 
-    /// What the cache must count for `key`'s entry: the body plus its metadata record.
+    /// What the cache must count for `key`'s entry: the body plus its metadata, that is
+    /// the summary and origin attributes, or the whole record in a sidecar (plus the
+    /// summary when only the origin was too long for an attribute).
     private func entryBytes(_ key: URLKey, in cache: DiskCache? = nil) throws -> Int64 {
         let cache = cache ?? self.cache
-        return try fileSize(cache.bodyPath(for: key)) + Int64(try #require(cache.entry(for: key)).metadata.count)
+        let body = cache.bodyPath(for: key)
+        let entry = try #require(cache.entry(for: key))
+        let hasSummary = hasAttribute(EntryFile.summaryAttribute, body)
+        let summaryBytes = hasSummary ? Int64(EntrySummary.encodedSize) : 0
+        if FileManager.default.fileExists(atPath: body + ".meta") {
+            return try fileSize(body) + fileSize(body + ".meta") + summaryBytes
+        }
+        return try fileSize(body) + summaryBytes + Int64(entry.originRecord.count)
+    }
+
+    private func hasAttribute(_ name: String, _ path: String) -> Bool {
+        if case .found = EntryFile.attribute(name, atPath: path, { _ in () }) { return true }
+        return false
     }
 
     @Test("a stored entry reads back with every metadata field and the served bytes")
@@ -54,7 +68,7 @@ struct DiskCacheTests {
         directory.remove()
     }
 
-    @Test("an entry is one file: its metadata lives in an extended attribute, no other file is left")
+    @Test("an entry is one file: its metadata lives in extended attributes, no other file is left")
     func oneFilePerEntry() throws {
         let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
         let entries = directory.appending("cache/entries")
@@ -62,8 +76,8 @@ struct DiskCacheTests {
         #expect(files.sorted() == keys.map { "\(DiskCache.shard(of: $0))/\($0.digest.hex)" }.sorted())
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
         #expect(!cache.usesSidecars)
-        let recordBytes = Int64(try #require(cache.entry(for: keys[0])).metadata.count)
-        #expect(EntryFile.attributeSize(cache.bodyPath(for: keys[0])) == recordBytes)
+        let body = cache.bodyPath(for: keys[0])
+        #expect(hasAttribute(EntryFile.summaryAttribute, body) && hasAttribute(EntryFile.originAttribute, body))
         directory.remove()
     }
 
@@ -91,29 +105,51 @@ struct DiskCacheTests {
         return String(decoding: data, as: UTF8.self)
     }
 
-    @Test("a corrupt, truncated, foreign or missing record is a miss, never a crash", arguments: [false, true])
+    @Test("damaged, foreign or missing metadata is a miss, never a crash", arguments: [false, true])
     func corruptMetadata(sidecars: Bool) throws {
         let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read, sidecars: sidecars)
         let key = try key("a")
         try cache.store(SampleImages.png(), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         let body = cache.bodyPath(for: key)
-        let good = try #require(cache.entry(for: key)).metadata
+        let entry = try #require(cache.entry(for: key))
         #expect(FileManager.default.fileExists(atPath: body + ".meta") == sidecars)
-        let damages: [[UInt8]] = [
-            [0x0A], Array(good.prefix(good.count / 2)), Array("garbage\n".utf8), [UInt8](repeating: 0xFF, count: 300),
-        ]
-        for damaged in damages {
-            if sidecars {
-                try Data(damaged).write(to: URL(fileURLWithPath: body + ".meta"))
-            } else {
-                let fd = open(body, O_RDONLY)
-                #expect(EntryFile.setRecord(damaged, of: fd) == nil)
-                close(fd)
-            }
-            #expect(cache.entry(for: key) == nil)
+        func expectMiss(_ what: String) {
+            #expect(cache.entry(for: key) == nil, "\(what)")
+            #expect(cache.hit(key) { _ in true } == nil, "\(what)")
         }
-        if sidecars { unlink(body + ".meta") } else { removeRecord(body) }
-        #expect(cache.entry(for: key) == nil)
+        let garbage = Array("garbage\n".utf8)
+        if sidecars {
+            let good = entry.metadata
+            for damaged in [[0x0A], Array(good.prefix(good.count / 2)), garbage, [UInt8](repeating: 0xFF, count: 300)] {
+                try Data(damaged).write(to: URL(fileURLWithPath: body + ".meta"))
+                expectMiss("sidecar \(damaged.prefix(8))")
+            }
+            unlink(body + ".meta")
+            expectMiss("no sidecar")
+        } else {
+            let fd = open(body, O_RDONLY)
+            defer { close(fd) }
+            let summary = entry.summary(originBytes: entry.originRecord.count).encoded
+            var otherVersion = summary
+            otherVersion[0] = 9
+            var unknownFormat = summary
+            unknownFormat[1] = UInt8(ascii: "z")
+            for damaged in [
+                Array(summary.dropLast()), otherVersion, unknownFormat, [UInt8](repeating: 0xFF, count: 300),
+            ] {
+                #expect(EntryFile.setAttribute(EntryFile.summaryAttribute, damaged, of: fd) == nil)
+                expectMiss("summary \(damaged.prefix(8))")
+            }
+            #expect(EntryFile.setAttribute(EntryFile.summaryAttribute, summary, of: fd) == nil)
+            #expect(cache.entry(for: key) == entry)
+            let origin = entry.originRecord
+            for damaged in [Array(origin.prefix(origin.count / 2)), garbage] {
+                #expect(EntryFile.setAttribute(EntryFile.originAttribute, damaged, of: fd) == nil)
+                #expect(cache.entry(for: key) == nil)
+            }
+            removeMetadata(body)
+            expectMiss("no attributes")
+        }
         directory.remove()
     }
 
@@ -149,6 +185,14 @@ struct DiskCacheTests {
         let long = try URLKey(parsing: "http://example.test/" + String(repeating: "x", count: 7000) + ".png")
         try cache.store(SampleImages.png(), for: long, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         #expect(cache.entry(for: long)?.url == long.string)
+        let longBody = cache.bodyPath(for: long)
+        if try output(of: "/usr/bin/stat", ["-f", "-c", "%t", cache.directory]) == "ef53\n" {
+            // ext4: the origin moved to a sidecar, the summary kept its attribute.
+            #expect(FileManager.default.fileExists(atPath: longBody + ".meta"))
+            #expect(hasAttribute(EntryFile.summaryAttribute, longBody))
+            #expect(!hasAttribute(EntryFile.originAttribute, longBody))
+        }
+        #expect(cache.hit(long) { _ in true }?.bytes == Int64(SampleImages.png().count))
         let report = try cache.enforceLimit(maxBytes: 1 << 30, protecting: [])
         #expect(report.entries == 2)
         #expect(report.bytes == (try entryBytes(key)) + (try entryBytes(long)))
@@ -281,7 +325,7 @@ struct DiskCacheTests {
         }
         // A body without any metadata (left by an older version crashing between renames).
         let orphan = cache.bodyPath(for: orphanKey)
-        removeRecord(orphan)
+        removeMetadata(orphan)
         let report = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
         #expect(report.removedTemp == 4 && report.removedEntries == 0)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")) == ["1-2.tmp"])
@@ -291,10 +335,11 @@ struct DiskCacheTests {
         directory.remove()
     }
 
-    /// Removes the metadata attribute of the entry file at `path`.
-    private func removeRecord(_ path: String) {
+    /// Removes both metadata attributes of the entry file at `path`.
+    private func removeMetadata(_ path: String) {
         let fd = open(path, O_RDONLY)
-        EntryFile.removeRecord(of: fd)
+        EntryFile.removeAttribute(EntryFile.summaryAttribute, of: fd)
+        EntryFile.removeAttribute(EntryFile.originAttribute, of: fd)
         close(fd)
     }
 

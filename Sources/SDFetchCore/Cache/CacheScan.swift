@@ -1,9 +1,9 @@
 import Foundation
 
 /// One cache entry as a directory scan sees it: names, size and last use from `stat`, and
-/// the size and stored time of its metadata record.
+/// the size and stored time of its metadata from its summary.
 ///
-/// Sizes are `st_size` of the body plus the record's bytes (SPEC: sizes count every byte
+/// Sizes are `st_size` of the body plus the metadata's bytes (SPEC: sizes count every byte
 /// of the entries' files, metadata included); Foundation's allocated size over-counts.
 struct ScannedEntry: Sendable {
     /// Shard folder (`ab`) and digest hex.
@@ -12,11 +12,11 @@ struct ScannedEntry: Sendable {
     var hasBody = false
     /// A `.meta` sidecar exists (file systems without user extended attributes).
     var hasSidecar = false
-    /// The body has its record, in its attribute or in the sidecar.
+    /// The body has its metadata, in its attributes or in the sidecar.
     var hasMetadata = false
     var bodyBytes: Int64 = 0
     var metadataBytes: Int64 = 0
-    /// The record's stored time, in nanoseconds since 1970.
+    /// The stored time, in nanoseconds since 1970.
     var storedAt: Int64 = 0
     /// The body's mtime: the LRU access time, in nanoseconds since 1970.
     var accessedAt: Int64 = 0
@@ -98,7 +98,8 @@ enum CacheScan {
     }
 
     /// The entries and temporary files of one shard folder: one `fstatat` per file, and
-    /// one `lgetxattr` per body (or a read of its sidecar) for the record.
+    /// one `lgetxattr` of the summary per body (or a read of its sidecar). The summary
+    /// sits inside the inode on ext4, so the scan never reads the origin's block.
     static func entries(in entriesDirectory: String, shard: String) -> EntriesScan {
         var byName: [String: ScannedEntry] = [:]
         var temporaries: [ScannedTemporary] = []
@@ -132,13 +133,17 @@ enum CacheScan {
         let entries = byName.values.map { scanned in
             var entry = scanned
             guard entry.hasBody else { return entry }
-            let record = EntryFile.record(atPath: "\(folder)/\(entry.name)") { record in
-                CacheEntry.storedTime(inRecord: record).map { (bytes: Int64(record.count), storedAt: $0) }
+            let path = "\(folder)/\(entry.name)"
+            var metadata: (bytes: Int, storedAt: Date)?
+            switch EntryFile.attribute(EntryFile.summaryAttribute, atPath: path, EntrySummary.init(decoding:)) {
+            case .found(let summary): metadata = (EntrySummary.encodedSize + summary.originBytes, summary.storedAt)
+            case .absent: metadata = EntryFile.sidecar(path).map { ($0.bytes, $0.entry.storedAt) }
+            case .damaged: break
             }
-            if let record {
+            if let metadata {
                 entry.hasMetadata = true
-                entry.metadataBytes = record.bytes
-                entry.storedAt = record.storedAt
+                entry.metadataBytes = Int64(metadata.bytes)
+                entry.storedAt = nanoseconds(metadata.storedAt)
             }
             return entry
         }

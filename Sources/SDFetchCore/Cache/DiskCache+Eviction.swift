@@ -191,7 +191,8 @@ extension DiskCache {
         guard CacheScan.isUnchanged(body, as: item) else { return nil }
         // A body without metadata (readdir may have missed a sidecar written since: look again).
         if !item.hasMetadata {
-            let isOrphan = EntryFile.attributeSize(body) == nil && CacheScan.isMissing(sidecar)
+            let summary = EntryFile.attribute(EntryFile.summaryAttribute, atPath: body) { _ in () }
+            let isOrphan = summary.isAbsent && CacheScan.isMissing(sidecar)
             return isOrphan && unlink(body) == 0 ? "" : nil
         }
         let url = url(of: item) ?? item.name
@@ -203,8 +204,16 @@ extension DiskCache {
     }
 
     private func url(of item: ScannedEntry) -> String? {
-        EntryFile.record(atPath: "\(entriesDirectory)/\(item.shard)/\(item.name)") { record in
-            CacheEntry(metadata: record, accessedAt: Date())?.url
+        let path = "\(entriesDirectory)/\(item.shard)/\(item.name)"
+        let origin = EntryFile.attribute(EntryFile.originAttribute, atPath: path) { origin in
+            LineRecord.decode(magic: CacheEntry.originMagic, count: 3, from: origin).flatMap {
+                LineRecord.string(origin, $0[0])
+            }
+        }
+        switch origin {
+        case .found(let url): return url
+        case .absent: return EntryFile.sidecar(path)?.entry.url
+        case .damaged: return nil
         }
     }
 

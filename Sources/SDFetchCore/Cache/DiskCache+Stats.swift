@@ -61,8 +61,14 @@ extension DiskCache {
         for item in CacheScan.entries(in: entriesDirectory, shard: shard).entries where item.isComplete {
             let path = "\(entriesDirectory)/\(shard)/\(item.name)"
             // An entry removed or damaged since the scan is not an entry.
-            guard let entry = EntryFile.record(atPath: path, { CacheEntry(metadata: $0, accessedAt: Date()) })
-            else { continue }
+            let entry: (format: ImageFormat, storedAt: Date)
+            switch EntryFile.attribute(EntryFile.summaryAttribute, atPath: path, EntrySummary.init(decoding:)) {
+            case .found(let summary): entry = (summary.format, summary.storedAt)
+            case .damaged: continue
+            case .absent:
+                guard let whole = EntryFile.sidecar(path)?.entry else { continue }
+                entry = (whole.format, whole.storedAt)
+            }
             stats.entries += 1
             stats.bytes += item.bytes
             stats.formats[entry.format, default: 0] += 1

@@ -85,37 +85,65 @@ public final class DiskCache: Sendable {
     // MARK: - Reading
 
     /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable
-    /// or corrupt: a damaged record is a miss, never a crash). Does not count as a use.
+    /// or corrupt: damaged metadata is a miss, never a crash). Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        EntryFile.read(bodyPath(for: key)) { record, fd, _ in
-            var info = stat()
-            guard fstat(fd, &info) == 0,
-                let entry = CacheEntry(metadata: record, accessedAt: FileTime.date(info.st_mtim)),
-                entry.url == key.string, entry.bytes == Int64(info.st_size)
-            else { return nil }
-            return entry
+        let path = bodyPath(for: key)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, var entry = Self.metadata(of: fd, at: path) else { return nil }
+        entry.accessedAt = FileTime.date(info.st_mtim)
+        return entry.url == key.string && entry.bytes == Int64(info.st_size) ? entry : nil
+    }
+
+    /// The whole metadata of the entry file open as `fd` (at `path`): summary and origin
+    /// attributes, or the sidecar for what has no attribute. `accessedAt` is left unset.
+    static func metadata(of fd: Int32, at path: String) -> CacheEntry? {
+        let unset = Date(timeIntervalSince1970: 0)
+        switch EntryFile.attribute(EntryFile.summaryAttribute, of: fd, EntrySummary.init(decoding:)) {
+        case .damaged: return nil
+        case .absent: return EntryFile.sidecar(path)?.entry
+        case .found(let summary):
+            let origin = EntryFile.attribute(EntryFile.originAttribute, of: fd) {
+                CacheEntry(summary: summary, origin: $0, accessedAt: unset)
+            }
+            switch origin {
+            case .found(let entry): return entry
+            case .damaged: return nil
+            case .absent:
+                // An origin too long for an attribute: the sidecar has the whole record.
+                guard let whole = EntryFile.sidecar(path)?.entry, whole.storedAt == summary.storedAt else { return nil }
+                return whole
+            }
         }
     }
 
-    /// The entry for `key` if `isServable` accepts it, recorded as used now (LRU): the
-    /// warm-run hit. One `openat` (relative to the held `entries/` descriptor, so the
-    /// kernel walks two path components), `fgetxattr`, `futimens`, `close`.
-    func hit(_ key: URLKey, isServable: (CacheEntry) -> Bool) -> CacheEntry? {
+    /// The summary of `key`'s entry if `isServable` accepts it, recorded as used now (LRU):
+    /// the warm-run hit. One `openat` (relative to the held `entries/` descriptor, so the
+    /// kernel walks two path components), `fgetxattr` of the summary, `futimens`, `close`.
+    ///
+    /// The URL is not compared: the file is named by a 128-bit digest of it.
+    func hit(_ key: URLKey, isServable: (EntrySummary) -> Bool) -> EntrySummary? {
         let relative = "\(Self.shard(of: key))/\(key.digest.hex)"
-        return EntryFile.read(relative, relativeTo: entriesDescriptor.value) { record, fd, fromSidecar in
-            // The old access time is not needed: it is replaced right away.
-            guard var entry = CacheEntry(metadata: record, accessedAt: Date(timeIntervalSince1970: 0)),
-                entry.url == key.string, isServable(entry)
+        let fd = openat(entriesDescriptor.value, relative, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var summary: EntrySummary
+        switch EntryFile.attribute(EntryFile.summaryAttribute, of: fd, EntrySummary.init(decoding:)) {
+        case .found(let found): summary = found
+        case .damaged: return nil
+        case .absent:
+            // A sidecar is a separate file: check that it describes this very body.
+            var info = stat()
+            guard let (entry, bytes) = EntryFile.sidecar(relative, relativeTo: entriesDescriptor.value),
+                entry.url == key.string, fstat(fd, &info) == 0, Int64(info.st_size) == entry.bytes
             else { return nil }
-            // A sidecar is a separate file: check that it describes this body.
-            if fromSidecar {
-                var info = stat()
-                guard fstat(fd, &info) == 0, Int64(info.st_size) == entry.bytes else { return nil }
-            }
-            entry.accessedAt = now()
-            EntryFile.markUsed(fd, at: entry.accessedAt)
-            return entry
+            summary = entry.summary(originBytes: bytes)
         }
+        guard isServable(summary) else { return nil }
+        EntryFile.markUsed(fd, at: now())
+        return summary
     }
 
     /// Records a use of `key`'s entry now (LRU): sets its mtime, nothing else.
@@ -148,7 +176,7 @@ public final class DiskCache: Sendable {
         try file.write(body)
         let path = bodyPath(for: key)
         // Before the body is named: a visible body always has its metadata.
-        try writeRecord(entry.metadata, of: file.fd, for: key)
+        try writeMetadata(entry, of: file.fd, for: key)
         EntryFile.markUsed(file.fd, at: date)
         forgetCapRecord()
         if try !file.linkIfAbsent(at: path) {
@@ -172,34 +200,43 @@ public final class DiskCache: Sendable {
         renewed.etag = Self.keepable(etag) ?? entry.etag
         renewed.lastModified = Self.keepable(lastModified) ?? entry.lastModified
         let path = bodyPath(for: key)
-        let outcome: Result<CacheEntry?, FetchFailure>? = EntryFile.read(path) { record, fd, _ in
-            // Only the file that was read, unchanged: its record still has the old stored time.
-            guard let current = CacheEntry(metadata: record, accessedAt: entry.accessedAt),
-                current.url == key.string, current.storedAt == entry.storedAt
-            else { return .success(nil) }
-            do throws(FetchFailure) {
-                try writeRecord(renewed.metadata, of: fd, for: key)
-            } catch {
-                return .failure(error)
-            }
-            EntryFile.markUsed(fd, at: date)
-            return .success(renewed)
-        }
-        return try outcome?.get() ?? nil
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        // Only the file that was read, unchanged: its metadata still has the old stored time.
+        guard let current = Self.metadata(of: fd, at: path), current.url == key.string,
+            current.storedAt == entry.storedAt
+        else { return nil }
+        try writeMetadata(renewed, of: fd, for: key)
+        EntryFile.markUsed(fd, at: date)
+        return renewed
     }
 
-    /// Sets the record of `key`'s entry file, open as `fd`: one `fsetxattr`, or an atomic
-    /// write of the sidecar where attributes are unavailable or the record is over their
-    /// size limit.
-    private func writeRecord(_ record: [UInt8], of fd: Int32, for key: URLKey) throws(FetchFailure) {
+    /// Sets the metadata of `key`'s entry file, open as `fd`: the summary attribute first
+    /// (so it takes the room inside the inode), then the origin attribute; the whole record
+    /// goes to the sidecar where attributes are unavailable or the origin is over their size
+    /// limit.
+    private func writeMetadata(_ entry: CacheEntry, of fd: Int32, for key: URLKey) throws(FetchFailure) {
+        let sidecar = bodyPath(for: key) + EntryFile.sidecarSuffix
+        let shardDirectory = "\(entriesDirectory)/\(Self.shard(of: key))"
+        let origin = entry.originRecord
+        let summary = entry.summary(originBytes: origin.count).encoded
         if !usesSidecars {
-            if EntryFile.setRecord(record, of: fd) == nil { return }
-            // A stale attribute (a renewal) would hide the sidecar from readers.
-            EntryFile.removeRecord(of: fd)
+            if EntryFile.setAttribute(EntryFile.summaryAttribute, summary, of: fd) == nil {
+                if EntryFile.setAttribute(EntryFile.originAttribute, origin, of: fd) == nil { return }
+                // A stale origin (a renewal) would hide the sidecar from readers.
+                EntryFile.removeAttribute(EntryFile.originAttribute, of: fd)
+                let whole = entry.metadata
+                try AtomicWrite.write(whole, to: sidecar, temporaryDirectory: shardDirectory)
+                // The origin's bytes are now the sidecar's.
+                let moved = entry.summary(originBytes: whole.count).encoded
+                _ = EntryFile.setAttribute(EntryFile.summaryAttribute, moved, of: fd)
+                return
+            }
+            // A stale summary (a renewal) would hide the sidecar from readers.
+            EntryFile.removeAttribute(EntryFile.summaryAttribute, of: fd)
         }
-        try AtomicWrite.write(
-            record, to: bodyPath(for: key) + EntryFile.sidecarSuffix,
-            temporaryDirectory: "\(entriesDirectory)/\(Self.shard(of: key))")
+        try AtomicWrite.write(entry.metadata, to: sidecar, temporaryDirectory: shardDirectory)
     }
 
     /// `validator` when it is short enough to keep (see ``maxValidatorLength``), else nil.

@@ -2,98 +2,99 @@ internal import CSDFetchShims
 import Foundation
 
 /// One cache entry on disk: a single file holding exactly the served bytes, its metadata
-/// record (``CacheEntry``'s line format) in the extended attribute `user.sdfetch.entry`.
+/// in two extended attributes: `user.sdfetch.entry`, the ``EntrySummary`` (small enough
+/// for ext4 to keep inside the inode), and `user.sdfetch.origin`, the URL and validators
+/// (``CacheEntry/originRecord``).
 ///
 /// Why one file (SPEC: "one file per entry, metadata kept with it"): every file costs an
 /// inode allocation and a directory insertion, and on the benchmark's ext4 those dominate
 /// a cold run. A body plus a `.meta` file, each written to `tmp/` and renamed into place
-/// under a lock, took about 20 system calls and two inodes per entry; this takes six and one.
+/// under a lock, took about 20 system calls and two inodes per entry; this takes seven and
+/// one. A warm hit reads only the summary.
 ///
 /// Times: the file's mtime is the entry's last use (LRU), set explicitly with `futimens`
-/// by the store and by every hit; the stored time is in the record. Not atime: any reader
+/// by the store and by every hit; the stored time is in the summary. Not atime: any reader
 /// of the file (a backup, `tar`, an `-o` hard link being viewed) would move it (SPEC: the
 /// access time is updated explicitly, not through file-system atime); nothing writes a
 /// cache file after it is named, so only sdfetch moves its mtime.
 ///
 /// Writing goes through ``NewEntryFile``. File systems without user extended attributes
-/// (tmpfs before Linux 6.6, NFSv3, FAT) keep the record in a sidecar `<digest>.meta`
+/// (tmpfs before Linux 6.6, NFSv3, FAT) keep the whole record in a sidecar `<digest>.meta`
 /// instead, written before the body is named, so a visible body always has its metadata;
-/// so does a record over the file system's attribute size limit (ext4: one 4 KiB block,
-/// which a URL of several KiB exceeds).
+/// so does an origin record over the file system's attribute size limit (ext4: one 4 KiB
+/// block, which a URL of several KiB exceeds), the summary then staying in its attribute.
 enum EntryFile {
-    static let attributeName = "user.sdfetch.entry"
+    static let summaryAttribute = "user.sdfetch.entry"
+    static let originAttribute = "user.sdfetch.origin"
     static let sidecarSuffix = ".meta"
     /// Suffix of named temporary files in shard folders (see ``NewEntryFile``).
     static let temporarySuffix = ".tmp"
+
+    /// What reading an attribute found.
+    enum Lookup<Value> {
+        case found(Value)
+        /// The file has no such attribute (or its file system none at all): see the sidecar.
+        case absent
+        /// Present but unreadable or malformed: the entry is damaged.
+        case damaged
+
+        var isAbsent: Bool {
+            if case .absent = self { true } else { false }
+        }
+    }
 
     /// Whether files in `directory` take user extended attributes: tried once per
     /// ``DiskCache`` on an unnamed file (or, without `O_TMPFILE`, a named one, removed at once).
     static func supportsAttributes(in directory: String) -> Bool {
         guard let file = try? NewEntryFile(in: directory, creatingDirectory: false) else { return false }
-        return setRecord([0x0A], of: file.fd) == nil
+        return setAttribute(summaryAttribute, [0], of: file.fd) == nil
     }
 
-    /// Removes the record attribute of the open file `fd`, if it has one.
-    static func removeRecord(of fd: Int32) {
-        _ = CSDFetch_fremovexattr(fd, attributeName)
-    }
-
-    /// Stores `record` in the attribute of the open file `fd`; the reason when refused.
-    static func setRecord(_ record: [UInt8], of fd: Int32) -> String? {
-        let result = record.withUnsafeBytes { CSDFetch_fsetxattr(fd, attributeName, $0.baseAddress!, $0.count) }
+    /// Stores `value` as attribute `name` of the open file `fd`; the reason when refused.
+    static func setAttribute(_ name: String, _ value: [UInt8], of fd: Int32) -> String? {
+        let result = value.withUnsafeBytes { CSDFetch_fsetxattr(fd, name, $0.baseAddress!, $0.count) }
         return result == 0 ? nil : errnoText()
     }
 
-    /// Opens the entry file at `path` (relative to `directory`, or absolute), reads its
-    /// record and hands the record's bytes, the open descriptor and whether the record came
-    /// from a sidecar to `body`. Nil when the file, its record or the sidecar is missing,
-    /// longer than ``LineRecord/limit``, or unreadable.
-    ///
-    /// One `openat` and one `fgetxattr` into a stack buffer: this runs once per warm hit.
-    static func read<T>(
-        _ path: String, relativeTo directory: Int32 = AT_FDCWD,
-        _ body: (_ record: UnsafeRawBufferPointer, _ fd: Int32, _ fromSidecar: Bool) -> T?
-    ) -> T? {
-        let fd = openat(directory, path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        return withRecord(
-            { CSDFetch_fgetxattr(fd, attributeName, $0, $1) },
-            orSidecar: {
-                LineRecord.read(path + sidecarSuffix, relativeTo: directory) { record, _ in body(record, fd, true) }
-            },
-            { body($0, fd, false) })
+    /// Removes attribute `name` of the open file `fd`, if it has one.
+    static func removeAttribute(_ name: String, of fd: Int32) {
+        _ = CSDFetch_fremovexattr(fd, name)
     }
 
-    /// The record of the entry file at `path` (absolute), for callers that need only the
-    /// record: one `lgetxattr`, no descriptor (`clean` and `stats` read one per entry).
-    static func record<T>(atPath path: String, _ body: (_ record: UnsafeRawBufferPointer) -> T?) -> T? {
-        withRecord(
-            { CSDFetch_lgetxattr(path, attributeName, $0, $1) },
-            orSidecar: { LineRecord.read(path + sidecarSuffix) { record, _ in body(record) } },
-            body)
+    /// Reads attribute `name` of the open file `fd` into a stack buffer and decodes it.
+    static func attribute<T>(
+        _ name: String, of fd: Int32, _ decode: (UnsafeRawBufferPointer) -> T?
+    ) -> Lookup<T> {
+        lookup({ CSDFetch_fgetxattr(fd, name, $0, $1) }, decode)
     }
 
-    /// Reads the attribute with `get` (buffer, capacity) into a stack buffer and hands it to
-    /// `body`; a file without the attribute may be a sidecar entry, anything else is damaged.
-    private static func withRecord<T>(
-        _ get: (UnsafeMutableRawPointer, Int) -> Int, orSidecar sidecar: () -> T?,
-        _ body: (UnsafeRawBufferPointer) -> T?
-    ) -> T? {
+    /// Reads attribute `name` of the file at `path` (absolute) without opening it: one
+    /// `lgetxattr` (`clean` and `stats` read one per entry).
+    static func attribute<T>(
+        _ name: String, atPath path: String, _ decode: (UnsafeRawBufferPointer) -> T?
+    ) -> Lookup<T> {
+        lookup({ CSDFetch_lgetxattr(path, name, $0, $1) }, decode)
+    }
+
+    private static func lookup<T>(
+        _ get: (UnsafeMutableRawPointer, Int) -> Int, _ decode: (UnsafeRawBufferPointer) -> T?
+    ) -> Lookup<T> {
         let limit = LineRecord.limit
-        let fromAttribute = withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T?? in
+        return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> Lookup<T> in
             let count = get(buffer.baseAddress!, limit + 1)
-            if count > 0 && count <= limit { return .some(body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))) }
-            return count < 0 && (errno == ENODATA || errno == ENOTSUP) ? nil : .some(nil)
+            if count < 0 && (errno == ENODATA || errno == ENOTSUP) { return .absent }
+            guard count > 0, count <= limit, let value = decode(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            else { return .damaged }
+            return .found(value)
         }
-        return fromAttribute ?? sidecar()
     }
 
-    /// The size of the record kept in the attribute of the file at `path`, or nil when it
-    /// has none (a sidecar entry, or an orphan).
-    static func attributeSize(_ path: String) -> Int64? {
-        let size = CSDFetch_lgetxattr(path, attributeName, nil, 0)
-        return size > 0 ? Int64(size) : nil
+    /// The whole record in the sidecar of the entry file at `path` (relative to
+    /// `directory`, or absolute), with its size; nil when missing or malformed.
+    static func sidecar(_ path: String, relativeTo directory: Int32 = AT_FDCWD) -> (entry: CacheEntry, bytes: Int)? {
+        LineRecord.read(path + sidecarSuffix, relativeTo: directory) { record, _ in
+            CacheEntry(metadata: record, accessedAt: Date(timeIntervalSince1970: 0)).map { ($0, record.count) }
+        }
     }
 
     /// Records a use of the open entry file at `date`: sets its mtime, leaves its atime.

@@ -57,7 +57,8 @@ public actor Fetcher {
         let entry = cache.entry(for: key)
         if let entry, let hit = serve(entry, key: key, spelling: spelling) { return hit }
         if options.offline {
-            return failedResult(key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
+            return failedResult(
+                key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
         }
         var hadRecord = options.retryFailed
         if !options.retryFailed, let record = blacklist.record(for: key) {
@@ -102,17 +103,20 @@ public actor Fetcher {
     /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
     /// task or an actor hop: one read of the entry's record and one timestamp update.
     public nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
-        cache.hit(key, isServable: isServable).map { cachedResult($0, key: key, spelling: spelling, status: .cached) }
+        cache.hit(key) { isServable(storedAt: $0.storedAt) }.map {
+            cachedResult($0, key: key, spelling: spelling, status: .cached)
+        }
     }
 
-    /// Whether `entry` may be served without a request: fresh, or any entry `--offline`.
-    private nonisolated func isServable(_ entry: CacheEntry) -> Bool {
-        options.offline || (!options.refresh && entry.isFresh(now: now(), maxAge: options.maxAge))
+    /// Whether an entry stored at `storedAt` may be served without a request: fresh, or
+    /// any entry `--offline`.
+    private nonisolated func isServable(storedAt: Date) -> Bool {
+        options.offline || (!options.refresh && now().timeIntervalSince(storedAt) < options.maxAge.timeInterval)
     }
 
     /// `cached` when `entry` may be served as is; records the use.
     private nonisolated func serve(_ entry: CacheEntry, key: URLKey, spelling: String) -> FetchResult? {
-        guard isServable(entry) else { return nil }
+        guard isServable(storedAt: entry.storedAt) else { return nil }
         cache.touch(key)
         return cachedResult(entry, key: key, spelling: spelling, status: .cached)
     }
@@ -131,7 +135,8 @@ public actor Fetcher {
     ) -> FetchResult {
         do throws(FetchFailure) {
             // nil: another process stored a newer body meanwhile; serve that one.
-            let current = try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
+            let current =
+                try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
                 ?? cache.entry(for: key) ?? entry
             var result = cachedResult(current, key: key, spelling: spelling, status: .revalidated)
             result.httpStatus = 304
@@ -161,13 +166,23 @@ public actor Fetcher {
         }
     }
 
-    private nonisolated func cachedResult(_ entry: CacheEntry, key: URLKey, spelling: String, status: FetchStatus) -> FetchResult {
-        FetchResult(
-            url: spelling, key: key, status: status, path: cache.bodyPath(for: key), format: entry.format,
-            bytes: entry.bytes, width: entry.width, height: entry.height)
+    private nonisolated func cachedResult(
+        _ entry: CacheEntry, key: URLKey, spelling: String, status: FetchStatus
+    ) -> FetchResult {
+        cachedResult(entry.summary(originBytes: 0), key: key, spelling: spelling, status: status)
     }
 
-    private nonisolated func failedResult(_ key: URLKey, spelling: String, _ failure: FetchFailure, httpStatus: Int?) -> FetchResult {
+    private nonisolated func cachedResult(
+        _ image: EntrySummary, key: URLKey, spelling: String, status: FetchStatus
+    ) -> FetchResult {
+        FetchResult(
+            url: spelling, key: key, status: status, path: cache.bodyPath(for: key), format: image.format,
+            bytes: image.bytes, width: image.width, height: image.height)
+    }
+
+    private nonisolated func failedResult(
+        _ key: URLKey, spelling: String, _ failure: FetchFailure, httpStatus: Int?
+    ) -> FetchResult {
         FetchResult(
             url: spelling, key: key, status: .failed, httpStatus: httpStatus == 0 ? nil : httpStatus, failure: failure)
     }

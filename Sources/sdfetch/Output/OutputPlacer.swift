@@ -31,7 +31,7 @@ struct OutputPlacer {
     ///   re-run): look before linking. Otherwise (a new download) link first, a single call
     ///   when the name is free. Either order gives the same result, only the cost differs.
     func place(_ cacheFile: String, as name: String, isLikelyPlaced: Bool) throws(OutputError) -> String {
-        precondition(!name.contains("/") && !name.hasPrefix("."), "OutputNamer makes plain names")
+        precondition(!name.utf8.contains(UInt8(ascii: "/")) && !name.hasPrefix("."), "OutputNamer makes plain names")
         let target = directory + "/" + name
         // link(2) never follows or replaces anything already at the name.
         if !isLikelyPlaced && link(cacheFile, target) == 0 { return target }
