@@ -1,6 +1,7 @@
 import Foundation
 
-/// The small line-based text format of cache entry records and blacklist records.
+/// The small line-based text format of cache origin and sidecar records and blacklist
+/// records.
 ///
 /// Layout: a magic first line naming the kind and version, one value per line in a fixed
 /// order, then `end`. JSON was the first format; decoding it with Foundation cost more
@@ -32,7 +33,7 @@ struct LineRecord {
 
     /// The byte ranges of the `count` values of a record starting with `magic`, or nil when
     /// the bytes are not one. Works on raw bytes (no `String` until a caller asks for a
-    /// field), since this runs once per warm-run hit.
+    /// field): it runs once per entry that `clean` removes.
     static func decode(magic: String, count: Int, from bytes: UnsafeRawBufferPointer) -> [Range<Int>]? {
         var lines: [Range<Int>] = []
         lines.reserveCapacity(count + 2)
@@ -74,8 +75,8 @@ struct LineRecord {
     }
 
     /// `O_NOATIME` (the same value in asm-generic and x86 `fcntl.h`; Glibc's Swift module
-    /// does not export it). Under `relatime` a read after our own `futimens` (atime equal
-    /// to mtime) would otherwise dirty the inode a second time on every warm-run hit.
+    /// does not export it). Under `relatime` a read of a record file would otherwise dirty
+    /// its inode for an atime nobody uses.
     static let noAccessTime: Int32 = 0o1000000
 
     /// Largest record file read: a URL is at most 8,192 bytes and writers drop longer
@@ -86,8 +87,8 @@ struct LineRecord {
     ///
     /// `path` is relative to `directory` (a descriptor) or absolute. One `open`, one `read`
     /// into a stack buffer (a short read of a regular file is its end), `close`: no `fstat`,
-    /// since this runs once per warm-run hit. Nil when the file is missing, longer than
-    /// ``limit`` or unreadable.
+    /// since this runs once per sidecar hit and blacklist lookup. Nil when the file is
+    /// missing, longer than ``limit`` or unreadable.
     static func read<T>(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, _ body: (UnsafeRawBufferPointer, Int32) -> T?
     ) -> T? {
