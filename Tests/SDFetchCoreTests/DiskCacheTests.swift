@@ -297,6 +297,9 @@ struct DiskCacheTests {
         clock.advance(by: .seconds(86400))
         let dry = try cache.clean(maxAge: .seconds(7 * 86400), maxSize: nil, dryRun: true)
         #expect(dry.removedURLs == [a.string] && cache.entry(for: a) != nil)
+        var unlisted = dry
+        unlisted.removedURLs = []
+        #expect(try cache.clean(maxAge: .seconds(7 * 86400), maxSize: nil, dryRun: true, listing: false) == unlisted)
         report = try cache.clean(maxAge: .seconds(7 * 86400), maxSize: nil, dryRun: false)
         #expect(report == dry)
         #expect(cache.entry(for: a) == nil && cache.entry(for: b) != nil)

@@ -28,12 +28,15 @@ extension DiskCache {
     /// SPEC `clean`: removes expired entries (stored more than `maxAge` ago), expired
     /// blacklist records and stray temporary files, then trims to `maxSize` bytes, least
     /// recently used first. With `dryRun` nothing is removed but the report is the same.
+    /// Without `listing`, `removedURLs` stays empty, which saves reading each victim's URL.
     ///
     /// Idempotent, and safe while fetches run (see ``DirectoryLock``). Blocks while another
     /// `clean` or `enforceLimit` runs on the same directory.
     ///
     /// - Throws: ``CacheError`` when the entries directory cannot be read.
-    public func clean(maxAge: Duration, maxSize: Int64?, dryRun: Bool) throws(CacheError) -> CleanReport {
+    public func clean(
+        maxAge: Duration, maxSize: Int64?, dryRun: Bool, listing: Bool = true
+    ) throws(CacheError) -> CleanReport {
         try maintenanceLock.withLock { () throws(CacheError) -> CleanReport in
             let nowNanoseconds = CacheScan.nanoseconds(now())
             let maxAgeNanoseconds = Int64(maxAge.timeInterval * 1e9)
@@ -54,7 +57,7 @@ extension DiskCache {
                 }
             }
             if let maxSize { victims += Self.leastRecentlyUsed(&kept, over: maxSize, protecting: []) }
-            remove(victims, dryRun: dryRun, into: &report)
+            remove(victims, dryRun: dryRun, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             if let maxSize, !dryRun { recordWithin(maxSize) }
@@ -68,10 +71,13 @@ extension DiskCache {
     /// entries in `keys` (those used by the current run) last. Call it after a fetch run.
     ///
     /// Costs one `stat` per file, unless nothing was stored since the last trim to a cap no
-    /// larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`.
+    /// larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`. `listing`
+    /// as for ``clean(maxAge:maxSize:dryRun:listing:)``.
     ///
     /// - Throws: ``CacheError`` when the entries directory cannot be read.
-    public func enforceLimit(maxBytes: Int64, protecting keys: Set<KeyDigest>) throws(CacheError) -> CleanReport {
+    public func enforceLimit(
+        maxBytes: Int64, protecting keys: Set<KeyDigest>, listing: Bool = true
+    ) throws(CacheError) -> CleanReport {
         try maintenanceLock.withLock { () throws(CacheError) -> CleanReport in
             var report = CleanReport()
             if isKnownWithin(maxBytes) {
@@ -80,7 +86,7 @@ extension DiskCache {
             }
             var kept = try scan().entries.filter(\.isComplete)
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
-            remove(victims, dryRun: false, into: &report)
+            remove(victims, dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             recordWithin(maxBytes)
@@ -125,10 +131,10 @@ extension DiskCache {
     /// per lock hold, each checked again under the lock: an entry replaced or used since
     /// the scan is kept and counted as remaining. `removedURLs` keeps the victims' order
     /// (expired first, then least recently used).
-    private func remove(_ victims: [ScannedEntry], dryRun: Bool, into report: inout CleanReport) {
+    private func remove(_ victims: [ScannedEntry], dryRun: Bool, listing: Bool, into report: inout CleanReport) {
         let byShard = Dictionary(grouping: victims.indices, by: { victims[$0].shard })
         let partials = ShardWorkers.map(byShard.keys.sorted()) { shard in
-            self.remove(byShard[shard]!.map { ($0, victims[$0]) }, in: shard, dryRun: dryRun)
+            self.remove(byShard[shard]!.map { ($0, victims[$0]) }, in: shard, dryRun: dryRun, listing: listing)
         }
         var removedURLs: [(position: Int, url: String)] = []
         for partial in partials {
@@ -148,7 +154,7 @@ extension DiskCache {
         var urls: [(position: Int, url: String)] = []
     }
 
-    private func remove(_ items: [(Int, ScannedEntry)], in shard: String, dryRun: Bool) -> Removal {
+    private func remove(_ items: [(Int, ScannedEntry)], in shard: String, dryRun: Bool, listing: Bool) -> Removal {
         var removal = Removal()
         func account(_ position: Int, _ item: ScannedEntry, removedURL: String?) {
             guard let removedURL else {
@@ -161,7 +167,7 @@ extension DiskCache {
             removal.report.removedBytes += item.bytes
             if item.isComplete {
                 removal.report.removedEntries += 1
-                removal.urls.append((position, removedURL))
+                if listing { removal.urls.append((position, removedURL)) }
             } else {
                 removal.report.removedTemp += 1
             }
@@ -170,11 +176,13 @@ extension DiskCache {
             let batch = items[start..<min(start + Self.removalBatch, items.count)]
             if dryRun {
                 for (position, item) in batch {
-                    account(position, item, removedURL: item.isComplete ? url(of: item) ?? item.name : "")
+                    account(position, item, removedURL: item.isComplete && listing ? url(of: item) ?? item.name : "")
                 }
             } else {
                 shardLock(shard).withLock {
-                    for (position, item) in batch { account(position, item, removedURL: removeNow(item)) }
+                    for (position, item) in batch {
+                        account(position, item, removedURL: removeNow(item, listing: listing))
+                    }
                 }
             }
         }
@@ -182,8 +190,9 @@ extension DiskCache {
     }
 
     /// Removes one scanned entry if it is still what the scan saw; call under its shard lock.
-    /// Returns the removed entry's URL (empty for an orphaned half), nil when it was kept.
-    private func removeNow(_ item: ScannedEntry) -> String? {
+    /// Returns the removed entry's URL (empty for an orphaned half, or without `listing`),
+    /// nil when it was kept.
+    private func removeNow(_ item: ScannedEntry, listing: Bool) -> String? {
         let body = "\(entriesDirectory)/\(item.shard)/\(item.name)"
         let sidecar = body + EntryFile.sidecarSuffix
         // A sidecar whose body is gone: its store crashed, or a removal stopped halfway.
@@ -195,7 +204,7 @@ extension DiskCache {
             let isOrphan = summary.isAbsent && CacheScan.isMissing(sidecar)
             return isOrphan && unlink(body) == 0 ? "" : nil
         }
-        let url = url(of: item) ?? item.name
+        let url = listing ? url(of: item) ?? item.name : ""
         // The body goes first so the entry vanishes at once; a crash here leaves a sidecar
         // without body, which the next `clean` removes.
         guard unlink(body) == 0 else { return nil }

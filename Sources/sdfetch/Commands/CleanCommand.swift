@@ -39,7 +39,8 @@ extension CleanCommand {
         let report: CleanReport
         do throws(CacheError) {
             let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
-            report = try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun)
+            // Only the dry-run listing and JSON show the URLs; reading them costs a read per entry.
+            report = try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun, listing: isDryRun || isJSON)
         } catch {
             return cacheFailure(error)
         }

@@ -74,7 +74,7 @@ struct FetchCommand: ParsableCommand {
 enum CacheLimit {
     static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) {
         do throws(CacheError) {
-            _ = try cache.enforceLimit(maxBytes: maxBytes, protecting: keys)
+            _ = try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
         } catch {
             console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
         }
