@@ -4,8 +4,9 @@
 Sources/SDFetchCore/Cache/DiskCache.swift and CacheEntry.swift directly, so 100,000 entries
 take seconds instead of a real fetch run:
 
-  entries/ab/<digest>   body (a 1x1 PNG), mtime = access time (LRU),
-                        extended attribute user.sdfetch.entry = "sdfetch-entry 1" line record
+  entries/ab/<digest>   body (a 1x1 PNG), mtime = access time (LRU), extended attributes
+                        user.sdfetch.entry  = the 31-byte binary summary (EntrySummary.swift)
+                        user.sdfetch.origin = "sdfetch-origin 1" line record (URL, ETag, Last-Modified)
 
 <digest> is the first 16 bytes of SHA-256 over the URL's key text, in hex; `ab` its first
 byte. URLs are http://127.0.0.1:9/bench/N.png (port 9, "discard": nothing answers, so a
@@ -50,11 +51,13 @@ def main():
             made_shards.add(shard)
         stored = now - 30 * 86400 * 10**9 if expired_every and index % expired_every == 0 else now - index * 10**6
         accessed = stored + 1000
-        meta = f"sdfetch-entry 1\n{url}\n{stored}\npng\n{len(body)}\n1\n1\n\"e{index}\"\n\nend\n"
+        origin = f"sdfetch-origin 1\n{url}\n\"e{index}\"\n\nend\n".encode()
+        summary = struct.pack("<B4sqqIIH", 1, b"png", stored, len(body), 1, 1, len(origin))
         body_path = os.path.join(shard, digest)
         with open(body_path, "wb") as f:
             f.write(body)
-            os.setxattr(f.fileno(), "user.sdfetch.entry", meta.encode())
+            os.setxattr(f.fileno(), "user.sdfetch.entry", summary)
+            os.setxattr(f.fileno(), "user.sdfetch.origin", origin)
         os.utime(body_path, ns=(accessed, accessed))
     if args.list:
         with open(args.list, "w") as f:
