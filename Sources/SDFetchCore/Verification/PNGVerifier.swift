@@ -32,28 +32,36 @@ enum PNGVerifier {
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
         bytes.withUnsafeBytes { raw -> Result<PixelSize, FetchFailure> in
             guard let base = raw.baseAddress else { return .failure(.decodeFailed("png", "no data")) }
-            var image = png_image()
-            image.version = UInt32(PNG_IMAGE_VERSION)
-            // libpng frees its own state when a call fails; png_image_free is then a no-op.
-            defer { png_image_free(&image) }
+            // libpng keeps the address given to begin_read (its error and warning handlers
+            // write the message there and find their jump buffer through it) and uses it
+            // again in finish_read, so the struct needs one fixed address for the whole
+            // decode: `&image` on a local may be a different temporary at each call.
+            let image = UnsafeMutablePointer<png_image>.allocate(capacity: 1)
+            image.initialize(to: png_image())
+            image.pointee.version = UInt32(PNG_IMAGE_VERSION)
+            defer {
+                // libpng frees its own state when a call fails; png_image_free is then a no-op.
+                png_image_free(image)
+                image.deallocate()
+            }
             // The memory handed to begin_read must stay valid until finish_read: both
             // calls sit inside this one withUnsafeBytes.
-            guard png_image_begin_read_from_memory(&image, base, raw.count) != 0 else {
-                return .failure(.decodeFailed("png", message(of: image)))
+            guard png_image_begin_read_from_memory(image, base, raw.count) != 0 else {
+                return .failure(.decodeFailed("png", message(of: image.pointee)))
             }
-            let size = PixelSize(width: image.width, height: image.height)
+            let size = PixelSize(width: image.pointee.width, height: image.pointee.height)
             if let failure = size.check("png", maxPixels: maxPixels) { return .failure(failure) }
             guard let pixels = size.pixelCount else { preconditionFailure("check passed, so the count fits") }
-            image.format = outputFormat(native: image.format, pixels: pixels)
-            guard let buffer = calloc(Int(pixels * channels(of: image.format)), 1) else {
+            image.pointee.format = outputFormat(native: image.pointee.format, pixels: pixels)
+            guard let buffer = calloc(Int(pixels * channels(of: image.pointee.format)), 1) else {
                 return .failure(
                     FetchFailure(.tooManyPixels, "png pixel buffer of \(size.width)x\(size.height) unavailable"))
             }
             defer { free(buffer) }
             // Removing an alpha channel composites onto this background rather than the buffer.
             var black = png_color(red: 0, green: 0, blue: 0)
-            guard png_image_finish_read(&image, &black, buffer, 0, nil) != 0 else {
-                return .failure(.decodeFailed("png", message(of: image)))
+            guard png_image_finish_read(image, &black, buffer, 0, nil) != 0 else {
+                return .failure(.decodeFailed("png", message(of: image.pointee)))
             }
             return .success(size)
         }
