@@ -37,6 +37,8 @@ public final class DiskCache: Sendable {
     let hasStored = Atomic<Bool>(false)
     /// Whether new entries keep their metadata in a `.meta` sidecar (no user xattrs here).
     let usesSidecars: Bool
+    /// Whether new entry files start unnamed (`O_TMPFILE`, where the file system has it).
+    let usesUnnamedFiles: Bool
 
     /// Validators (`ETag`, `Last-Modified`) longer than this are not kept: real ones are a
     /// few dozen bytes, and the bound keeps every record under ``LineRecord/limit``.
@@ -44,11 +46,12 @@ public final class DiskCache: Sendable {
 
     /// Opens (creating if needed) the cache at `directory`.
     ///
-    /// - Parameter sidecars: keep metadata in `.meta` files even where extended attributes
-    ///   work (tests of the fallback); by default they are used when the file system takes them.
+    /// - Parameter plainFiles: behave as on a file system with neither extended attributes
+    ///   nor `O_TMPFILE` (NFSv3, FAT): `.meta` sidecars and named temporary files, for tests
+    ///   of those paths. By default both features are used where the file system has them.
     /// - Throws: ``CacheError`` when the directory cannot be created or written.
     public init(
-        directory: String, now: @escaping @Sendable () -> Date = Date.init, sidecars: Bool = false
+        directory: String, now: @escaping @Sendable () -> Date = Date.init, plainFiles: Bool = false
     ) throws(CacheError) {
         self.directory = directory
         self.entriesDirectory = directory + "/entries"
@@ -67,7 +70,8 @@ public final class DiskCache: Sendable {
         entriesDescriptor = DirectoryDescriptor(path: entriesDirectory)
         // Best effort: only ext4 (and a few others) know the flag, and it is only an allocation hint.
         _ = CSDFetch_mark_top_directory(entriesDescriptor.value)
-        usesSidecars = sidecars || !EntryFile.supportsAttributes(in: entriesDirectory)
+        usesSidecars = plainFiles || !EntryFile.supportsAttributes(in: entriesDirectory)
+        usesUnnamedFiles = !plainFiles
     }
 
     /// The shard folder name of `key`: the digest's first byte in hex.
@@ -172,7 +176,7 @@ public final class DiskCache: Sendable {
             url: key.string, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
             lastModified: Self.keepable(lastModified),
             format: image.format, bytes: Int64(body.count), width: image.width, height: image.height)
-        let file = try NewEntryFile(in: "\(entriesDirectory)/\(shard)")
+        let file = try NewEntryFile(in: "\(entriesDirectory)/\(shard)", unnamed: usesUnnamedFiles)
         try file.write(body)
         let path = bodyPath(for: key)
         // Before the body is named: a visible body always has its metadata.

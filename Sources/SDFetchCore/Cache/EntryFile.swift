@@ -122,21 +122,30 @@ final class NewEntryFile {
     private(set) var temporaryPath: String?
     let directory: String
 
-    /// - Parameter creatingDirectory: create `directory` when it does not exist (shard
-    ///   folders appear on first use; `clean` may remove empty ones).
-    init(in directory: String, creatingDirectory: Bool = true) throws(FetchFailure) {
+    /// - Parameters:
+    ///   - creatingDirectory: create `directory` when it does not exist (shard folders
+    ///     appear on first use; `clean` may remove empty ones).
+    ///   - unnamed: try `O_TMPFILE` first; false goes straight to a temporary name.
+    init(in directory: String, creatingDirectory: Bool = true, unnamed: Bool = true) throws(FetchFailure) {
         self.directory = directory
-        var fd = open(directory, O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
-        if fd < 0 && errno == ENOENT && creatingDirectory {
+        // Runs `create`, and once more after making the directory when it was missing.
+        func inDirectory(_ create: () -> Int32) throws(FetchFailure) -> Int32 {
+            let fd = create()
+            guard fd < 0, errno == ENOENT, creatingDirectory else { return fd }
             if mkdir(directory, 0o755) != 0 && errno != EEXIST {
                 throw FetchFailure(.io, "cannot create \(directory): \(errnoText())")
             }
-            fd = open(directory, O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
+            return create()
+        }
+        var fd: Int32 = -1
+        if unnamed {
+            fd = try inDirectory { open(directory, O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644) }
         }
         // EOPNOTSUPP, EISDIR or EINVAL: no O_TMPFILE here (NFS, old kernels), use a name.
-        if fd < 0 && errno != ENOENT && errno != EACCES && errno != ENOSPC && errno != EROFS {
+        let failure = fd < 0 ? errno : 0
+        if !unnamed || (fd < 0 && ![ENOENT, EACCES, ENOSPC, EROFS].contains(failure)) {
             let path = "\(directory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(EntryFile.temporarySuffix)"
-            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            fd = try inDirectory { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
             if fd >= 0 { temporaryPath = path }
         }
         guard fd >= 0 else { throw FetchFailure(.io, "cannot create a file in \(directory): \(errnoText())") }

@@ -11,10 +11,12 @@ struct CleanCommand: ParsableCommand {
         trim the cache to --max-size, least recently used first. Safe while fetches run.
         """
     static let options: [OptionSpec<CleanCommand>] = [
-        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire (default 7d)") { c, v, n in
+        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire (default 7d)") {
+            c, v, n in
             c.maxAge = try ValueParsers.duration(v, option: n)
         },
-        OptionSpec("max-size", .value("SIZE"), help: "then trim the cache to this size, K/M/G (default: no trim)") { c, v, n in
+        OptionSpec("max-size", .value("SIZE"), help: "then trim the cache to this size, K/M/G (default: no trim)") {
+            c, v, n in
             c.maxSize = try ValueParsers.size(v, option: n)
         },
         OptionSpec("dry-run", help: "only list what would be removed") { c, _, _ in c.isDryRun = true },
@@ -56,7 +58,8 @@ extension CleanCommand {
         text += " (\(HumanReadable.bytes(report.removedBytes))), \(report.removedFailed) failed-URL record"
         text += report.removedFailed == 1 ? "" : "s"
         text += ", \(report.removedTemp) temporary file\(report.removedTemp == 1 ? "" : "s")"
-        text += "; \(report.entries) entr\(report.entries == 1 ? "y" : "ies") (\(HumanReadable.bytes(report.bytes))) remain\n"
+        text +=
+            "; \(report.entries) entr\(report.entries == 1 ? "y" : "ies") (\(HumanReadable.bytes(report.bytes))) remain\n"
         return text
     }
 

@@ -91,7 +91,8 @@ final class Console: Sendable {
         if canEraseLine {
             FileDescriptorWriter.write("\r" + line + "\u{1B}[K", to: STDERR_FILENO)
         } else {
-            let blank = (state.bar?.count ?? 0) > line.count ? String(repeating: " ", count: state.bar!.count - line.count) : ""
+            let blank =
+                (state.bar?.count ?? 0) > line.count ? String(repeating: " ", count: state.bar!.count - line.count) : ""
             FileDescriptorWriter.write("\r" + line + blank, to: STDERR_FILENO)
         }
         state.bar = line

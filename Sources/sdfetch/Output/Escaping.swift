@@ -32,7 +32,9 @@ enum Escaping {
             case "\n": escaped = "\\n"
             case "\r": escaped = "\\r"
             default:
-                escaped = scalar.value < 0x80 ? "\\x" + hex(scalar.value, digits: 2) : "\\u{" + hex(scalar.value, digits: 4) + "}"
+                escaped =
+                    scalar.value < 0x80
+                    ? "\\x" + hex(scalar.value, digits: 2) : "\\u{" + hex(scalar.value, digits: 4) + "}"
             }
             out.append(contentsOf: escaped.unicodeScalars)
         }

@@ -65,7 +65,8 @@ struct ProgressBar {
         guard total > 0 else { return String(repeating: " ", count: width) }
         let filled = min(width, width * done / total)
         let arrow = filled < width && known ? ">" : ""
-        return String(repeating: "=", count: filled) + arrow + String(repeating: " ", count: width - filled - arrow.count)
+        return String(repeating: "=", count: filled) + arrow
+            + String(repeating: " ", count: width - filled - arrow.count)
     }
 }
 
@@ -86,7 +87,8 @@ enum ProgressTicker {
                 if Task.isCancelled { break }
                 if terminal.showsBar {
                     let line = bar.render(
-                        progress.snapshot, elapsed: ContinuousClock.now - started, width: Terminal.width(environment: environment))
+                        progress.snapshot, elapsed: ContinuousClock.now - started,
+                        width: Terminal.width(environment: environment))
                     console.showBar(line)
                 }
                 console.flushIfStale()
