@@ -7,9 +7,9 @@ import Synchronization
 /// Layout under `directory`:
 /// - `entries/ab/<digest>`: one file per entry (see ``EntryFile``): the body, exactly the
 ///   bytes served (so `path` and `-o` hard links hand out the image itself), its metadata
-///   in an extended attribute, its mtime the last use (LRU).
-///   `ab` is the digest's first byte, 256 shards. Where the file system has no user
-///   extended attributes, the metadata is in a sidecar `entries/ab/<digest>.meta`.
+///   in two extended attributes, its mtime the last use (LRU). `ab` is the digest's first
+///   byte, 256 shards. Where the file system has no user extended attributes, the metadata
+///   is in a sidecar `entries/ab/<digest>.meta`.
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
 /// - `tmp/`: small atomic writes (blacklist records, the cap record); `locks/`: the files
 ///   ``DirectoryLock`` describes.
@@ -22,8 +22,10 @@ import Synchronization
 /// packing them into its parent's. Without a journal, ext4 allocates no inode freed in the
 /// last minute or more (`recently_deleted` in `fs/ext4/ialloc.c`) and scans past each one
 /// on every allocation in that group: after a previous run or a `clean` deleted thousands
-/// of files nearby, a 2,000-image cold run spent 2.2 s in the kernel instead of 0.4 s. Thread-safe: it keeps no
-/// mutable state; the file system is the state, shared with other processes.
+/// of files nearby, a 2,000-image cold run spent 2.2 s in the kernel instead of 0.4 s.
+///
+/// Thread-safe: it keeps no mutable state; the file system is the state, shared with
+/// other processes.
 public final class DiskCache: Sendable {
     public let directory: String
     let entriesDirectory: String
