@@ -164,14 +164,13 @@ final class NewEntryFile {
         }
     }
 
-    /// Names the file `path` if nothing has that name yet. False when the name is taken;
-    /// throws on other failures. After success the file is no longer temporary.
+    /// Names the file `path` if nothing has that name yet. False when the name is taken, or
+    /// when a named temporary cannot be hard-linked (FAT has no hard links): the caller then
+    /// uses ``replace(at:)``. Throws on other failures. After success the file is no longer
+    /// temporary.
     func linkIfAbsent(at path: String) throws(FetchFailure) -> Bool {
         if let temporaryPath {
-            guard link(temporaryPath, path) == 0 else {
-                if errno == EEXIST { return false }
-                throw FetchFailure(.io, "cannot create \(path): \(errnoText())")
-            }
+            guard link(temporaryPath, path) == 0 else { return false }
             unlink(temporaryPath)
             self.temporaryPath = nil
             return true
