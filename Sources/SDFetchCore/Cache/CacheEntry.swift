@@ -39,7 +39,9 @@ public struct CacheEntry: Sendable, Equatable, Codable {
     /// Whether a conditional request can revalidate it.
     public var hasValidators: Bool { etag != nil || lastModified != nil }
 
-    public func isFresh(now: Date, maxAge: Duration) -> Bool {
+    /// Whether an entry stored at `storedAt` is fresh at `now` (SPEC: stored time +
+    /// `--max-age`), for callers holding only a summary.
+    public static func isFresh(storedAt: Date, now: Date, maxAge: Duration) -> Bool {
         now.timeIntervalSince(storedAt) < maxAge.timeInterval
     }
 

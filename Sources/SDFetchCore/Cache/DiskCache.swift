@@ -37,7 +37,9 @@ public final class DiskCache: Sendable {
     let entriesDescriptor: DirectoryDescriptor
     /// Set by this instance's first store (see ``forgetCapRecord()``).
     let hasStored = Atomic<Bool>(false)
-    /// Whether new entries keep their metadata in a `.meta` sidecar (no user xattrs here).
+    /// Whether new entries go straight to a `.meta` sidecar. Otherwise each store tries
+    /// the attributes first and falls back to a sidecar where they are refused, so no
+    /// start-up probe of the file system is needed.
     let usesSidecars: Bool
     /// Whether new entry files start unnamed (`O_TMPFILE`, where the file system has it).
     let usesUnnamedFiles: Bool
@@ -72,7 +74,7 @@ public final class DiskCache: Sendable {
         entriesDescriptor = DirectoryDescriptor(path: entriesDirectory)
         // Best effort: only ext4 (and a few others) know the flag, and it is only an allocation hint.
         _ = CSDFetch_mark_top_directory(entriesDescriptor.value)
-        usesSidecars = plainFiles || !EntryFile.supportsAttributes(in: entriesDirectory)
+        usesSidecars = plainFiles
         usesUnnamedFiles = !plainFiles
     }
 

@@ -43,13 +43,6 @@ enum EntryFile {
         }
     }
 
-    /// Whether files in `directory` take user extended attributes: tried once per
-    /// ``DiskCache`` on an unnamed file (or, without `O_TMPFILE`, a named one, removed at once).
-    static func supportsAttributes(in directory: String) -> Bool {
-        guard let file = try? NewEntryFile(in: directory, creatingDirectory: false) else { return false }
-        return setAttribute(summaryAttribute, [0], of: file.fd) == nil
-    }
-
     /// Stores `value` as attribute `name` of the open file `fd`; the reason when refused.
     static func setAttribute(_ name: String, _ value: [UInt8], of fd: Int32) -> String? {
         let result = value.withUnsafeBytes { CSDFetch_fsetxattr(fd, name, $0.baseAddress!, $0.count) }
@@ -122,16 +115,16 @@ final class NewEntryFile {
     private(set) var temporaryPath: String?
     let directory: String
 
-    /// - Parameters:
-    ///   - creatingDirectory: create `directory` when it does not exist (shard folders
-    ///     appear on first use; `clean` may remove empty ones).
-    ///   - unnamed: try `O_TMPFILE` first; false goes straight to a temporary name.
-    init(in directory: String, creatingDirectory: Bool = true, unnamed: Bool = true) throws(FetchFailure) {
+    /// Creates `directory` when it does not exist (shard folders appear on first use;
+    /// `clean` may remove empty ones).
+    ///
+    /// - Parameter unnamed: try `O_TMPFILE` first; false goes straight to a temporary name.
+    init(in directory: String, unnamed: Bool = true) throws(FetchFailure) {
         self.directory = directory
         // Runs `create`, and once more after making the directory when it was missing.
         func inDirectory(_ create: () -> Int32) throws(FetchFailure) -> Int32 {
             let fd = create()
-            guard fd < 0, errno == ENOENT, creatingDirectory else { return fd }
+            guard fd < 0, errno == ENOENT else { return fd }
             if mkdir(directory, 0o755) != 0 && errno != EEXIST {
                 throw FetchFailure(.io, "cannot create \(directory): \(errnoText())")
             }

@@ -111,7 +111,8 @@ public actor Fetcher {
     /// Whether an entry stored at `storedAt` may be served without a request: fresh, or
     /// any entry `--offline`.
     private nonisolated func isServable(storedAt: Date) -> Bool {
-        options.offline || (!options.refresh && now().timeIntervalSince(storedAt) < options.maxAge.timeInterval)
+        options.offline
+            || (!options.refresh && CacheEntry.isFresh(storedAt: storedAt, now: now(), maxAge: options.maxAge))
     }
 
     /// `cached` when `entry` may be served as is; records the use.
