@@ -48,7 +48,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "sdfetch",
-            dependencies: ["SDFetchCore"]
+            dependencies: ["SDFetchCore", "CSDFetchShims"]
         ),
         .target(
             name: "SDFetchTestSupport",

@@ -1,7 +1,7 @@
 /*
  * Linux file APIs that Glibc's Swift module does not export: the extended-attribute calls
- * of <sys/xattr.h>, O_TMPFILE (a composite macro Swift cannot import), and the inode-flag
- * ioctl (variadic).
+ * of <sys/xattr.h>, O_TMPFILE (a composite macro Swift cannot import), the inode-flag and
+ * reflink ioctls (variadic), and copy_file_range (declared only under _GNU_SOURCE).
  */
 #ifndef CSDFETCH_FILES_H
 #define CSDFETCH_FILES_H
@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 /* open(2) flag for an unnamed file in a directory, linked into place later with linkat. */
 static inline int CSDFetch_O_TMPFILE(void) {
@@ -47,5 +48,14 @@ static inline int CSDFetch_mark_top_directory(int fd) {
     return ioctl(fd, FS_IOC_SETFLAGS, &flags);
 }
 
+/* Makes `dest` share `src`'s extents (FICLONE, a reflink: btrfs, XFS, bcachefs); -1 with
+ * errno (EOPNOTSUPP, EXDEV, EINVAL) where the file system cannot. */
+static inline int CSDFetch_ficlone(int dest, int src) { return ioctl(dest, FICLONE, src); }
+
+/* In-kernel copy between two open files from their current offsets. */
+ssize_t copy_file_range(int, off_t *, int, off_t *, size_t, unsigned int);
+static inline ssize_t CSDFetch_copy_file_range(int src, int dest, size_t length) {
+    return copy_file_range(src, NULL, dest, NULL, length, 0);
+}
 
 #endif

@@ -18,13 +18,11 @@ public final class FailureBlacklist: Sendable {
         self.cache = cache
     }
 
-    func path(for key: URLKey) -> String {
-        "\(cache.failedDirectory)/\(DiskCache.shard(of: key))/\(key.digest.hex)"
-    }
-
     /// The record for `key`, active or expired, or nil (also for a damaged file).
     public func record(for key: URLKey) -> FailureRecord? {
-        LineRecord.read(path(for: key)) { bytes, _ in
+        let folder = cache.failed.descriptor(Shards.index(of: key.digest), create: false)
+        guard folder >= 0 else { return nil }
+        return LineRecord.read(key.digest.hex, relativeTo: folder) { bytes, _ in
             FailureRecord(fileBytes: bytes).flatMap { $0.url == key.string ? $0 : nil }
         }
     }
@@ -33,58 +31,91 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func insert(_ failure: FetchFailure, for key: URLKey) -> Bool {
         guard failure.kind.isPermanent else { return false }
-        let date = cache.now()
-        let record = FailureRecord(url: key.string, kind: failure.kind, detail: failure.detail, recordedAt: date)
-        let shard = DiskCache.shard(of: key)
-        let shardDirectory = "\(cache.failedDirectory)/\(shard)"
-        guard mkdir(shardDirectory, 0o755) == 0 || errno == EEXIST,
+        let record = FailureRecord(url: key.string, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
+        return write(record, for: key.digest)
+    }
+
+    /// Writes `record` as `digest`'s record file, replacing any (and its time as the file's mtime).
+    func write(_ record: FailureRecord, for digest: KeyDigest) -> Bool {
+        let shard = Shards.index(of: digest)
+        let folder = cache.failed.descriptor(shard, create: true)
+        guard folder >= 0,
             let temporary = try? AtomicWrite.writeTemporary(
-                record.fileBytes, in: cache.temporaryDirectory, modified: date)
+                record.fileBytes, in: cache.temporaryDirectory, modified: record.recordedAt)
         else { return false }
-        let target = path(for: key)
-        return cache.shardLock(shard).withLock { (try? AtomicWrite.commit(temporary, to: target)) != nil }
+        return cache.shardLock(shard).withLock {
+            guard renameat(AT_FDCWD, temporary, folder, digest.hex) == 0 else {
+                unlink(temporary)
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Every readable record with its digest, in shard order.
+    func all() -> [(digest: KeyDigest, record: FailureRecord)] {
+        (0..<Shards.count).flatMap { shard -> [(digest: KeyDigest, record: FailureRecord)] in
+            let folder = cache.failed.descriptor(shard, create: false)
+            return CacheScan.shard(folder).files.compactMap { file in
+                guard let digest = KeyDigest(hex: file.name),
+                    let record = LineRecord.read(file.name, relativeTo: folder, { bytes, _ in FailureRecord(fileBytes: bytes) })
+                else { return nil }
+                return (digest, record)
+            }
+        }
     }
 
     /// Every readable record, oldest first.
     public func list() -> [FailureRecord] {
-        CacheScan.records(in: cache.failedDirectory).compactMap { scanned in
-            LineRecord.read("\(cache.failedDirectory)/\(scanned.shard)/\(scanned.name)") { bytes, _ in
-                FailureRecord(fileBytes: bytes)
-            }
-        }
-        .sorted { $0.recordedAt < $1.recordedAt }
+        all().map(\.record).sorted { $0.recordedAt < $1.recordedAt }
+    }
+
+    /// The number of record files, read or not.
+    public func count() -> Int {
+        (0..<Shards.count).reduce(0) { $0 + CacheScan.shard(cache.failed.descriptor($1, create: false)).files.count }
     }
 
     /// Removes every record (`sdfetch failed clear`); returns how many there were.
     @discardableResult
     public func clear() -> Int {
-        CacheScan.records(in: cache.failedDirectory).filter { scanned in
-            unlink("\(cache.failedDirectory)/\(scanned.shard)/\(scanned.name)") == 0
+        (0..<Shards.count).reduce(0) { count, shard in
+            let folder = cache.failed.descriptor(shard, create: false)
+            return count + CacheScan.shard(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
         }
-        .count
     }
 
     /// Removes the records of `keys` (`sdfetch failed remove`); returns how many existed.
     @discardableResult
     public func remove(_ keys: [URLKey]) -> Int {
-        keys.filter { unlink(path(for: $0)) == 0 }.count
+        keys.filter { key in
+            let folder = cache.failed.descriptor(Shards.index(of: key.digest), create: false)
+            return folder >= 0 && unlinkat(folder, key.digest.hex, 0) == 0
+        }
+        .count
     }
 
     /// Deletes records made at or before `limit` (ns since 1970, read from file mtimes), the
-    /// same boundary as ``FailureRecord/isActive(now:maxAge:)``; with
-    /// `dryRun` only counts them. A record renewed since the scan (new inode) survives.
+    /// same boundary as ``FailureRecord/isActive(now:maxAge:)``, and anything in `failed/`
+    /// that is not a regular file; with `dryRun` only counts them. A record renewed since the
+    /// scan (new inode) survives.
     func removeExpired(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
-        let expired = CacheScan.records(in: cache.failedDirectory).filter { $0.recordedAt <= limit }
-        if dryRun { return expired.count }
         var removed = 0
-        for (shard, records) in Dictionary(grouping: expired, by: \.shard) {
+        for fake in CacheScan.fakeShards(in: cache.failed.parent.value) {
+            if dryRun || CacheScan.removeStray(fake, in: cache.failed.parent.value) { removed += 1 }
+        }
+        for shard in 0..<Shards.count {
+            let folder = cache.failed.descriptor(shard, create: false)
+            let scan = CacheScan.shard(folder)
+            let expired = scan.files.filter { $0.modifiedAt <= limit }
+            if dryRun {
+                removed += expired.count + scan.strays.count
+                continue
+            }
             cache.shardLock(shard).withLock {
-                for scanned in records {
-                    let path = "\(cache.failedDirectory)/\(shard)/\(scanned.name)"
-                    var info = stat()
-                    guard lstat(path, &info) == 0, UInt64(info.st_ino) == scanned.inode else { continue }
-                    if unlink(path) == 0 { removed += 1 }
+                for file in expired where CacheScan.isUnchanged(file.name, in: folder, as: file) {
+                    if unlinkat(folder, file.name, 0) == 0 { removed += 1 }
                 }
+                for stray in scan.strays where CacheScan.removeStray(stray, in: folder) { removed += 1 }
             }
         }
         return removed

@@ -13,10 +13,10 @@ import Foundation
 enum AtomicWrite {
     /// Writes `bytes` to a new temporary file in `directory` and returns its path.
     static func writeTemporary(_ bytes: [UInt8], in directory: String, modified: Date?) throws(FetchFailure) -> String {
-        let temporary = "\(directory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
+        let temporary = "\(directory)/\(FileIO.temporaryName())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FetchFailure(.io, "cannot create \(temporary): \(errnoText())") }
-        guard writeAll(bytes, to: fd) else {
+        guard FileIO.writeAll(bytes, to: fd) else {
             let reason = errnoText()
             close(fd)
             unlink(temporary)
@@ -32,21 +32,6 @@ enum AtomicWrite {
             throw FetchFailure(.io, "cannot write \(temporary): \(reason)")
         }
         return temporary
-    }
-
-    /// Writes all of `bytes` to `fd`, resuming after short writes and `EINTR`; false (with
-    /// `errno` set) on failure, such as a full disk.
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            written += result
-        }
-        return true
     }
 
     /// Renames `temporary` over `path`; on failure the temporary file is removed.
@@ -65,23 +50,4 @@ enum AtomicWrite {
         let temporary = try writeTemporary(bytes, in: temporaryDirectory, modified: modified)
         try commit(temporary, to: path)
     }
-}
-
-/// Conversions between `Date` and the kernel's `timespec`, for explicit file times.
-enum FileTime {
-    static func timespec(_ date: Date) -> Glibc.timespec {
-        let seconds = date.timeIntervalSince1970
-        let whole = seconds.rounded(.down)
-        return Glibc.timespec(tv_sec: Int(whole), tv_nsec: Int(((seconds - whole) * 1e9).rounded(.down)))
-    }
-
-    static func date(_ time: Glibc.timespec) -> Date {
-        Date(timeIntervalSince1970: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
-    }
-
-}
-
-/// `strerror(errno)` in lower case, for failure details.
-func errnoText(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code)).lowercased()
 }

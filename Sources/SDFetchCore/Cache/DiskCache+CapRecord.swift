@@ -11,24 +11,28 @@ import Foundation
 /// scans. One window is accepted: a trim finishing while another process stores its
 /// second or later entry; that process trims again at its own end.
 extension DiskCache {
-    var capRecordPath: String { directory + "/within-cap" }
+    static let capRecordName = "within-cap"
 
     /// Whether the cache is known to be at most `maxBytes` without scanning it.
     func isKnownWithin(_ maxBytes: Int64) -> Bool {
-        guard !hasStored.load(ordering: .acquiring),
-            let data = FileManager.default.contents(atPath: capRecordPath),
-            let cap = Int64(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        guard !hasStored.load(ordering: .acquiring) else { return false }
+        let fd = SafeOpen.file(Self.capRecordName, in: root.value, flags: O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard let bytes = SafeOpen.readAll(fd, limit: 64),
+            let cap = Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         else { return false }
         return cap <= maxBytes
     }
 
     /// Records that a trim just left the cache within `maxBytes`.
     func recordWithin(_ maxBytes: Int64) {
-        try? AtomicWrite.write(Array("\(maxBytes)\n".utf8), to: capRecordPath, temporaryDirectory: temporaryDirectory)
+        try? AtomicWrite.write(
+            Array("\(maxBytes)\n".utf8), to: directory + "/" + Self.capRecordName, temporaryDirectory: temporaryDirectory)
     }
 
     /// Called before a new entry becomes visible: the cache may now exceed the recorded cap.
     func forgetCapRecord() {
-        if !hasStored.exchange(true, ordering: .acquiringAndReleasing) { unlink(capRecordPath) }
+        if !hasStored.exchange(true, ordering: .acquiringAndReleasing) { unlinkat(root.value, Self.capRecordName, 0) }
     }
 }

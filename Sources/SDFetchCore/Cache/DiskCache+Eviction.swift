@@ -1,92 +1,119 @@
 import Foundation
 
-/// What `clean` or `enforceLimit` removed (or, in a dry run, would remove) and what remains.
+/// What `clean` or the end-of-run trim removed (or, in a dry run, would remove) and what remains.
 public struct CleanReport: Sendable, Equatable {
     public var removedEntries = 0
-    /// Bytes of every removed entry (body and metadata) and orphaned half.
+    /// Bytes of every removed entry (file and index line).
     public var removedBytes: Int64 = 0
     public var removedFailed = 0
-    /// Stray temporary files and orphaned halves of entries left by crashed writers.
+    /// Stray temporary files, entry files without a record or not matching it, and
+    /// anything that is not a regular file (links, FIFOs), removed themselves, never their targets.
     public var removedTemp = 0
     /// Entries and their bytes remaining afterwards.
     public var entries = 0
     public var bytes: Int64 = 0
     /// URLs of the removed entries, in removal order (LRU order for trimmed ones).
     public var removedURLs: [String] = []
-    /// `enforceLimit` knew the cache was within the cap without scanning it: nothing was
+    /// The trim knew the cache was within the cap without scanning it: nothing was
     /// removed, and `entries` and `bytes` were not counted.
     public var wasSkipped = false
 
     public init() {}
 }
 
+/// One entry as a sweep sees it: its file and its record.
+struct SweptEntry: Sendable {
+    let shard: Int
+    let digest: KeyDigest
+    let file: ScannedFile
+    let entry: CacheEntry
+    var bytes: Int64 { file.bytes + Int64(IndexRecord.lineLength(of: entry)) }
+}
+
+/// What a sweep of one shard found.
+struct ShardSweep: Sendable {
+    var live: [SweptEntry] = []
+    /// Files to remove whatever the age: no record, or not the recorded bytes.
+    var broken: [ScannedFile] = []
+    var temporaries: [ScannedFile] = []
+    var strays: [String] = []
+}
+
 extension DiskCache {
     /// A temporary file older than this belongs to a crashed writer: live writes take
-    /// seconds, so an hour leaves a wide margin for slow disks and huge bodies.
+    /// seconds, so an hour leaves a wide margin for slow disks and huge bodies. Index lines
+    /// younger than this are kept by compaction even without their file, which a writer may
+    /// be about to name.
     static let strayTemporaryAge: Duration = .seconds(3600)
 
     /// SPEC `clean`: removes expired entries (stored more than `maxAge` ago), expired
-    /// blacklist records and stray temporary files, then trims to `maxSize` bytes, least
-    /// recently used first. With `dryRun` nothing is removed but the report is the same.
-    /// Without `listing`, `removedURLs` stays empty, which saves reading each victim's URL.
+    /// blacklist records, stray temporary files and anything that is not a regular file,
+    /// then trims to `maxSize` bytes, least recently used first, and compacts the index.
+    /// With `dryRun` nothing is removed but the report is the same. Without `listing`,
+    /// `removedURLs` stays empty.
     ///
     /// Idempotent, and safe while fetches run (see ``DirectoryLock``). Blocks while another
-    /// `clean` or `enforceLimit` runs on the same directory.
-    ///
-    /// - Throws: ``CacheError`` when the entries directory cannot be read.
+    /// `clean`, `verify` or trim runs on the same directory.
     public func clean(
         maxAge: Duration, maxSize: Int64?, dryRun: Bool, listing: Bool = true
     ) throws(CacheError) -> CleanReport {
-        try maintenanceLock.withLock { () throws(CacheError) -> CleanReport in
-            let nowNanoseconds = CacheScan.nanoseconds(now())
-            let maxAgeNanoseconds = Int64(maxAge.timeInterval * 1e9)
-            let strayLimit = nowNanoseconds - Int64(Self.strayTemporaryAge.timeInterval * 1e9)
+        maintenanceLock.withLock { () -> CleanReport in
+            flushUses()
+            let nowNanoseconds = FileTime.nanoseconds(now())
+            let expiry = nowNanoseconds.subtractingReportingOverflow(Self.nanoseconds(maxAge))
+            let expiredUpTo = expiry.overflow ? Int64.min : expiry.partialValue
+            let strayLimit = nowNanoseconds - Self.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
-            let scanned = try scan()
-            report.removedTemp =
-                removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
-                + removeShardTemporaries(scanned.temporaries.filter { $0.modifiedAt < strayLimit }, dryRun: dryRun)
-            var kept: [ScannedEntry] = []
-            var victims: [ScannedEntry] = []
-            for entry in scanned.entries {
-                if entry.isComplete && entry.storedAt > nowNanoseconds - maxAgeNanoseconds {
-                    kept.append(entry)
-                } else if entry.hasBody || entry.sidecarWrittenAt < strayLimit {
-                    // A young sidecar without its body may be a store in progress: left alone.
-                    victims.append(entry)
+            report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
+            for fake in CacheScan.fakeShards(in: entries.parent.value) {
+                if dryRun || CacheScan.removeStray(fake, in: entries.parent.value) { report.removedTemp += 1 }
+            }
+            let sweeps = ShardWorkers.map(Array(0..<Shards.count)) { self.sweep($0) }
+            var kept: [SweptEntry] = []
+            var victims: [SweptEntry] = []
+            var broken: [(Int, ScannedFile)] = []
+            for (shard, sweep) in sweeps.enumerated() {
+                for item in sweep.live {
+                    if FileTime.nanoseconds(item.entry.storedAt) > expiredUpTo { kept.append(item) } else { victims.append(item) }
+                }
+                broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
+                broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
+                report.removedTemp += sweep.strays.count
+                if !dryRun {
+                    let folder = entries.descriptor(shard, create: false)
+                    for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
                 }
             }
             if let maxSize { victims += Self.leastRecentlyUsed(&kept, over: maxSize, protecting: []) }
-            remove(victims, dryRun: dryRun, listing: listing, into: &report)
+            remove(victims, broken: broken, dryRun: dryRun, listing: listing, into: &report)
+            if !dryRun { compactAll() }
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             if let maxSize, !dryRun { recordWithin(maxSize) }
-            report.removedFailed = removeExpiredRecords(
-                recordedUpTo: nowNanoseconds - maxAgeNanoseconds, dryRun: dryRun)
+            report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, dryRun: dryRun)
             return report
         }
     }
 
     /// SPEC `--max-cache-size`: trims the cache to `maxBytes`, least recently used first,
-    /// entries in `keys` (those used by the current run) last. Call it after a fetch run.
+    /// entries in `keys` (those used by the current run) last. Call it after a fetch run;
+    /// it writes the run's noted uses first.
     ///
-    /// Costs one `stat` per file, unless nothing was stored since the last trim to a cap no
-    /// larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`. `listing`
-    /// as for ``clean(maxAge:maxSize:dryRun:listing:)``.
-    ///
-    /// - Throws: ``CacheError`` when the entries directory cannot be read.
+    /// Costs a scan of every shard, unless nothing was stored since the last trim to a cap
+    /// no larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`.
     public func enforceLimit(
         maxBytes: Int64, protecting keys: Set<KeyDigest>, listing: Bool = true
     ) throws(CacheError) -> CleanReport {
-        try maintenanceLock.withLock { () throws(CacheError) -> CleanReport in
+        flushUses()
+        return maintenanceLock.withLock { () -> CleanReport in
             var report = CleanReport()
             if isKnownWithin(maxBytes) {
                 report.wasSkipped = true
                 return report
             }
-            var kept = try scan().entries.filter(\.isComplete)
+            var kept = ShardWorkers.map(Array(0..<Shards.count)) { self.sweep($0).live }.flatMap { $0 }
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
-            remove(victims, dryRun: false, listing: listing, into: &report)
+            remove(victims, broken: [], dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             recordWithin(maxBytes)
@@ -94,141 +121,134 @@ extension DiskCache {
         }
     }
 
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? (seconds < 0 ? Int64.min : Int64.max) : whole + attoseconds / 1_000_000_000
+    }
+
     // MARK: - Planning
 
-    private func scan() throws(CacheError) -> EntriesScan {
-        guard let entries = CacheScan.entries(in: entriesDirectory) else {
-            throw CacheError(path: directory, detail: "cannot read \(entriesDirectory): \(errnoText())")
+    /// Joins shard `shard`'s files with its index bucket, read afresh from disk.
+    func sweep(_ shard: Int) -> ShardSweep {
+        var sweep = ShardSweep()
+        let scan = CacheScan.shard(entries.descriptor(shard, create: false))
+        sweep.temporaries = scan.temporaries
+        sweep.strays = scan.strays
+        guard !scan.files.isEmpty else { return sweep }
+        index.refresh(shard)
+        let records = index.withBucket(shard) { $0.entries }
+        for file in scan.files {
+            guard let digest = KeyDigest(hex: file.name), let entry = records[digest], entry.bytes == file.bytes else {
+                sweep.broken.append(file)
+                continue
+            }
+            sweep.live.append(SweptEntry(shard: shard, digest: digest, file: file, entry: entry))
         }
-        return entries
+        return sweep
     }
 
     /// Moves the least recently used of `kept` out until the rest fit in `maxBytes`;
     /// entries whose digest is in `protected` go only after all others.
     static func leastRecentlyUsed(
-        _ kept: inout [ScannedEntry], over maxBytes: Int64, protecting protected: Set<KeyDigest>
-    ) -> [ScannedEntry] {
+        _ kept: inout [SweptEntry], over maxBytes: Int64, protecting protected: Set<KeyDigest>
+    ) -> [SweptEntry] {
         var total = kept.reduce(0) { $0 + $1.bytes }
         guard total > maxBytes else { return [] }
-        let ranked = kept.map { entry in
-            (entry, isProtected: !protected.isEmpty && KeyDigest(hex: entry.name).map(protected.contains) == true)
-        }
-        .sorted { lhs, rhs in
-            lhs.isProtected != rhs.isProtected ? !lhs.isProtected : lhs.0.accessedAt < rhs.0.accessedAt
-        }
+        let ranked = kept.map { (item: $0, isProtected: protected.contains($0.digest)) }
+            .sorted { lhs, rhs in
+                lhs.isProtected != rhs.isProtected
+                    ? !lhs.isProtected : lhs.item.entry.accessedAt < rhs.item.entry.accessedAt
+            }
         var index = 0
         while total > maxBytes && index < ranked.count {
-            total -= ranked[index].0.bytes
+            total -= ranked[index].item.bytes
             index += 1
         }
-        kept = ranked[index...].map(\.0)
-        return ranked[..<index].map(\.0)
+        kept = ranked[index...].map(\.item)
+        return ranked[..<index].map(\.item)
     }
 
     // MARK: - Removing
 
-    /// Deletes `victims` shard by shard (shards in parallel, see ``ShardWorkers``), a batch
-    /// per lock hold, each checked again under the lock: an entry replaced or used since
-    /// the scan is kept and counted as remaining. `removedURLs` keeps the victims' order
-    /// (expired first, then least recently used).
-    private func remove(_ victims: [ScannedEntry], dryRun: Bool, listing: Bool, into report: inout CleanReport) {
-        let byShard = Dictionary(grouping: victims.indices, by: { victims[$0].shard })
-        let partials = ShardWorkers.map(byShard.keys.sorted()) { shard in
-            self.remove(byShard[shard]!.map { ($0, victims[$0]) }, in: shard, dryRun: dryRun, listing: listing)
+    /// Deletes `victims` and `broken` files shard by shard, a batch per lock hold, each
+    /// checked again under the lock: a file replaced since the sweep is kept and counted as
+    /// remaining. `removedURLs` keeps the victims' order.
+    private func remove(
+        _ victims: [SweptEntry], broken: [(Int, ScannedFile)], dryRun: Bool, listing: Bool,
+        into report: inout CleanReport
+    ) {
+        if dryRun {
+            report.removedEntries += victims.count
+            report.removedBytes += victims.reduce(0) { $0 + $1.bytes }
+            report.removedTemp += broken.count
+            if listing { report.removedURLs += victims.map(\.entry.url) }
+            return
         }
-        var removedURLs: [(position: Int, url: String)] = []
-        for partial in partials {
-            report.entries += partial.report.entries
-            report.bytes += partial.report.bytes
-            report.removedEntries += partial.report.removedEntries
-            report.removedBytes += partial.report.removedBytes
-            report.removedTemp += partial.report.removedTemp
-            removedURLs += partial.urls
-        }
-        report.removedURLs += removedURLs.sorted { $0.position < $1.position }.map(\.url)
-    }
-
-    /// One shard's share of a removal: counts, and removed URLs with their victim position.
-    private struct Removal: Sendable {
-        var report = CleanReport()
-        var urls: [(position: Int, url: String)] = []
-    }
-
-    private func remove(_ items: [(Int, ScannedEntry)], in shard: String, dryRun: Bool, listing: Bool) -> Removal {
-        var removal = Removal()
-        func account(_ position: Int, _ item: ScannedEntry, removedURL: String?) {
-            guard let removedURL else {
-                if item.isComplete {
-                    removal.report.entries += 1
-                    removal.report.bytes += item.bytes
-                }
-                return
-            }
-            removal.report.removedBytes += item.bytes
-            if item.isComplete {
-                removal.report.removedEntries += 1
-                if listing { removal.urls.append((position, removedURL)) }
-            } else {
-                removal.report.removedTemp += 1
-            }
-        }
-        for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
-            let batch = items[start..<min(start + Self.removalBatch, items.count)]
-            if dryRun {
-                for (position, item) in batch {
-                    account(position, item, removedURL: item.isComplete && listing ? url(of: item) ?? item.name : "")
-                }
-            } else {
+        var removedURLs: [String] = []
+        let byShard = Dictionary(grouping: victims, by: \.shard)
+        let brokenByShard = Dictionary(grouping: broken, by: \.0)
+        for shard in Set(byShard.keys).union(brokenByShard.keys).sorted() {
+            let folder = entries.descriptor(shard, create: false)
+            let items = byShard[shard] ?? []
+            for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
                 shardLock(shard).withLock {
-                    for (position, item) in batch {
-                        account(position, item, removedURL: removeNow(item, listing: listing))
+                    for item in items[start..<min(start + Self.removalBatch, items.count)] {
+                        if CacheScan.isUnchanged(item.file.name, in: folder, as: item.file),
+                            unlinkat(folder, item.file.name, 0) == 0
+                        {
+                            report.removedEntries += 1
+                            report.removedBytes += item.bytes
+                            if listing { removedURLs.append(item.entry.url) }
+                        } else {
+                            report.entries += 1
+                            report.bytes += item.bytes
+                        }
                     }
                 }
             }
-        }
-        return removal
-    }
-
-    /// Removes one scanned entry if it is still what the scan saw; call under its shard lock.
-    /// Returns the removed entry's URL (empty for an orphaned half, or without `listing`),
-    /// nil when it was kept.
-    private func removeNow(_ item: ScannedEntry, listing: Bool) -> String? {
-        let body = "\(entriesDirectory)/\(item.shard)/\(item.name)"
-        let sidecar = body + EntryFile.sidecarSuffix
-        // A sidecar whose body is gone: its store crashed, or a removal stopped halfway.
-        if !item.hasBody { return CacheScan.isMissing(body) && unlink(sidecar) == 0 ? "" : nil }
-        guard CacheScan.isUnchanged(body, as: item) else { return nil }
-        // A body without metadata (readdir may have missed a sidecar written since: look again).
-        if !item.hasMetadata {
-            let summary = EntryFile.attribute(EntryFile.summaryAttribute, atPath: body) { _ in () }
-            let isOrphan = summary.isAbsent && CacheScan.isMissing(sidecar)
-            return isOrphan && unlink(body) == 0 ? "" : nil
-        }
-        let url = listing ? url(of: item) ?? item.name : ""
-        // The body goes first so the entry vanishes at once; a crash here leaves a sidecar
-        // without body, which the next `clean` removes.
-        guard unlink(body) == 0 else { return nil }
-        if item.hasSidecar { unlink(sidecar) }
-        return url
-    }
-
-    private func url(of item: ScannedEntry) -> String? {
-        let path = "\(entriesDirectory)/\(item.shard)/\(item.name)"
-        let origin = EntryFile.attribute(EntryFile.originAttribute, atPath: path) { origin in
-            LineRecord.decode(magic: CacheEntry.originMagic, count: 3, from: origin).flatMap {
-                LineRecord.string(origin, $0[0])
+            shardLock(shard).withLock {
+                for (_, file) in brokenByShard[shard] ?? []
+                where CacheScan.isUnchanged(file.name, in: folder, as: file) && unlinkat(folder, file.name, 0) == 0 {
+                    report.removedTemp += 1
+                    report.removedBytes += file.bytes
+                }
             }
         }
-        switch origin {
-        case .found(let url): return url
-        case .absent: return EntryFile.sidecar(path)?.entry.url
-        case .damaged: return nil
+        report.removedURLs += removedURLs
+    }
+
+    /// Rewrites every index bucket with garbage in it: lines of entries whose file is gone
+    /// (unless young: a writer appends before it names the file), superseded lines, uses.
+    func compactAll() {
+        let limit = now().addingTimeInterval(-Self.strayTemporaryAge.timeInterval)
+        ShardWorkers.map(Array(0..<Shards.count)) { shard in
+            let folder = self.entries.descriptor(shard, create: false)
+            self.shardLock(shard).withLock {
+                self.index.compact(shard) { digest, entry in
+                    var info = stat()
+                    let exists = folder >= 0 && fstatat(folder, digest.hex, &info, AT_SYMLINK_NOFOLLOW) == 0
+                    return exists || entry.storedAt > limit
+                }
+            }
         }
     }
 
-    /// Removes temporary files left in shard folders by crashed writers; returns the count.
-    private func removeShardTemporaries(_ stray: [ScannedTemporary], dryRun: Bool) -> Int {
-        if dryRun { return stray.count }
-        return stray.filter { unlink("\(entriesDirectory)/\($0.shard)/\($0.name)") == 0 }.count
+    /// Removes temporary files left in `tmp/` and `index/` by crashed writers (last modified
+    /// before `limit`, ns since 1970), and anything there that is not a regular file.
+    func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
+        var removed = 0
+        let temporary = SafeOpen.directory("tmp", in: root.value, create: false)
+        defer { if temporary >= 0 { close(temporary) } }
+        for folder in [temporary, index.folder.value] where folder >= 0 {
+            let scan = CacheScan.shard(folder)
+            for file in scan.temporaries where file.modifiedAt < limit {
+                if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
+            }
+            for stray in scan.strays where Shards.index(named: stray) == nil || folder == index.folder.value {
+                if dryRun || CacheScan.removeStray(stray, in: folder) { removed += 1 }
+            }
+        }
+        return removed
     }
 }

@@ -4,265 +4,251 @@ import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout under `directory`:
-/// - `entries/ab/<digest>`: one file per entry (see ``EntryFile``): the body, exactly the
-///   bytes served (so `path` and `-o` hard links hand out the image itself), its metadata
-///   in two extended attributes, its mtime the last use (LRU). `ab` is the digest's first
-///   byte, 256 shards. Where the file system has no user extended attributes, the metadata
-///   is in a sidecar `entries/ab/<digest>.meta`.
+/// Layout (format 2, see ``CacheFormat``; the README's "Cache format" has the whole of it):
+/// - `FORMAT`: the format's version.
+/// - `entries/ab/<digest>`: one file per entry, exactly the image bytes (``EntryFile``);
+///   `ab` is the digest's first byte, 256 shards.
+/// - `index/ab`: the shard's append-only index bucket, the entries' metadata
+///   (``CacheIndex``, ``IndexRecord``).
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
-/// - `tmp/`: small atomic writes (blacklist records, the cap record); `locks/`: the files
-///   ``DirectoryLock`` describes.
+/// - `tmp/`: small atomic writes; `locks/`: the files ``DirectoryLock`` describes.
 ///
-/// One level of 256 shards keeps directories small up to millions of entries while a
-/// full scan (`clean`, `enforceLimit`) opens only 256 directories.
+/// Everything is plain files, so `tar`, `zip`, `cp -r` and `rsync -a` carry a cache whole.
+/// Nothing in the directory is trusted: every file is opened relative to a held folder
+/// descriptor, links are never followed and only regular files are read (``SafeOpen``).
 ///
 /// `entries/` is marked as the top of a directory hierarchy (`chattr +T`), so ext4 spreads
-/// the shard folders, and with them the entries' inodes, over its block groups rather than
-/// packing them into its parent's. Without a journal, ext4 allocates no inode freed in the
-/// last minute or more (`recently_deleted` in `fs/ext4/ialloc.c`) and scans past each one
-/// on every allocation in that group: after a previous run or a `clean` deleted thousands
-/// of files nearby, a 2,000-image cold run spent 2.2 s in the kernel instead of 0.4 s.
+/// the shard folders, and with them the entries' inodes, over its block groups: without a
+/// journal ext4 skips inodes freed in the last minute or more on every allocation in their
+/// group, and after a previous run's deletions nearby a cold run spent 2.2 s in the kernel
+/// instead of 0.4 s.
 ///
-/// Thread-safe: it keeps no mutable state; the file system is the state, shared with
-/// other processes.
+/// Thread-safe: the index buckets are behind their own locks; the rest of the state is the
+/// file system, shared with other processes.
 public final class DiskCache: Sendable {
     public let directory: String
     let entriesDirectory: String
     let temporaryDirectory: String
-    let failedDirectory: String
-    let locksDirectory: String
     let now: @Sendable () -> Date
-    /// A descriptor of `entries/` for short relative opens on the hit path.
-    let entriesDescriptor: DirectoryDescriptor
+    let root: DirectoryDescriptor
+    let entries: ShardFolders
+    let failed: ShardFolders
+    let locks: DirectoryDescriptor
+    let index: CacheIndex
     /// Set by this instance's first store (see ``forgetCapRecord()``).
     let hasStored = Atomic<Bool>(false)
-    /// Whether new entries go straight to a `.meta` sidecar. Otherwise each store tries
-    /// the attributes first and falls back to a sidecar where they are refused, so no
-    /// start-up probe of the file system is needed.
-    let usesSidecars: Bool
     /// Whether new entry files start unnamed (`O_TMPFILE`, where the file system has it).
     let usesUnnamedFiles: Bool
 
     /// Validators (`ETag`, `Last-Modified`) longer than this are not kept: real ones are a
-    /// few dozen bytes, and the bound keeps every record under ``LineRecord/limit``.
+    /// few dozen bytes.
     static let maxValidatorLength = 1024
 
-    /// Opens (creating if needed) the cache at `directory`.
+    /// Opens the cache at `directory`, creating it and any missing parents.
     ///
-    /// - Parameter plainFiles: behave as on a file system with neither extended attributes
-    ///   nor `O_TMPFILE` (NFSv3, FAT): `.meta` sidecars and named temporary files, for tests
-    ///   of those paths. By default both features are used where the file system has them.
-    /// - Throws: ``CacheError`` when the directory cannot be created or written.
+    /// - Parameters:
+    ///   - plainFiles: never use `O_TMPFILE` (as on NFS or FAT), for tests of that path.
+    ///   - useInterval: see ``CacheIndex/useInterval``.
+    ///   - readOnly: create and write nothing (`stats`, `path`, `failed list`, `--offline`,
+    ///     a read-only cache): a missing directory or folder reads as empty.
+    /// - Throws: ``CacheError`` when the path is not a directory, cannot be created or
+    ///   written, or holds another version of the format (``CacheError/otherFormat``).
     public init(
-        directory: String, now: @escaping @Sendable () -> Date = Date.init, plainFiles: Bool = false
+        directory: String, now: @escaping @Sendable () -> Date = Date.init, plainFiles: Bool = false,
+        useInterval: Duration = .seconds(600), readOnly: Bool = false
     ) throws(CacheError) {
         self.directory = directory
         self.entriesDirectory = directory + "/entries"
         self.temporaryDirectory = directory + "/tmp"
-        self.failedDirectory = directory + "/failed"
-        self.locksDirectory = directory + "/locks"
         self.now = now
-        for path in [directory, entriesDirectory, temporaryDirectory, failedDirectory, locksDirectory] {
-            if mkdir(path, 0o755) != 0 && errno != EEXIST {
-                throw CacheError(path: directory, detail: "cannot create \(path): \(errnoText())")
-            }
+        if !readOnly { try Self.makeDirectory(directory) }
+        let rootFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 || (readOnly && errno == ENOENT) else {
+            throw CacheError(path: directory, detail: Self.unusable(errno))
         }
-        guard access(temporaryDirectory, W_OK) == 0 else {
+        root = DirectoryDescriptor(rootFD)
+        switch rootFD < 0 ? .none : CacheFormat.read(in: rootFD) {
+        case .current: break
+        case .none: if !readOnly { try Self.writeFormat(in: rootFD, directory: directory) }
+        case .other(let version):
+            throw CacheError(
+                path: directory,
+                detail: "holds sdfetch cache format \(version); this sdfetch reads format \(CacheFormat.version) "
+                    + "(`sdfetch clean` removes a format-1 cache, or choose another --cache-dir)",
+                otherFormat: version)
+        }
+        func folder(_ name: String) throws(CacheError) -> DirectoryDescriptor {
+            let fd = rootFD < 0 ? -1 : SafeOpen.directory(name, in: rootFD, create: !readOnly)
+            guard fd >= 0 || (readOnly && errno == ENOENT) || rootFD < 0 else {
+                throw CacheError(path: directory, detail: "\(name): \(Self.unusable(errno))")
+            }
+            return DirectoryDescriptor(fd)
+        }
+        let entriesFolder = try folder("entries")
+        entries = ShardFolders(parent: entriesFolder)
+        failed = ShardFolders(parent: try folder("failed"))
+        index = CacheIndex(folder: try folder("index"), useInterval: useInterval)
+        locks = try folder("locks")
+        _ = try folder("tmp")
+        guard readOnly || faccessat(rootFD, "tmp", W_OK, 0) == 0 else {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
         }
-        entriesDescriptor = DirectoryDescriptor(path: entriesDirectory)
         // Best effort: only ext4 (and a few others) know the flag, and it is only an allocation hint.
-        _ = CSDFetch_mark_top_directory(entriesDescriptor.value)
-        usesSidecars = plainFiles
+        _ = CSDFetch_mark_top_directory(entriesFolder.value)
         usesUnnamedFiles = !plainFiles
     }
 
-    /// The shard folder name of `key`: the digest's first byte in hex.
-    static func shard(of key: URLKey) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        let byte = Int(key.digest.high >> 56)
-        return String(decoding: [digits[byte >> 4], digits[byte & 0xF]], as: UTF8.self)
+    /// `mkdir -p`: a fresh container has no `~/.cache` (SPEC "Environment").
+    static func makeDirectory(_ path: String) throws(CacheError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw CacheError(path: path, detail: "not a directory") }
+            return
+        }
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw CacheError(path: path, detail: "cannot create \(prefix): \(errnoText())")
+            }
+        }
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CacheError(path: path, detail: "not a directory")
+        }
+    }
+
+    private static func writeFormat(in root: Int32, directory: String) throws(CacheError) {
+        let temporary = FileIO.temporaryName()
+        let fd = openat(root, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CacheError(path: directory, detail: unusable(errno)) }
+        let written = FileIO.writeAll(Array(CacheFormat.text.utf8), to: fd)
+        close(fd)
+        guard written, renameat(root, temporary, root, CacheFormat.fileName) == 0 else {
+            let reason = errnoText()
+            unlinkat(root, temporary, 0)
+            throw CacheError(path: directory, detail: "cannot write \(CacheFormat.fileName): \(reason)")
+        }
+    }
+
+    private static func unusable(_ code: Int32) -> String {
+        switch code {
+        case ENOTDIR, ELOOP: "not a directory"
+        case EACCES, EPERM, EROFS: "not writable: \(errnoText(code))"
+        default: errnoText(code)
+        }
     }
 
     /// Path of the entry file for `key`, whether or not it exists.
     public func bodyPath(for key: URLKey) -> String {
-        "\(entriesDirectory)/\(Self.shard(of: key))/\(key.digest.hex)"
+        "\(entriesDirectory)/\(Shards.name(Shards.index(of: key.digest)))/\(key.digest.hex)"
     }
 
     // MARK: - Reading
 
-    /// The entry for `key`, fresh or stale, or nil when there is none (or it is unreadable
-    /// or corrupt: damaged metadata is a miss, never a crash). Does not count as a use.
+    /// The entry for `key`, fresh or stale, when its file still holds the recorded bytes;
+    /// nil otherwise. Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        let path = bodyPath(for: key)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, var entry = Self.metadata(of: fd, at: path) else { return nil }
-        entry.accessedAt = FileTime.date(info.st_mtim)
-        return entry.url == key.string && entry.bytes == Int64(info.st_size) ? entry : nil
+        guard let entry = index.entry(for: key.digest), entry.url == key.string else { return nil }
+        return isIntact(entry, key.digest) ? entry : nil
     }
 
-    /// The whole metadata of the entry file open as `fd` (at `path`): summary and origin
-    /// attributes, or the sidecar for what has no attribute. `accessedAt` is left unset.
-    static func metadata(of fd: Int32, at path: String) -> CacheEntry? {
-        let unset = Date(timeIntervalSince1970: 0)
-        switch EntryFile.attribute(EntryFile.summaryAttribute, of: fd, EntrySummary.init(decoding:)) {
-        case .damaged: return nil
-        case .absent: return EntryFile.sidecar(path)?.entry
-        case .found(let summary):
-            let origin = EntryFile.attribute(EntryFile.originAttribute, of: fd) {
-                CacheEntry(summary: summary, origin: $0, accessedAt: unset)
-            }
-            switch origin {
-            case .found(let entry): return entry
-            case .damaged: return nil
-            case .absent:
-                // An origin too long for an attribute: the sidecar has the whole record.
-                guard let whole = EntryFile.sidecar(path)?.entry, whole.storedAt == summary.storedAt else { return nil }
-                return whole
-            }
+    /// The entry of `key` if `isServable` accepts it and its file is intact, its use noted
+    /// (LRU): the warm-run hit. Costs a dictionary lookup and one `fstatat`; the URL is not
+    /// compared, since the file and record are named by a 128-bit digest of it.
+    func hit(_ key: URLKey, isServable: (CacheEntry) -> Bool) -> CacheEntry? {
+        guard let entry = index.entry(for: key.digest), isServable(entry), isIntact(entry, key.digest) else {
+            return nil
+        }
+        index.noteUse(key.digest, at: now())
+        return entry
+    }
+
+    /// Whether `digest`'s entry file still holds `entry`'s bytes (see ``EntryFile``).
+    func isIntact(_ entry: CacheEntry, _ digest: KeyDigest) -> Bool {
+        let folder = entries.descriptor(Shards.index(of: digest), create: false)
+        guard folder >= 0 else { return false }
+        switch EntryFile.check(entry, name: digest.hex, in: folder) {
+        case .intact: return true
+        case .changed: return false
+        case .unstamped: return EntryFile.rehash(entry, name: digest.hex, in: folder)
         }
     }
 
-    /// The summary of `key`'s entry if `isServable` accepts it, recorded as used now (LRU):
-    /// the warm-run hit. One `openat` (relative to the held `entries/` descriptor, so the
-    /// kernel walks two path components), `fgetxattr` of the summary, `futimens`, `close`.
-    ///
-    /// The URL is not compared: the file is named by a 128-bit digest of it.
-    func hit(_ key: URLKey, isServable: (EntrySummary) -> Bool) -> EntrySummary? {
-        let relative = "\(Self.shard(of: key))/\(key.digest.hex)"
-        let fd = openat(entriesDescriptor.value, relative, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var summary: EntrySummary
-        switch EntryFile.attribute(EntryFile.summaryAttribute, of: fd, EntrySummary.init(decoding:)) {
-        case .found(let found): summary = found
-        case .damaged: return nil
-        case .absent:
-            // A sidecar is a separate file: check that it describes this very body.
-            var info = stat()
-            guard let (entry, bytes) = EntryFile.sidecar(relative, relativeTo: entriesDescriptor.value),
-                entry.url == key.string, fstat(fd, &info) == 0, Int64(info.st_size) == entry.bytes
-            else { return nil }
-            summary = entry.summary(originBytes: bytes)
-        }
-        guard isServable(summary) else { return nil }
-        EntryFile.markUsed(fd, at: now())
-        return summary
-    }
-
-    /// Records a use of `key`'s entry now (LRU): sets its mtime, nothing else.
-    ///
-    /// Best effort: a failure (entry removed meanwhile, file owned by another user) only
-    /// leaves the old access time.
+    /// Records a use of `key`'s entry now (LRU), written with ``flushUses()``.
     public func touch(_ key: URLKey) {
-        var times = [EntryFile.omittedTime, FileTime.timespec(now())]
-        _ = utimensat(AT_FDCWD, bodyPath(for: key), &times, 0)
+        index.noteUse(key.digest, at: now())
+    }
+
+    /// Writes the uses noted since the last flush; the end of a run calls it.
+    public func flushUses() {
+        index.flushUses()
     }
 
     // MARK: - Writing
 
     /// Stores `body` with its metadata atomically and returns the new entry.
     ///
-    /// A new entry is one ``NewEntryFile`` linked into place, with no lock; replacing an
-    /// existing one (a re-fetch of a stale entry) renames under the shard lock, so `clean`
-    /// never deletes the replacement by mistake. On any failure nothing new is visible.
+    /// The file is written unnamed and stamped, its index line appended, and then it is
+    /// named: a named file always has its line. A new entry takes no lock; replacing an
+    /// existing one renames and appends again under the shard lock (see ``DirectoryLock``).
+    /// On any failure nothing new is visible.
     @discardableResult
     public func store(
         _ body: [UInt8], for key: URLKey, image: VerifiedImage, etag: String?, lastModified: String?
     ) throws(FetchFailure) -> CacheEntry {
-        let shard = Self.shard(of: key)
         let date = now()
         let entry = CacheEntry(
             url: key.string, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
-            lastModified: Self.keepable(lastModified),
-            format: image.format, bytes: Int64(body.count), width: image.width, height: image.height)
-        let file = try NewEntryFile(in: "\(entriesDirectory)/\(shard)", unnamed: usesUnnamedFiles)
-        try file.write(body)
-        let path = bodyPath(for: key)
-        // Before the body is named: a visible body always has its metadata.
-        try writeMetadata(entry, of: file.fd, for: key)
-        EntryFile.markUsed(file.fd, at: date)
-        forgetCapRecord()
-        if try !file.linkIfAbsent(at: path) {
-            try shardLock(shard).withLock { () throws(FetchFailure) in try file.replace(at: path) }
-        }
+            lastModified: Self.keepable(lastModified), format: image.format, bytes: Int64(body.count),
+            width: image.width, height: image.height, sha256: body.withUnsafeBytes(EntryFile.sha256(of:)),
+            stamp: EntryFile.stamp(for: date))
+        try write(entry, key.digest, bytes: body)
         return entry
+    }
+
+    /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:for:image:etag:lastModified:)``
+    /// describes; `merge` copies another cache's entries with it.
+    func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8]) throws(FetchFailure) {
+        let shard = Shards.index(of: digest)
+        let folder = entries.descriptor(shard, create: true)
+        guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Shards.name(shard))") }
+        let file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
+        try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+        EntryFile.setStamp(file.fd, entry.stamp)
+        forgetCapRecord()
+        let record = IndexRecord.put(digest, entry)
+        try index.append(record)
+        if try !file.linkIfAbsent(as: digest.hex) {
+            try shardLock(shard).withLock { () throws(FetchFailure) in
+                try file.replace(digest.hex)
+                try index.append(record)
+            }
+        }
     }
 
     /// Renews `entry` after a `304`: stored and access times become now, validators are
     /// updated when the server sent new ones; the body is not rewritten.
     ///
-    /// Returns nil when the body changed since `entry` was read (another process stored a
-    /// new version meanwhile): the newer entry wins and is left alone.
+    /// Returns nil when the entry changed since it was read (another store, or its file
+    /// was altered): the caller then serves what is there, or fetches again.
     public func renew(
         _ entry: CacheEntry, for key: URLKey, etag: String?, lastModified: String?
     ) throws(FetchFailure) -> CacheEntry? {
+        guard let current = index.entry(for: key.digest), current == entry, isIntact(entry, key.digest) else {
+            return nil
+        }
         let date = now()
         var renewed = entry
-        renewed.storedAt = date
-        renewed.accessedAt = date
+        renewed.storedAt = FileTime.normalized(date)
+        renewed.accessedAt = renewed.storedAt
         renewed.etag = Self.keepable(etag) ?? entry.etag
         renewed.lastModified = Self.keepable(lastModified) ?? entry.lastModified
-        let path = bodyPath(for: key)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        // Only the file that was read, unchanged: its metadata still has the old stored time.
-        guard let current = Self.metadata(of: fd, at: path), current.url == key.string,
-            current.storedAt == entry.storedAt
-        else { return nil }
-        try writeMetadata(renewed, of: fd, for: key)
-        EntryFile.markUsed(fd, at: date)
+        try index.append(.put(key.digest, renewed))
         return renewed
-    }
-
-    /// Sets the metadata of `key`'s entry file, open as `fd`: the summary attribute first
-    /// (so it takes the room inside the inode), then the origin attribute; the whole record
-    /// goes to the sidecar where attributes are unavailable or the origin is over their size
-    /// limit.
-    private func writeMetadata(_ entry: CacheEntry, of fd: Int32, for key: URLKey) throws(FetchFailure) {
-        let sidecar = bodyPath(for: key) + EntryFile.sidecarSuffix
-        let shardDirectory = "\(entriesDirectory)/\(Self.shard(of: key))"
-        let origin = entry.originRecord
-        let summary = entry.summary(originBytes: origin.count).encoded
-        if !usesSidecars {
-            if EntryFile.setAttribute(EntryFile.summaryAttribute, summary, of: fd) == nil {
-                if EntryFile.setAttribute(EntryFile.originAttribute, origin, of: fd) == nil { return }
-                // A stale origin (a renewal) would hide the sidecar from readers.
-                EntryFile.removeAttribute(EntryFile.originAttribute, of: fd)
-                let whole = entry.metadata
-                try AtomicWrite.write(whole, to: sidecar, temporaryDirectory: shardDirectory)
-                // The origin's bytes are now the sidecar's.
-                let moved = entry.summary(originBytes: whole.count).encoded
-                _ = EntryFile.setAttribute(EntryFile.summaryAttribute, moved, of: fd)
-                return
-            }
-            // A stale summary (a renewal) would hide the sidecar from readers.
-            EntryFile.removeAttribute(EntryFile.summaryAttribute, of: fd)
-        }
-        try AtomicWrite.write(entry.metadata, to: sidecar, temporaryDirectory: shardDirectory)
     }
 
     /// `validator` when it is short enough to keep (see ``maxValidatorLength``), else nil.
     static func keepable(_ validator: String?) -> String? {
         validator.flatMap { $0.utf8.count <= maxValidatorLength ? $0 : nil }
-    }
-}
-
-/// An open directory descriptor owned by one ``DiskCache`` and closed with it; -1 when the
-/// directory could not be opened, in which case relative opens simply fail (a miss).
-final class DirectoryDescriptor: Sendable {
-    let value: Int32
-
-    init(path: String) {
-        value = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    }
-
-    deinit {
-        if value >= 0 { close(value) }
     }
 }

@@ -1,197 +1,180 @@
 internal import CSDFetchShims
+import Crypto
 import Foundation
 
-/// One cache entry on disk: a single file holding exactly the served bytes, its metadata
-/// in two extended attributes: `user.sdfetch.entry`, the ``EntrySummary`` (small enough
-/// for ext4 to keep inside the inode), and `user.sdfetch.origin`, the URL and validators
-/// (``CacheEntry/originRecord``).
+/// An entry file (`entries/ab/<digest>`): exactly the image bytes, nothing else, so `path`
+/// and `--link` hand out the image itself.
 ///
-/// Why one file (SPEC: "one file per entry, metadata kept with it"): every file costs an
-/// inode allocation and a directory insertion, and on the benchmark's ext4 those dominate
-/// a cold run. A body plus a `.meta` file, each written to `tmp/` and renamed into place
-/// under a lock, took about 20 system calls and two inodes per entry; this takes seven and
-/// one. A warm hit reads only the summary.
-///
-/// Times: the file's mtime is the entry's last use (LRU), set explicitly with `futimens`
-/// by the store and by every hit; the stored time is in the summary. Not atime: any reader
-/// of the file (a backup, `tar`, an `-o` hard link being viewed) would move it (SPEC: the
-/// access time is updated explicitly, not through file-system atime); nothing writes a
-/// cache file after it is named, so only sdfetch moves its mtime.
-///
-/// Writing goes through ``NewEntryFile``. File systems without user extended attributes
-/// (tmpfs before Linux 6.6, NFSv3, FAT) keep the whole record in a sidecar `<digest>.meta`
-/// instead, written before the body is named, so a visible body always has its metadata;
-/// so does an origin record over the file system's attribute size limit (ext4: one 4 KiB
-/// block, which a URL of several KiB exceeds), the summary then staying in its attribute.
+/// Its mtime is the entry's *stamp*: set in whole seconds when the file is written and
+/// never moved afterwards (uses are recorded in the index, not on the file). Anything that
+/// writes the file moves its mtime, so a hit checks size and stamp with one `fstatat` and
+/// never serves an edited, truncated or replaced file. A copy that did not keep mtimes
+/// (`cp -r`) fails that check once: the file is then hashed against the recorded SHA-256,
+/// and a match restores the stamp.
 enum EntryFile {
-    static let summaryAttribute = "user.sdfetch.entry"
-    static let originAttribute = "user.sdfetch.origin"
-    static let sidecarSuffix = ".meta"
-    /// Suffix of named temporary files in shard folders (see ``NewEntryFile``).
-    static let temporarySuffix = ".tmp"
+    /// What one `fstatat` says about an entry file against its record.
+    enum Check: Equatable {
+        /// Size and stamp match: served without reading a byte.
+        case intact
+        /// Same size, another mtime (a copy that did not keep mtimes, or an edit): hash it.
+        case unstamped
+        /// Missing, not a regular file, or another size: not this entry.
+        case changed
+    }
 
-    /// What reading an attribute found.
-    enum Lookup<Value> {
-        case found(Value)
-        /// The file has no such attribute (or its file system none at all): see the sidecar.
-        case absent
-        /// Present but unreadable or malformed: the entry is damaged.
-        case damaged
+    static func check(_ entry: CacheEntry, name: String, in shard: Int32) -> Check {
+        var info = stat()
+        guard fstatat(shard, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+            Int64(info.st_size) == entry.bytes
+        else { return .changed }
+        return Int64(info.st_mtim.tv_sec) == entry.stamp && info.st_mtim.tv_nsec == 0 ? .intact : .unstamped
+    }
 
-        var isAbsent: Bool {
-            if case .absent = self { true } else { false }
+    /// Whether the file's bytes still hash to the record's SHA-256; if so its stamp is set
+    /// again, so the next hit is a plain ``check(_:name:in:)``.
+    static func rehash(_ entry: CacheEntry, name: String, in shard: Int32) -> Bool {
+        let fd = SafeOpen.file(name, in: shard, flags: O_RDONLY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard let digest = sha256(of: fd, expecting: entry.bytes), digest == entry.sha256 else { return false }
+        setStamp(fd, entry.stamp)
+        return true
+    }
+
+    /// SHA-256 of the whole open file in hex; nil when it cannot be read or its size is not
+    /// `expecting` (when given).
+    static func sha256(of fd: Int32, expecting size: Int64? = nil) -> String? {
+        var hasher = SHA256()
+        var total: Int64 = 0
+        let ok = withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 16) { buffer -> Bool in
+            while true {
+                let count = pread(fd, buffer.baseAddress, buffer.count, off_t(total))
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { return false }
+                if count == 0 { return true }
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                total += Int64(count)
+                if let size, total > size { return false }
+            }
+        }
+        guard ok, size == nil || total == size else { return nil }
+        return hex(hasher.finalize())
+    }
+
+    static func sha256(of bytes: UnsafeRawBufferPointer) -> String {
+        hex(SHA256.hash(data: bytes))
+    }
+
+    private static func hex(_ digest: SHA256.Digest) -> String {
+        String(unsafeUninitializedCapacity: 64) { out in
+            var index = 0
+            digest.withUnsafeBytes { raw in
+                for byte in raw {
+                    out[index] = hexDigit(byte >> 4)
+                    out[index + 1] = hexDigit(byte & 0xF)
+                    index += 2
+                }
+            }
+            return 64
         }
     }
 
-    /// Stores `value` as attribute `name` of the open file `fd`; the reason when refused.
-    static func setAttribute(_ name: String, _ value: [UInt8], of fd: Int32) -> String? {
-        let result = value.withUnsafeBytes { CSDFetch_fsetxattr(fd, name, $0.baseAddress!, $0.count) }
-        return result == 0 ? nil : errnoText()
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    /// Removes attribute `name` of the open file `fd`, if it has one.
-    static func removeAttribute(_ name: String, of fd: Int32) {
-        _ = CSDFetch_fremovexattr(fd, name)
+    /// The stamp for a file written at `date`: whole seconds, which every archive format keeps.
+    static func stamp(for date: Date) -> Int64 {
+        Int64(date.timeIntervalSince1970.rounded(.down))
     }
 
-    /// Reads attribute `name` of the open file `fd` into a stack buffer and decodes it.
-    static func attribute<T>(
-        _ name: String, of fd: Int32, _ decode: (UnsafeRawBufferPointer) -> T?
-    ) -> Lookup<T> {
-        lookup({ CSDFetch_fgetxattr(fd, name, $0, $1) }, decode)
-    }
-
-    /// Reads attribute `name` of the file at `path` (absolute) without opening it: one
-    /// `lgetxattr` (`clean` and `stats` read one per entry).
-    static func attribute<T>(
-        _ name: String, atPath path: String, _ decode: (UnsafeRawBufferPointer) -> T?
-    ) -> Lookup<T> {
-        lookup({ CSDFetch_lgetxattr(path, name, $0, $1) }, decode)
-    }
-
-    private static func lookup<T>(
-        _ get: (UnsafeMutableRawPointer, Int) -> Int, _ decode: (UnsafeRawBufferPointer) -> T?
-    ) -> Lookup<T> {
-        let limit = LineRecord.limit
-        return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> Lookup<T> in
-            let count = get(buffer.baseAddress!, limit + 1)
-            if count < 0 && (errno == ENODATA || errno == ENOTSUP) { return .absent }
-            guard count > 0, count <= limit, let value = decode(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            else { return .damaged }
-            return .found(value)
-        }
-    }
-
-    /// The whole record in the sidecar of the entry file at `path` (relative to
-    /// `directory`, or absolute), with its size; nil when missing or malformed.
-    static func sidecar(_ path: String, relativeTo directory: Int32 = AT_FDCWD) -> (entry: CacheEntry, bytes: Int)? {
-        LineRecord.read(path + sidecarSuffix, relativeTo: directory) { record, _ in
-            CacheEntry(metadata: record, accessedAt: Date(timeIntervalSince1970: 0)).map { ($0, record.count) }
-        }
-    }
-
-    /// Records a use of the open entry file at `date`: sets its mtime, leaves its atime.
-    /// Best effort, like `touch`: explicit times need the file's owner.
-    static func markUsed(_ fd: Int32, at date: Date) {
-        var times = [omittedTime, FileTime.timespec(date)]
+    /// Sets the open file's mtime to `stamp` seconds (nanoseconds 0), its atime to now.
+    /// Best effort: explicit times need the file's owner; a file without its stamp is only
+    /// hashed again on its next hit.
+    static func setStamp(_ fd: Int32, _ stamp: Int64) {
+        var times = [FileTime.omitted, timespec(tv_sec: Int(stamp), tv_nsec: 0)]
         _ = futimens(fd, &times)
     }
-
-    /// `UTIME_OMIT` (`(1l << 30) - 2l`; Glibc's Swift module does not export it).
-    static let omittedTime = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)
 }
 
 /// A cache entry file being written: created unnamed (`O_TMPFILE`) in its shard folder,
-/// filled, given its record and times, then named in one step, so the entry appears
-/// whole or not at all and a crash leaves nothing behind.
+/// filled and stamped, then named in one step, so the entry appears whole or not at all and
+/// a crash leaves nothing behind.
 ///
-/// Where `O_TMPFILE` is unsupported, the file is created under a temporary name
-/// (`<pid>-<random>.tmp`, in the same folder) and renamed instead; `clean` removes such
-/// files once they are an hour old. Closing (and removing any temporary name) happens in
-/// `deinit`, so every failure path cleans up.
+/// Where `O_TMPFILE` is unsupported, the file is created under a temporary name in the same
+/// folder and renamed instead; `clean` removes such files once they are an hour old.
+/// Closing (and removing any temporary name) happens in `deinit`, so every failure path
+/// cleans up.
 final class NewEntryFile {
     let fd: Int32
+    /// The shard folder's descriptor (held by the cache's ``ShardFolders``).
+    let folder: Int32
     /// The temporary name when the file was created with one; nil for an unnamed file.
-    private(set) var temporaryPath: String?
-    let directory: String
+    private(set) var temporaryName: String?
 
-    /// Creates `directory` when it does not exist (shard folders appear on first use;
-    /// `clean` may remove empty ones).
-    ///
     /// - Parameter unnamed: try `O_TMPFILE` first; false goes straight to a temporary name.
-    init(in directory: String, unnamed: Bool = true) throws(FetchFailure) {
-        self.directory = directory
-        // Runs `create`, and once more after making the directory when it was missing.
-        func inDirectory(_ create: () -> Int32) throws(FetchFailure) -> Int32 {
-            let fd = create()
-            guard fd < 0, errno == ENOENT else { return fd }
-            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw FetchFailure(.io, "cannot create \(directory): \(errnoText())")
-            }
-            return create()
-        }
+    init(in folder: Int32, unnamed: Bool = true) throws(FetchFailure) {
+        self.folder = folder
         var fd: Int32 = -1
         if unnamed {
-            fd = try inDirectory { open(directory, O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644) }
+            fd = openat(folder, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
         }
         // EOPNOTSUPP, EISDIR or EINVAL: no O_TMPFILE here (NFS, old kernels), use a name.
-        let failure = fd < 0 ? errno : 0
-        if !unnamed || (fd < 0 && ![ENOENT, EACCES, ENOSPC, EROFS].contains(failure)) {
-            let path = "\(directory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(EntryFile.temporarySuffix)"
-            fd = try inDirectory { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
-            if fd >= 0 { temporaryPath = path }
+        if fd < 0 && (!unnamed || ![EACCES, ENOSPC, EROFS].contains(errno)) {
+            let name = FileIO.temporaryName()
+            fd = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if fd >= 0 { temporaryName = name }
         }
-        guard fd >= 0 else { throw FetchFailure(.io, "cannot create a file in \(directory): \(errnoText())") }
+        guard fd >= 0 else { throw FetchFailure(.io, "cannot create a cache file: \(errnoText())") }
         self.fd = fd
     }
 
     deinit {
         close(fd)
-        if let temporaryPath { unlink(temporaryPath) }
+        if let temporaryName { unlinkat(folder, temporaryName, 0) }
     }
 
     /// Writes all of `bytes` (a failed write, such as a full disk, throws).
-    func write(_ bytes: [UInt8]) throws(FetchFailure) {
-        guard AtomicWrite.writeAll(bytes, to: fd) else {
-            throw FetchFailure(.io, "cannot write to \(directory): \(errnoText())")
+    func write(_ bytes: UnsafeRawBufferPointer) throws(FetchFailure) {
+        guard FileIO.writeAll(bytes, to: fd) else {
+            throw FetchFailure(.io, "cannot write a cache file: \(errnoText())")
         }
     }
 
-    /// Names the file `path` if nothing has that name yet. False when the name is taken, or
+    /// Names the file `name` if nothing has that name yet. False when the name is taken, or
     /// when a named temporary cannot be hard-linked (FAT has no hard links): the caller then
-    /// uses ``replace(at:)``. Throws on other failures. After success the file is no longer
-    /// temporary.
-    func linkIfAbsent(at path: String) throws(FetchFailure) -> Bool {
-        if let temporaryPath {
-            guard link(temporaryPath, path) == 0 else { return false }
-            unlink(temporaryPath)
-            self.temporaryPath = nil
+    /// uses ``replace(_:)``. Throws on other failures.
+    func linkIfAbsent(as name: String) throws(FetchFailure) -> Bool {
+        if let temporaryName {
+            guard linkat(folder, temporaryName, folder, name, 0) == 0 else { return false }
+            unlinkat(folder, temporaryName, 0)
+            self.temporaryName = nil
             return true
         }
-        guard linkUnnamed(at: path) else {
+        guard linkUnnamed(as: name) else {
             if errno == EEXIST { return false }
-            throw FetchFailure(.io, "cannot create \(path): \(errnoText())")
+            throw FetchFailure(.io, "cannot name a cache file: \(errnoText())")
         }
         return true
     }
 
-    /// Names the file `path`, atomically replacing whatever had that name.
-    func replace(at path: String) throws(FetchFailure) {
-        if temporaryPath == nil {
+    /// Names the file `name`, atomically replacing whatever had that name.
+    func replace(_ name: String) throws(FetchFailure) {
+        if temporaryName == nil {
             // An unnamed file cannot be renamed: give it a temporary name first.
-            let named = "\(directory)/\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(EntryFile.temporarySuffix)"
-            guard linkUnnamed(at: named) else { throw FetchFailure(.io, "cannot create \(named): \(errnoText())") }
-            temporaryPath = named
+            let named = FileIO.temporaryName()
+            guard linkUnnamed(as: named) else { throw FetchFailure(.io, "cannot name a cache file: \(errnoText())") }
+            temporaryName = named
         }
-        guard let temporaryPath, rename(temporaryPath, path) == 0 else {
-            throw FetchFailure(.io, "cannot rename into \(path): \(errnoText())")
+        guard let temporaryName, renameat(folder, temporaryName, folder, name) == 0 else {
+            throw FetchFailure(.io, "cannot rename a cache file: \(errnoText())")
         }
-        self.temporaryPath = nil
+        self.temporaryName = nil
     }
 
     /// `linkat` of the unnamed file through `/proc/self/fd`, which needs no privilege
     /// (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH`).
-    private func linkUnnamed(at path: String) -> Bool {
-        linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0
+    private func linkUnnamed(as name: String) -> Bool {
+        linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, name, AT_SYMLINK_FOLLOW) == 0
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 
-/// The small line-based text format of cache origin and sidecar records and blacklist
-/// records.
+/// The small line-based text format of blacklist records (one file per failed URL).
 ///
 /// Layout: a magic first line naming the kind and version, one value per line in a fixed
 /// order, then `end`. JSON was the first format; decoding it with Foundation cost more
@@ -79,22 +78,21 @@ struct LineRecord {
     /// its inode for an atime nobody uses.
     static let noAccessTime: Int32 = 0o1000000
 
-    /// Largest record file read: a URL is at most 8,192 bytes and writers drop longer
-    /// validators (see ``DiskCache/maxValidatorLength``), so real files stay far below.
+    /// Largest record file read: a URL is at most 8,192 bytes and details are short.
     static let limit = 16 << 10
 
     /// Reads a whole small file and hands its bytes and still-open descriptor to `body`.
     ///
     /// `path` is relative to `directory` (a descriptor) or absolute. One `open`, one `read`
     /// into a stack buffer (a short read of a regular file is its end), `close`: no `fstat`,
-    /// since this runs once per sidecar hit and blacklist lookup. Nil when the file is
-    /// missing, longer than ``limit`` or unreadable.
+    /// since this runs once per blacklist lookup. Never follows a link and never blocks (a
+    /// FIFO reads as empty). Nil when the file is missing, longer than ``limit`` or unreadable.
     static func read<T>(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, _ body: (UnsafeRawBufferPointer, Int32) -> T?
     ) -> T? {
-        var fd = openat(directory, path, O_RDONLY | O_CLOEXEC | noAccessTime)
+        var fd = openat(directory, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | noAccessTime)
         // O_NOATIME is refused (EPERM) on files owned by another user: read them plainly.
-        if fd < 0 && errno == EPERM { fd = openat(directory, path, O_RDONLY | O_CLOEXEC) }
+        if fd < 0 && errno == EPERM { fd = openat(directory, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T? in

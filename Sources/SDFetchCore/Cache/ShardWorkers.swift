@@ -14,7 +14,7 @@ enum ShardWorkers {
     /// Threads used: enough to overlap file-system waits on a small machine.
     static let threadCount = 8
 
-    static func map<T: Sendable>(_ shards: [String], _ job: @escaping @Sendable (String) -> T) -> [T] {
+    static func map<Shard: Sendable, T: Sendable>(_ shards: [Shard], _ job: @escaping @Sendable (Shard) -> T) -> [T] {
         guard shards.count > 1 else { return shards.map(job) }
         let state = State<T>(count: shards.count)
         let done = DispatchGroup()

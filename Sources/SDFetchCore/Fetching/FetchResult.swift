@@ -12,6 +12,8 @@ public struct FetchResult: Sendable {
     public var bytes: Int64
     public var width: Int?
     public var height: Int?
+    /// SHA-256 of the image bytes, 64 hex digits, when there is an image.
+    public var sha256: String?
     /// The last HTTP status seen, when a request was sent.
     public var httpStatus: Int?
     public var failure: FetchFailure?
@@ -24,7 +26,7 @@ public struct FetchResult: Sendable {
 
     public init(
         url: String, key: URLKey?, status: FetchStatus, path: String? = nil, format: ImageFormat? = nil,
-        bytes: Int64 = 0, width: Int? = nil, height: Int? = nil, httpStatus: Int? = nil,
+        bytes: Int64 = 0, width: Int? = nil, height: Int? = nil, sha256: String? = nil, httpStatus: Int? = nil,
         failure: FetchFailure? = nil, duplicates: Int = 0, source: String? = nil, duration: Duration = .zero
     ) {
         self.url = url
@@ -35,6 +37,7 @@ public struct FetchResult: Sendable {
         self.bytes = bytes
         self.width = width
         self.height = height
+        self.sha256 = sha256
         self.httpStatus = httpStatus
         self.failure = failure
         self.duplicates = duplicates

@@ -170,15 +170,9 @@ public actor Fetcher {
     private nonisolated func cachedResult(
         _ entry: CacheEntry, key: URLKey, spelling: String, status: FetchStatus
     ) -> FetchResult {
-        cachedResult(entry.summary(originBytes: 0), key: key, spelling: spelling, status: status)
-    }
-
-    private nonisolated func cachedResult(
-        _ image: EntrySummary, key: URLKey, spelling: String, status: FetchStatus
-    ) -> FetchResult {
         FetchResult(
-            url: spelling, key: key, status: status, path: cache.bodyPath(for: key), format: image.format,
-            bytes: image.bytes, width: image.width, height: image.height)
+            url: spelling, key: key, status: status, path: cache.bodyPath(for: key), format: entry.format,
+            bytes: entry.bytes, width: entry.width, height: entry.height, sha256: entry.sha256)
     }
 
     private nonisolated func failedResult(

@@ -6,7 +6,10 @@
 enum CommandLineParser {
     /// Every command with an option table, in help order.
     static var commands: [any ParsableCommand.Type] {
-        [FetchCommand.self, CleanCommand.self, StatsCommand.self, PathCommand.self, FailedCommand.self]
+        [
+            FetchCommand.self, CleanCommand.self, StatsCommand.self, PathCommand.self, FailedCommand.self,
+            VerifyCommand.self, MergeCommand.self,
+        ]
     }
 
     /// Words recognised in first place, for dispatch and "did you mean".

@@ -4,11 +4,13 @@ import SDFetchCore
 /// `sdfetch clean`: drop expired entries, expired failure records and stray temporary files, then trim to size.
 struct CleanCommand: ParsableCommand {
     static let name = "clean"
-    static let usage = "clean [--max-age DUR] [--max-size SIZE] [--dry-run] [--json]"
+    static let usage = "clean [--max-age DUR] [--max-size SIZE] [--dry-run] [--json] [-q]"
     static let summary = "remove expired entries and trim the cache"
     static let abstract = """
         Remove expired cache entries, expired failed-URL records and stray temporary files, then \
-        trim the cache to --max-size, least recently used first. Safe while fetches run.
+        trim the cache to --max-size, least recently used first. Safe while fetches run. Says what it \
+        removed, and nothing when it removed nothing. A cache directory of sdfetch's previous on-disk \
+        format (1) is removed.
         """
     static let options: [OptionSpec<CleanCommand>] = [
         OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire (default 7d)") {
@@ -21,6 +23,9 @@ struct CleanCommand: ParsableCommand {
         },
         OptionSpec("dry-run", help: "only list what would be removed") { c, _, _ in c.isDryRun = true },
         OptionSpec("json", help: "print the report as one JSON object") { c, _, _ in c.isJSON = true },
+        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { c, _, _ in
+            c.isQuiet = true
+        },
     ]
 
     var cacheDirectory: String?
@@ -28,6 +33,7 @@ struct CleanCommand: ParsableCommand {
     var maxSize: Int64?
     var isDryRun = false
     var isJSON = false
+    var isQuiet = false
 
     mutating func take(_ argument: String) throws(UsageError) {
         throw UsageError("clean takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
@@ -39,14 +45,26 @@ struct CleanCommand: ParsableCommand {
 extension CleanCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let report: CleanReport
+        let directory = resolvedCacheDirectory(in: environment)
+        var removedFormat = 0
         do throws(CacheError) {
-            let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            if !isDryRun { removedFormat = try DiskCache.removeFormatOne(directory: directory) }
+            let cache = try DiskCache(directory: directory)
             // Only the dry-run listing and JSON show the URLs; reading them costs a read per entry.
             report = try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun, listing: isDryRun || isJSON)
         } catch {
             return cacheFailure(error)
         }
-        FileDescriptorWriter.write(isJSON ? json(report) : text(report), to: STDOUT_FILENO)
+        if removedFormat > 0 && !isQuiet {
+            StandardError.write("sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n")
+        }
+        let removedSomething = report.removedEntries + report.removedFailed + report.removedTemp > 0
+        // Cron mails whatever a job prints: nothing removed, nothing said.
+        if isJSON {
+            FileDescriptorWriter.write(json(report), to: STDOUT_FILENO)
+        } else if !isQuiet && (removedSomething || isDryRun) {
+            FileDescriptorWriter.write(text(report), to: STDOUT_FILENO)
+        }
         return .success
     }
 

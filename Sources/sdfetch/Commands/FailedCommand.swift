@@ -49,11 +49,10 @@ struct FailedCommand: ParsableCommand {
 extension FailedCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let directory = resolvedCacheDirectory(in: environment)
-        // Listing an absent cache lists nothing; it must not create the directory.
-        if action == .list, !FileManager.default.fileExists(atPath: directory) { return .success }
         let blacklist: FailureBlacklist
         do throws(CacheError) {
-            blacklist = FailureBlacklist(cache: try DiskCache(directory: directory))
+            // Listing must not create anything: an absent cache lists nothing.
+            blacklist = FailureBlacklist(cache: try DiskCache(directory: directory, readOnly: action == .list))
         } catch {
             return cacheFailure(error)
         }

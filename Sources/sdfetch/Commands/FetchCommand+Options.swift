@@ -65,6 +65,9 @@ extension FetchCommand {
         OptionSpec("shard", .value("K/N"), help: "only URLs whose key hash falls in shard K of N (0-based)") { c, v, n in
             c.shard = try ValueParsers.shard(v, option: n)
         },
+        OptionSpec("link", help: "with -o, hard-link files to the cache instead of reflinking or copying them") {
+            c, _, _ in c.isLinking = true
+        },
         OptionSpec("json", help: "results as JSON Lines on standard output") { c, _, _ in c.isJSON = true },
         OptionSpec("quiet", short: "q", help: "no progress and no summary; errors still go to standard error") { c, _, _ in
             c.isQuiet = true

@@ -11,6 +11,8 @@ struct FetchCommand: ParsableCommand {
     var cacheDirectory: String?
     var options = FetchOptions()
     var outputDirectory: String?
+    /// `--link`: hard links under `-o` instead of reflinks or copies.
+    var isLinking = false
     var shard: Shard?
     var isJSON = false
     var isQuiet = false
@@ -20,13 +22,14 @@ struct FetchCommand: ParsableCommand {
         let cache: DiskCache
         var placer: OutputPlacer?
         do throws(CacheError) {
-            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            // --offline writes nothing but use records, so a read-only cache still serves.
+            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment), readOnly: options.offline)
         } catch {
             return cacheFailure(error)
         }
         if let outputDirectory {
             do throws(OutputError) {
-                placer = try OutputPlacer(directory: ProcessEnvironment.absolute(outputDirectory))
+                placer = try OutputPlacer(directory: ProcessEnvironment.absolute(outputDirectory), isLinking: isLinking)
             } catch {
                 StandardError.write("sdfetch: \(Escaping.terminal(error.detail))\n")
                 return ExitStatus(error)
@@ -63,7 +66,8 @@ struct FetchCommand: ParsableCommand {
             console.error(
                 RunReport.summary(consumer.summary, elapsed: ContinuousClock.now - started, interrupted: interrupted, terminal: terminal))
         }
-        if !interrupted {
+        cache.flushUses()
+        if !interrupted && !options.offline {
             CacheLimit.enforce(on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
         }
         return ExitStatus(run: consumer.summary, interrupted: interrupted)

@@ -33,24 +33,20 @@ struct PathCommand: ParsableCommand {
         let directory = resolvedCacheDirectory(in: environment)
         var output = ""
         var allFound = true
-        if FileManager.default.fileExists(atPath: directory) {
-            let cache: DiskCache
-            do throws(CacheError) {
-                cache = try DiskCache(directory: directory)
-            } catch {
-                return cacheFailure(error)
+        let cache: DiskCache
+        do throws(CacheError) {
+            // Asking where something is must not change anything: read only.
+            cache = try DiskCache(directory: directory, readOnly: true)
+        } catch {
+            return cacheFailure(error)
+        }
+        for key in keys {
+            if cache.entry(for: key) != nil {
+                output += Escaping.terminal(cache.bodyPath(for: key)) + "\n"
+            } else {
+                allFound = false
+                StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.string))\n")
             }
-            for key in keys {
-                if cache.entry(for: key) != nil {
-                    output += Escaping.terminal(cache.bodyPath(for: key)) + "\n"
-                } else {
-                    allFound = false
-                    StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.string))\n")
-                }
-            }
-        } else {
-            allFound = false
-            for key in keys { StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.string))\n") }
         }
         FileDescriptorWriter.write(output, to: STDOUT_FILENO)
         return ExitStatus(allFound: allFound)

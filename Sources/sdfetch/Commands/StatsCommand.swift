@@ -46,6 +46,7 @@ extension StatsCommand {
             oldest   \(stats.oldest.map(Self.iso8601) ?? "-")
             newest   \(stats.newest.map(Self.iso8601) ?? "-")
             failed   \(stats.failed)
+            strays   \(stats.strays)
 
             """
     }
@@ -58,6 +59,7 @@ extension StatsCommand {
         object.add("oldest", stats.oldest.map(Self.iso8601))
         object.add("newest", stats.newest.map(Self.iso8601))
         object.add("failed", stats.failed)
+        object.add("strays", stats.strays)
         return object.text
     }
 

@@ -1,52 +1,64 @@
+internal import CSDFetchShims
 import Foundation
 import SDFetchCore
 
-/// Puts a copy of a cache file into the `-o` directory under an ``OutputNamer`` name.
+/// Puts an image from the cache into the `-o` directory under an ``OutputNamer`` name.
 ///
-/// Hard link when the directory is on the cache's file system (instant, no extra space),
-/// a copy otherwise (`EXDEV`) or when linking is refused. A link to a free name appears
-/// whole at once; anything else (a copy, or replacing an existing file) is made under a
-/// temporary name inside DIR and renamed over the final name, so a reader never sees half
-/// a file, and a symlink planted at the final name is replaced, never followed: nothing
-/// is written outside DIR. Runs on the event consumer only; blocking file I/O.
+/// By default the output file never shares its inode with the cache (SPEC "Output files"):
+/// a reflink where the file system has them (`FICLONE`: btrfs, XFS), else an in-kernel copy
+/// (`copy_file_range`), so editing an output file cannot touch the cache. `--link` hard-links
+/// instead (instant, no space; the cache's own check still refuses an entry edited through
+/// the link). A new file is made under a temporary name inside DIR and renamed over the final
+/// name, so a reader never sees half a file, and a link planted at the final name is
+/// replaced, never followed: nothing is written outside DIR.
+///
+/// A copy takes the cache file's mtime, so a re-run leaves an output file alone when it
+/// still has the image's size and time (a cache hit never changes it) and writes it afresh
+/// otherwise. Runs on the event consumer only; blocking file I/O.
 struct OutputPlacer {
     let directory: String
+    let isLinking: Bool
 
     /// Creates DIR (and parents) if needed.
-    init(directory: String) throws(OutputError) {
+    init(directory: String, isLinking: Bool = false) throws(OutputError) {
+        var info = stat()
+        if lstat(directory, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR && stat(directory, &info) == 0
+            && (info.st_mode & S_IFMT) != S_IFDIR
+        {
+            throw OutputError(detail: "output directory \(directory) is a file, not a directory")
+        }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw OutputError(detail: "cannot create output directory \(directory): \(error.localizedDescription)")
+            throw OutputError(detail: "cannot create output directory \(directory): \(Self.errnoText())")
         }
         guard access(directory, W_OK) == 0 else {
             throw OutputError(detail: "output directory \(directory) is not writable: \(Self.errnoText())")
         }
         self.directory = directory
+        self.isLinking = isLinking
     }
 
     /// Places `cacheFile` as `name` in DIR and returns the new path.
     ///
     /// - Parameter isLikelyPlaced: the file probably is there already (a cache hit on a
-    ///   re-run): look before linking. Otherwise (a new download) link first, a single call
-    ///   when the name is free. Either order gives the same result, only the cost differs.
+    ///   re-run): look first. Otherwise (a new download) write it at once.
     func place(_ cacheFile: String, as name: String, isLikelyPlaced: Bool) throws(OutputError) -> String {
         precondition(!name.utf8.contains(UInt8(ascii: "/")) && !name.hasPrefix("."), "OutputNamer makes plain names")
         let target = directory + "/" + name
-        // link(2) never follows or replaces anything already at the name.
-        if !isLikelyPlaced && link(cacheFile, target) == 0 { return target }
-        var existing = stat()
-        var source = stat()
-        if lstat(target, &existing) == 0 {
-            if stat(cacheFile, &source) == 0, existing.st_dev == source.st_dev, existing.st_ino == source.st_ino {
-                return target  // a re-run: already this very file
-            }
-        } else if isLikelyPlaced && link(cacheFile, target) == 0 {
-            return target
+        if isLinking {
+            // link(2) never follows or replaces anything already at the name.
+            if !isLikelyPlaced && link(cacheFile, target) == 0 { return target }
         }
+        var source = stat()
+        guard stat(cacheFile, &source) == 0 else {
+            throw OutputError(detail: "cannot read \(cacheFile): \(Self.errnoText())")
+        }
+        if isLikelyPlaced, isPlaced(target, as: source) { return target }
+        if isLinking && link(cacheFile, target) == 0 { return target }
         let temporary = directory + "/.sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        if link(cacheFile, temporary) != 0 {
-            try copy(cacheFile, to: temporary)
+        if !isLinking || link(cacheFile, temporary) != 0 {
+            try copy(cacheFile, to: temporary, modified: source.st_mtim)
         }
         guard rename(temporary, target) == 0 else {
             let reason = Self.errnoText()
@@ -56,34 +68,65 @@ struct OutputPlacer {
         return target
     }
 
-    private func copy(_ source: String, to temporary: String) throws(OutputError) {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
+    /// Whether `target` already is the image: the cache file itself (`--link`), or a regular
+    /// file of its size and mtime (a copy made by an earlier run, not edited since).
+    private func isPlaced(_ target: String, as source: stat) -> Bool {
+        var existing = stat()
+        guard lstat(target, &existing) == 0, (existing.st_mode & S_IFMT) == S_IFREG else { return false }
+        if existing.st_dev == source.st_dev && existing.st_ino == source.st_ino { return isLinking }
+        return !isLinking && existing.st_size == source.st_size && existing.st_mtim.tv_sec == source.st_mtim.tv_sec
+            && existing.st_mtim.tv_nsec == source.st_mtim.tv_nsec
+    }
+
+    /// A new file at `temporary` with `source`'s bytes: a reflink, else `copy_file_range`,
+    /// else plain reads and writes (file systems that refuse both), given `modified` as mtime.
+    private func copy(_ source: String, to temporary: String, modified: timespec) throws(OutputError) {
+        let input = open(source, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard input >= 0 else { throw OutputError(detail: "cannot read \(source): \(Self.errnoText())") }
         defer { close(input) }
         let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw OutputError(detail: "cannot create \(temporary): \(Self.errnoText())") }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var failure: String?
-        while failure == nil {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { failure = "cannot read \(source): \(Self.errnoText())" }
-            if count <= 0 { break }
-            var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, count - offset) }
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 {
-                    failure = "cannot write \(temporary): \(Self.errnoText())"
-                    break
-                }
-                offset += written
-            }
+        if CSDFetch_ficlone(output, input) != 0 && !Self.copyInKernel(input, output) {
+            lseek(input, 0, SEEK_SET)
+            lseek(output, 0, SEEK_SET)
+            ftruncate(output, 0)
+            failure = Self.copyInUserSpace(input, output)
         }
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), modified]  // atime: UTIME_OMIT
+        _ = futimens(output, &times)
         if close(output) != 0, failure == nil { failure = "cannot write \(temporary): \(Self.errnoText())" }
         if let failure {
             unlink(temporary)
             throw OutputError(detail: failure)
+        }
+    }
+
+    /// `copy_file_range` to the end; false when the kernel refuses it for these files.
+    private static func copyInKernel(_ input: Int32, _ output: Int32) -> Bool {
+        while true {
+            let copied = CSDFetch_copy_file_range(input, output, 1 << 30)
+            if copied == 0 { return true }
+            if copied < 0 && errno == EINTR { continue }
+            if copied < 0 { return false }
+        }
+    }
+
+    /// Reads and writes to the end; a failure's description, or nil.
+    private static func copyInUserSpace(_ input: Int32, _ output: Int32) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return "cannot read a cache file: \(Self.errnoText())" }
+            if count == 0 { return nil }
+            var offset = 0
+            while offset < count {
+                let written = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, count - offset) }
+                if written < 0 && errno == EINTR { continue }
+                if written <= 0 { return "cannot write to the output directory: \(Self.errnoText())" }
+                offset += written
+            }
         }
     }
 

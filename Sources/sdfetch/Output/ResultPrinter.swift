@@ -23,6 +23,7 @@ enum ResultPrinter {
         object.add("bytes", result.bytes)
         object.add("width", result.width)
         object.add("height", result.height)
+        object.add("sha256", result.sha256)
         object.add("http_status", result.httpStatus)
         object.add("error", result.failure?.kind.label)
         object.add("error_detail", result.failure?.detail)

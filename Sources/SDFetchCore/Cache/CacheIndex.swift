@@ -1,0 +1,158 @@
+import Foundation
+import Synchronization
+
+/// The metadata of every entry: 256 append-only bucket files under `index/`, one per shard,
+/// read into memory on first use (see ``IndexBucket`` and ``IndexRecord``).
+///
+/// Why buckets of lines rather than a file per entry: an entry stays one inode (its image
+/// bytes), a warm hit needs no metadata read of its own, and plain files survive every way
+/// CI systems save a directory (`tar`, `zip`, `cp -r`, `rsync -a`), which extended
+/// attributes did not.
+///
+/// ## Sharing with other processes
+/// - Writers append whole lines with one `O_APPEND` write each, without a lock: the kernel
+///   orders appends to one file, and the per-line check rejects anything torn.
+/// - Compaction (``compact(_:keeping:)``, by `clean`, `verify` and the end-of-run trim)
+///   rewrites a bucket under its shard lock and renames it into place, then copies over
+///   whatever was appended to the old file meanwhile. An appender that finds, after its
+///   write, that the name now holds another file writes its line again: a duplicate line is
+///   harmless, a lost one is not.
+/// - Each process reads a bucket once and then only what its own writes add: entries stored
+///   by another process during this run are not seen until the next run.
+///
+/// Thread-safe: each bucket sits behind its own `Mutex`.
+final class CacheIndex: Sendable {
+    let folder: DirectoryDescriptor
+    private let slots: [Slot]
+    /// A use is appended only when the last recorded one is older than this, so warm runs
+    /// close together add nothing and the bucket grows by at most one line per entry per
+    /// interval.
+    let useInterval: Duration
+
+    private final class Slot: Sendable {
+        let bucket = Mutex(IndexBucket())
+    }
+
+    init(folder: DirectoryDescriptor, useInterval: Duration) {
+        self.folder = folder
+        self.useInterval = useInterval
+        slots = (0..<Shards.count).map { _ in Slot() }
+    }
+
+    /// Runs `body` on shard `index`'s bucket, reading the file first if this process has not.
+    func withBucket<T, E: Error>(_ index: Int, _ body: (inout IndexBucket) throws(E) -> T) throws(E) -> T {
+        try slots[index].bucket.withLock { (bucket) throws(E) -> T in
+            if !bucket.isLoaded { load(index, into: &bucket) }
+            return try body(&bucket)
+        }
+    }
+
+    private func load(_ index: Int, into bucket: inout IndexBucket) {
+        let fd = SafeOpen.file(Shards.name(index), in: folder.value, flags: O_RDONLY)
+        guard fd >= 0 else { return bucket.markEmpty() }
+        defer { close(fd) }
+        bucket.read(from: fd)
+    }
+
+    /// Reads what other processes appended to shard `index` since this process last looked.
+    func refresh(_ index: Int) {
+        slots[index].bucket.withLock { bucket in load(index, into: &bucket) }
+    }
+
+    /// Forgets shard `index`'s bucket, so the next use reads it afresh (after a compaction).
+    func forget(_ index: Int) {
+        slots[index].bucket.withLock { $0 = IndexBucket() }
+    }
+
+    func entry(for digest: KeyDigest) -> CacheEntry? {
+        withBucket(Shards.index(of: digest)) { $0.entries[digest] }
+    }
+
+    // MARK: - Writing
+
+    /// Appends `record` to its bucket file and applies it in memory.
+    func append(_ record: IndexRecord) throws(FetchFailure) {
+        let index = Shards.index(of: record.digest)
+        try withBucket(index) { (bucket: inout IndexBucket) throws(FetchFailure) in
+            guard Self.append(record.line, to: Shards.name(index), in: folder.value) else {
+                throw FetchFailure(.io, "cannot write the cache index: \(errnoText())")
+            }
+            bucket.apply(record)
+        }
+    }
+
+    /// Notes a use of `digest` at `date`; it is written by ``flushUses()`` when the entry's
+    /// last recorded use is older than ``useInterval``.
+    func noteUse(_ digest: KeyDigest, at date: Date) {
+        withBucket(Shards.index(of: digest)) { bucket in
+            guard let entry = bucket.entries[digest],
+                date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval
+            else { return }
+            bucket.pendingUses[digest] = FileTime.nanoseconds(date)
+        }
+    }
+
+    /// Appends the noted uses, one write per bucket. Best effort: a use that cannot be
+    /// written only makes its entry look older to the LRU.
+    func flushUses() {
+        for index in 0..<Shards.count {
+            slots[index].bucket.withLock { bucket in
+                guard !bucket.pendingUses.isEmpty else { return }
+                let records = bucket.pendingUses.map { IndexRecord.use($0.key, usedAt: $0.value) }
+                bucket.pendingUses = [:]
+                if Self.append(records.flatMap(\.line), to: Shards.name(index), in: folder.value) {
+                    records.forEach { bucket.apply($0) }
+                }
+            }
+        }
+    }
+
+    /// The append protocol (see the type's documentation): true once `bytes` are in the
+    /// file that has the bucket's name.
+    static func append(_ bytes: [UInt8], to name: String, in folder: Int32) -> Bool {
+        for _ in 0..<8 {
+            let fd = SafeOpen.file(name, in: folder, flags: O_WRONLY | O_APPEND | O_CREAT)
+            guard fd >= 0 else { return false }
+            defer { close(fd) }
+            var written = stat()
+            var named = stat()
+            guard FileIO.writeAll(bytes, to: fd), fstat(fd, &written) == 0 else { return false }
+            if fstatat(folder, name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_ino == written.st_ino { return true }
+        }
+        return false
+    }
+
+    // MARK: - Compaction
+
+    /// Rewrites shard `index`'s bucket with one line per entry that `keep` accepts (its uses
+    /// folded in), dropping superseded and torn lines. Call under the shard lock.
+    /// Returns the entries kept.
+    @discardableResult
+    func compact(_ index: Int, keeping keep: (KeyDigest, CacheEntry) -> Bool) -> Int {
+        let name = Shards.name(index)
+        let old = SafeOpen.file(name, in: folder.value, flags: O_RDONLY)
+        guard old >= 0 else { return 0 }
+        defer { close(old) }
+        var bucket = IndexBucket()
+        bucket.read(from: old)
+        let live = bucket.entries.filter { keep($0.key, $0.value) }
+        // Nothing to drop: leave the file (and its inode) alone.
+        if live.count == bucket.lineCount { return live.count }
+        let lines = live.sorted { $0.key.hex < $1.key.hex }.flatMap { IndexRecord.put($0.key, $0.value).line }
+        let temporary = ".\(name)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(FileIO.temporarySuffix)"
+        let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)
+        guard fd >= 0 else { return bucket.entries.count }
+        let written = FileIO.writeAll(lines, to: fd)
+        close(fd)
+        guard written, renameat(folder.value, temporary, folder.value, name) == 0 else {
+            unlinkat(folder.value, temporary, 0)
+            return bucket.entries.count
+        }
+        // Lines appended to the old file after it was read: carry them over.
+        if let tail = SafeOpen.readAll(old, from: bucket.offset), !tail.isEmpty {
+            _ = Self.append(tail, to: name, in: folder.value)
+        }
+        forget(index)
+        return live.count
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// What `sdfetch merge` did.
+public struct MergeReport: Sendable, Equatable {
+    /// Entries copied in (new here, or newer than the entry here).
+    public var merged = 0
+    public var mergedBytes: Int64 = 0
+    /// Entries left out because this cache's entry is as new or newer.
+    public var kept = 0
+    /// Source entries whose file is missing or does not match its record.
+    public var bad = 0
+    /// Failed-URL records copied in (new here, or newer).
+    public var mergedFailed = 0
+
+    public init() {}
+}
+
+extension DiskCache {
+    /// SPEC `merge SRC`: copies the entries and failure records of the cache at `source` in,
+    /// where this cache has none for the key or an older one (the newer stored time wins),
+    /// so N sharded jobs' caches become one. Stored times, validators and LRU times travel
+    /// with the entries; every copied file is checked against its SHA-256.
+    ///
+    /// Holds the maintenance lock (no `clean` meanwhile); fetches may run.
+    ///
+    /// - Throws: ``CacheError`` when `source` is not a readable cache of this format, or is
+    ///   this very directory.
+    public func merge(from source: String) throws(CacheError) -> MergeReport {
+        let other = try DiskCache(directory: source, now: now, readOnly: true)
+        var mine = stat()
+        var theirs = stat()
+        if fstat(root.value, &mine) == 0, fstat(other.root.value, &theirs) == 0, mine.st_dev == theirs.st_dev,
+            mine.st_ino == theirs.st_ino
+        {
+            throw CacheError(path: source, detail: "is the cache being merged into")
+        }
+        return maintenanceLock.withLock {
+            var report = MergeReport()
+            for shard in 0..<Shards.count {
+                let folder = other.entries.descriptor(shard, create: false)
+                guard folder >= 0 else { continue }
+                let records = other.index.withBucket(shard) { $0.entries }
+                for (digest, entry) in records {
+                    if let current = index.entry(for: digest), current.storedAt >= entry.storedAt,
+                        isIntact(current, digest)
+                    {
+                        report.kept += 1
+                        continue
+                    }
+                    let fd = SafeOpen.file(digest.hex, in: folder, flags: O_RDONLY)
+                    guard fd >= 0 else { continue }  // a line whose file is gone: nothing to merge
+                    defer { close(fd) }
+                    guard let bytes = SafeOpen.readAll(fd, limit: Int(entry.bytes) + 1), bytes.count == entry.bytes,
+                        bytes.withUnsafeBytes(EntryFile.sha256(of:)) == entry.sha256
+                    else {
+                        report.bad += 1
+                        continue
+                    }
+                    do throws(FetchFailure) {
+                        try write(entry, digest, bytes: bytes)
+                        report.merged += 1
+                        report.mergedBytes += entry.bytes
+                    } catch {
+                        report.bad += 1
+                    }
+                }
+            }
+            let blacklist = FailureBlacklist(cache: self)
+            for (digest, record) in FailureBlacklist(cache: other).all() {
+                if let current = blacklist.record(digest), current.recordedAt >= record.recordedAt { continue }
+                if blacklist.write(record, for: digest) { report.mergedFailed += 1 }
+            }
+            return report
+        }
+    }
+
+    /// Removes a format-1 cache's files from `directory` (the names that format used, links
+    /// removed as links), so a format-2 cache can start there; `clean` calls it. Returns how
+    /// many top-level items went. Other versions are never touched.
+    public static func removeFormatOne(directory: String) throws(CacheError) -> Int {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw CacheError(path: directory, detail: errnoText()) }
+        defer { close(fd) }
+        guard CacheFormat.read(in: fd) == .other("1") else { return 0 }
+        var removed = 0
+        for name in CacheFormat.formatOneNames {
+            // removeItem deletes a link itself, never what it points to.
+            if (try? FileManager.default.removeItem(atPath: directory + "/" + name)) != nil { removed += 1 }
+        }
+        return removed
+    }
+}
+
+extension FailureBlacklist {
+    /// The record file of `digest`, whatever its URL.
+    func record(_ digest: KeyDigest) -> FailureRecord? {
+        let folder = cache.failed.descriptor(Shards.index(of: digest), create: false)
+        guard folder >= 0 else { return nil }
+        return LineRecord.read(digest.hex, relativeTo: folder) { bytes, _ in FailureRecord(fileBytes: bytes) }
+    }
+}

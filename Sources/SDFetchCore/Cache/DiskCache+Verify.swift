@@ -1,0 +1,76 @@
+import Foundation
+
+/// What `sdfetch verify` found.
+public struct VerifyReport: Sendable, Equatable {
+    /// Entries whose bytes were hashed.
+    public var checked = 0
+    public var checkedBytes: Int64 = 0
+    /// Entries or stray files removed, with why.
+    public var removed: [Removed] = []
+    /// Intact entries whose file had lost its stamp (a copy that did not keep mtimes).
+    public var restamped = 0
+
+    public struct Removed: Sendable, Equatable {
+        /// The entry's URL; nil for a file without a record.
+        public var url: String?
+        public var path: String
+        public var reason: String
+    }
+
+    public init() {}
+}
+
+extension DiskCache {
+    /// SPEC `sdfetch verify`: hashes every entry file against its record's SHA-256 and
+    /// removes those that differ, and entry files without a record; then compacts the index.
+    ///
+    /// Safe while fetches run: a file is removed under its shard lock only if it is still
+    /// the one hashed (same inode and size), so a replacement stored meanwhile survives.
+    public func verify() -> VerifyReport {
+        maintenanceLock.withLock {
+            flushUses()
+            let partials = ShardWorkers.map(Array(0..<Shards.count)) { self.verify(shard: $0) }
+            compactAll()
+            return partials.reduce(into: VerifyReport()) { all, one in
+                all.checked += one.checked
+                all.checkedBytes += one.checkedBytes
+                all.removed += one.removed
+                all.restamped += one.restamped
+            }
+        }
+    }
+
+    private func verify(shard: Int) -> VerifyReport {
+        var report = VerifyReport()
+        let sweep = sweep(shard)
+        let folder = entries.descriptor(shard, create: false)
+        let strayLimit = FileTime.nanoseconds(now()) - Self.nanoseconds(Self.strayTemporaryAge)
+        var bad: [(ScannedFile, String?, String)] = sweep.broken
+            .filter { $0.modifiedAt < strayLimit }
+            .map { ($0, nil, "no index record, or not the recorded size") }
+        for item in sweep.live {
+            report.checked += 1
+            report.checkedBytes += item.file.bytes
+            let fd = SafeOpen.file(item.file.name, in: folder, flags: O_RDONLY)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard EntryFile.sha256(of: fd, expecting: item.entry.bytes) == item.entry.sha256 else {
+                bad.append((item.file, item.entry.url, "bytes differ from the recorded SHA-256"))
+                continue
+            }
+            if item.file.modifiedAt != item.entry.stamp * 1_000_000_000 {
+                EntryFile.setStamp(fd, item.entry.stamp)
+                report.restamped += 1
+            }
+        }
+        guard !bad.isEmpty else { return report }
+        shardLock(shard).withLock {
+            for (file, url, reason) in bad
+            where CacheScan.isUnchanged(file.name, in: folder, as: file) && unlinkat(folder, file.name, 0) == 0 {
+                let path = "\(entriesDirectory)/\(Shards.name(shard))/\(file.name)"
+                report.removed.append(VerifyReport.Removed(url: url, path: path, reason: reason))
+            }
+        }
+        return report
+    }
+}

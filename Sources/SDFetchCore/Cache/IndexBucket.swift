@@ -1,0 +1,68 @@
+import Foundation
+
+/// One shard's index bucket (`index/ab`) as read into memory: the latest entry per digest,
+/// with uses folded in, and how far the file has been read.
+///
+/// Reading is incremental: ``read(from:)`` parses only what was appended since the last
+/// read, unless the file was replaced (compacted: a new inode), which starts over.
+struct IndexBucket {
+    private(set) var entries: [KeyDigest: CacheEntry] = [:]
+    /// Uses noted in this process and not yet appended (see ``CacheIndex/flushUses()``).
+    var pendingUses: [KeyDigest: Int64] = [:]
+    private(set) var isLoaded = false
+    private(set) var inode: UInt64 = 0
+    /// Bytes of the file parsed so far (whole lines only).
+    private(set) var offset = 0
+    /// Lines read that parsed, live or superseded: with ``entries`` the measure of garbage.
+    private(set) var lineCount = 0
+
+    mutating func apply(_ record: IndexRecord) {
+        lineCount += 1
+        switch record {
+        case .put(let digest, let entry):
+            entries[digest] = entry
+        case .use(let digest, let usedAt):
+            guard var entry = entries[digest] else { return }
+            let date = FileTime.date(nanoseconds: usedAt)
+            if date > entry.accessedAt {
+                entry.accessedAt = date
+                entries[digest] = entry
+            }
+        }
+    }
+
+    /// Forgets `digest` in memory (its entry was removed).
+    mutating func remove(_ digest: KeyDigest) {
+        entries[digest] = nil
+    }
+
+    /// Reads what the bucket file open as `fd` gained since the last read (all of it when
+    /// it is a different file than last time). Torn or foreign lines are skipped.
+    mutating func read(from fd: Int32) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return }
+        if UInt64(info.st_ino) != inode {
+            self = IndexBucket()
+            inode = UInt64(info.st_ino)
+        }
+        isLoaded = true
+        guard Int(info.st_size) > offset, let bytes = SafeOpen.readAll(fd, from: offset) else { return }
+        // Only whole lines: a line still being written is read next time.
+        guard let end = bytes.lastIndex(of: 0x0A) else { return }
+        bytes.withUnsafeBytes { raw in
+            var start = 0
+            for index in 0...end where raw[index] == 0x0A {
+                if index > start, let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[start..<index])) {
+                    apply(record)
+                }
+                start = index + 1
+            }
+        }
+        offset += end + 1
+    }
+
+    /// Marks the bucket as read when it has no file yet.
+    mutating func markEmpty() {
+        isLoaded = true
+    }
+}

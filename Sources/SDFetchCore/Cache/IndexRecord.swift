@@ -1,0 +1,237 @@
+import Foundation
+
+/// One line of an index bucket (`index/ab`): the only encoding of entry metadata, format 2
+/// (see ``CacheFormat``).
+///
+/// A line is `LF CHECK SP PAYLOAD LF` (empty lines are skipped), CHECK being 16 hex digits of FNV-1a-64 over PAYLOAD,
+/// so a line torn by a crash or interleaved by a file system without atomic appends is
+/// recognised and skipped, as npm's `cacache` does with its hashed index lines. PAYLOAD is
+/// tab-separated:
+///
+///     P  digest  stamp  stored_ns  used_ns  bytes  format  width  height  sha256  etag  last_modified  url
+///     U  digest  used_ns
+///
+/// `P` (put) describes the entry file of `digest` (see ``CacheEntry``); width and height are
+/// empty when unknown, etag and last-modified when absent. `U` (use) records a later use
+/// for LRU. Later lines win. Text fields escape `\`, tab, LF and CR as `\\ \t \n \r`.
+enum IndexRecord: Equatable {
+    case put(KeyDigest, CacheEntry)
+    case use(KeyDigest, usedAt: Int64)
+
+    var digest: KeyDigest {
+        switch self {
+        case .put(let digest, _), .use(let digest, _): digest
+        }
+    }
+
+    // MARK: - Encoding
+
+    /// The whole line, both newlines included.
+    var line: [UInt8] {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(256)
+        func field(_ text: String) {
+            payload.append(0x09)
+            Self.escape(text, into: &payload)
+        }
+        switch self {
+        case .put(let digest, let entry):
+            payload.append(UInt8(ascii: "P"))
+            field(digest.hex)
+            field(String(entry.stamp))
+            field(String(FileTime.nanoseconds(entry.storedAt)))
+            field(String(FileTime.nanoseconds(entry.accessedAt)))
+            field(String(entry.bytes))
+            field(entry.format.rawValue)
+            field(entry.width.map(String.init) ?? "")
+            field(entry.height.map(String.init) ?? "")
+            field(entry.sha256)
+            field(entry.etag ?? "")
+            field(entry.lastModified ?? "")
+            field(entry.url)
+        case .use(let digest, let usedAt):
+            payload.append(UInt8(ascii: "U"))
+            field(digest.hex)
+            field(String(usedAt))
+        }
+        // A leading newline ends any line a crashed writer left torn, so this one stays whole.
+        var line: [UInt8] = [0x0A]
+        line.reserveCapacity(payload.count + 19)
+        line += Self.hex(payload.withUnsafeBytes(Self.checksum))
+        line.append(0x20)
+        line += payload
+        line.append(0x0A)
+        return line
+    }
+
+    /// The length of ``line`` for a `put` of `entry`, counted without encoding it (escapes,
+    /// which real values do not have, aside): its share of the cache's bytes.
+    static func lineLength(of entry: CacheEntry) -> Int {
+        func digits(_ value: Int64) -> Int {
+            var count = value < 0 ? 2 : 1
+            var rest = value.magnitude
+            while rest >= 10 {
+                rest /= 10
+                count += 1
+            }
+            return count
+        }
+        let numbers =
+            digits(entry.stamp) + digits(FileTime.nanoseconds(entry.storedAt))
+            + digits(FileTime.nanoseconds(entry.accessedAt)) + digits(entry.bytes)
+            + (entry.width.map { digits(Int64($0)) } ?? 0) + (entry.height.map { digits(Int64($0)) } ?? 0)
+        let texts =
+            entry.format.rawValue.utf8.count + entry.sha256.utf8.count + (entry.etag?.utf8.count ?? 0)
+            + (entry.lastModified?.utf8.count ?? 0) + entry.url.utf8.count
+        // LF, check, SP, kind, 12 tabs, digest, LF
+        return 1 + 16 + 1 + 1 + 12 + 32 + 1 + numbers + texts
+    }
+
+    private static func escape(_ text: String, into bytes: inout [UInt8]) {
+        for byte in text.utf8 {
+            switch byte {
+            case 0x5C: bytes += [0x5C, 0x5C]
+            case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+            case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+            case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+            default: bytes.append(byte)
+            }
+        }
+    }
+
+    // MARK: - Decoding
+
+    /// Parses one line without its newline; nil when the check fails or a field is malformed.
+    init?(line: UnsafeRawBufferPointer) {
+        guard line.count > 19, line[16] == 0x20, let check = Self.hexValue(UnsafeRawBufferPointer(rebasing: line[0..<16])),
+            check == Self.checksum(UnsafeRawBufferPointer(rebasing: line[17...]))
+        else { return nil }
+        let payload = UnsafeRawBufferPointer(rebasing: line[17...])
+        var fields: [Range<Int>] = []
+        fields.reserveCapacity(13)
+        var start = 0
+        for index in 0..<payload.count where payload[index] == 0x09 {
+            fields.append(start..<index)
+            start = index + 1
+        }
+        fields.append(start..<payload.count)
+        func bytes(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: payload[fields[index]]) }
+        guard fields[0].count == 1, fields.count >= 3, let digest = KeyDigest(hexBytes: bytes(1)) else { return nil }
+        switch payload[0] {
+        case UInt8(ascii: "U"):
+            guard fields.count == 3, let usedAt = Self.integer(bytes(2)) else { return nil }
+            self = .use(digest, usedAt: usedAt)
+        case UInt8(ascii: "P"):
+            guard fields.count == 13, let stamp = Self.integer(bytes(2)), let stored = Self.integer(bytes(3)),
+                let used = Self.integer(bytes(4)), let size = Self.integer(bytes(5)), size >= 0,
+                let format = ImageFormat.allCases.first(where: { $0.rawValue.utf8.elementsEqual(bytes(6)) }),
+                let width = Self.optionalInteger(bytes(7)), let height = Self.optionalInteger(bytes(8)),
+                fields[9].count == 64, let sha256 = Self.text(bytes(9)),
+                let etag = Self.text(bytes(10)), let lastModified = Self.text(bytes(11)),
+                let url = Self.text(bytes(12)), !url.isEmpty
+            else { return nil }
+            let entry = CacheEntry(
+                url: url, storedAt: FileTime.date(nanoseconds: stored), accessedAt: FileTime.date(nanoseconds: used),
+                etag: etag.isEmpty ? nil : etag, lastModified: lastModified.isEmpty ? nil : lastModified,
+                format: format, bytes: size, width: width.map(Int.init), height: height.map(Int.init),
+                sha256: sha256, stamp: stamp)
+            self = .put(digest, entry)
+        default:
+            return nil
+        }
+    }
+
+    /// An escaped text field as a string; nil when it is not UTF-8 or has a bad escape.
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.contains(0x5C) else {
+            return String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self)
+        }
+        var plain: [UInt8] = []
+        plain.reserveCapacity(bytes.count)
+        var escaped = false
+        for byte in bytes {
+            if escaped {
+                switch byte {
+                case 0x5C: plain.append(0x5C)
+                case UInt8(ascii: "t"): plain.append(0x09)
+                case UInt8(ascii: "n"): plain.append(0x0A)
+                case UInt8(ascii: "r"): plain.append(0x0D)
+                default: return nil
+                }
+                escaped = false
+            } else if byte == 0x5C {
+                escaped = true
+            } else {
+                plain.append(byte)
+            }
+        }
+        return escaped ? nil : String(validating: plain, as: UTF8.self)
+    }
+
+    /// A decimal integer (optional leading `-`); nil for anything else or on overflow.
+    static func integer(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        var index = 0
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { index = 1 }
+        guard index < bytes.count, bytes.count - index <= 19 else { return nil }
+        var value: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowAdding) = times10.addingReportingOverflow(Int64(digit))
+            guard !overflow && !overflowAdding else { return nil }
+            value = sum
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
+    /// Empty is `.some(nil)`; a malformed or negative number nil.
+    private static func optionalInteger(_ bytes: UnsafeRawBufferPointer) -> Int64?? {
+        if bytes.isEmpty { return .some(nil) }
+        guard let value = integer(bytes), value >= 0, value <= Int64(UInt32.max) else { return nil }
+        return .some(value)
+    }
+
+    // MARK: - Check
+
+    /// FNV-1a, 64 bits: a torn-write detector, not a defence (whoever can write the bucket
+    /// can write a matching check).
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        return hash
+    }
+
+    private static func hex(_ value: UInt64) -> [UInt8] {
+        (0..<16).map { index in
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64((15 - index) * 4)) & 0xF
+            return nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+        }
+    }
+
+    static func hexValue(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        var value: UInt64 = 0
+        for byte in bytes {
+            let nibble: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = byte - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt64(nibble)
+        }
+        return value
+    }
+}
+
+extension KeyDigest {
+    /// Parses 32 lower-case hex digits from raw bytes (an index line); nil for anything else.
+    init?(hexBytes bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 32, let high = IndexRecord.hexValue(UnsafeRawBufferPointer(rebasing: bytes[0..<16])),
+            let low = IndexRecord.hexValue(UnsafeRawBufferPointer(rebasing: bytes[16..<32]))
+        else { return nil }
+        self.init(high: high, low: low)
+    }
+}

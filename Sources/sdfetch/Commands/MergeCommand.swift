@@ -1,0 +1,78 @@
+import Foundation
+import SDFetchCore
+
+/// `sdfetch merge SRC_CACHE ...`: fold other cache directories into this one (scale-out).
+struct MergeCommand: ParsableCommand {
+    static let name = "merge"
+    static let usage = "merge [--json] [-q] SRC_CACHE ..."
+    static let summary = "add other caches' entries (scale-out)"
+    static let abstract = """
+        Copy the entries and failed-URL records of each SRC_CACHE into the cache (--cache-dir), \
+        where this cache has none for the URL or an older one: the newer stored time wins. Every \
+        copied file is checked against its SHA-256. So N sharded jobs' caches become one.
+        """
+    static let options: [OptionSpec<MergeCommand>] = [
+        OptionSpec("json", help: "one JSON object per source") { c, _, _ in c.isJSON = true },
+        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { c, _, _ in
+            c.isQuiet = true
+        },
+    ]
+
+    var cacheDirectory: String?
+    var sources: [String] = []
+    var isJSON = false
+    var isQuiet = false
+
+    mutating func take(_ argument: String) throws(UsageError) {
+        sources.append(argument)
+    }
+
+    mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
+        if sources.isEmpty { throw UsageError("merge needs at least one SRC_CACHE directory", command: Self.name) }
+    }
+
+    func run(in environment: ProcessEnvironment) async -> ExitStatus {
+        let cache: DiskCache
+        do throws(CacheError) {
+            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+        } catch {
+            return cacheFailure(error)
+        }
+        var status = ExitStatus.success
+        for source in sources {
+            let path = ProcessEnvironment.absolute(source)
+            var info = stat()
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                StandardError.write("sdfetch: merge: \(Escaping.terminal(source)) is not a cache directory\n")
+                status = ExitStatus(CacheError(path: path, detail: "not a directory"))
+                continue
+            }
+            let report: MergeReport
+            do throws(CacheError) {
+                report = try cache.merge(from: path)
+            } catch {
+                status = cacheFailure(error)
+                continue
+            }
+            if report.bad > 0 && status == .success { status = .someFailed }
+            guard !isQuiet else { continue }
+            if isJSON {
+                var object = JSONLine()
+                object.add("source", path)
+                object.add("merged", report.merged)
+                object.add("merged_bytes", report.mergedBytes)
+                object.add("kept", report.kept)
+                object.add("bad", report.bad)
+                object.add("merged_failed", report.mergedFailed)
+                FileDescriptorWriter.write(object.text, to: STDOUT_FILENO)
+            } else {
+                FileDescriptorWriter.write(
+                    "sdfetch: merge: \(Escaping.terminal(source)): \(report.merged) entr\(report.merged == 1 ? "y" : "ies") "
+                        + "(\(HumanReadable.bytes(report.mergedBytes))) added, \(report.kept) already as new here, "
+                        + "\(report.bad) bad, \(report.mergedFailed) failed-URL record\(report.mergedFailed == 1 ? "" : "s")\n",
+                    to: STDOUT_FILENO)
+            }
+        }
+        return status
+    }
+}
