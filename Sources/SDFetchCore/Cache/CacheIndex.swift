@@ -81,14 +81,15 @@ final class CacheIndex: Sendable {
         }
     }
 
-    /// Notes a use of `digest` at `date`; it is written by ``flushUses()`` when the entry's
-    /// last recorded use is older than ``useInterval``.
+    /// Notes a use of `digest` at `date`: the entry's access time in memory moves at once,
+    /// and ``flushUses()`` writes it when the last recorded use was at least ``useInterval``
+    /// before.
     func noteUse(_ digest: KeyDigest, at date: Date) {
         withBucket(Shards.index(of: digest)) { bucket in
             guard let entry = bucket.entries[digest],
                 date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval
             else { return }
-            bucket.pendingUses[digest] = FileTime.nanoseconds(date)
+            bucket.noteUse(digest, at: FileTime.nanoseconds(date))
         }
     }
 
@@ -98,11 +99,8 @@ final class CacheIndex: Sendable {
         for index in 0..<Shards.count {
             slots[index].bucket.withLock { bucket in
                 guard !bucket.pendingUses.isEmpty else { return }
-                let records = bucket.pendingUses.map { IndexRecord.use($0.key, usedAt: $0.value) }
-                bucket.pendingUses = [:]
-                if Self.append(records.flatMap(\.line), to: Shards.name(index), in: folder.value) {
-                    records.forEach { bucket.apply($0) }
-                }
+                let records = bucket.takePendingUses()
+                _ = Self.append(records.flatMap(\.line), to: Shards.name(index), in: folder.value)
             }
         }
     }

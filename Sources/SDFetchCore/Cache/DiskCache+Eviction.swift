@@ -185,21 +185,21 @@ extension DiskCache {
             if listing { report.removedURLs += victims.map(\.entry.url) }
             return
         }
-        var removedURLs: [String] = []
-        let byShard = Dictionary(grouping: victims, by: \.shard)
+        var removedURLs: [(position: Int, url: String)] = []
+        let byShard = Dictionary(grouping: victims.enumerated(), by: \.element.shard)
         let brokenByShard = Dictionary(grouping: broken, by: \.0)
         for shard in Set(byShard.keys).union(brokenByShard.keys).sorted() {
             let folder = entries.descriptor(shard, create: false)
             let items = byShard[shard] ?? []
             for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
                 shardLock(shard).withLock {
-                    for item in items[start..<min(start + Self.removalBatch, items.count)] {
+                    for (position, item) in items[start..<min(start + Self.removalBatch, items.count)] {
                         if CacheScan.isUnchanged(item.file.name, in: folder, as: item.file),
                             unlinkat(folder, item.file.name, 0) == 0
                         {
                             report.removedEntries += 1
                             report.removedBytes += item.bytes
-                            if listing { removedURLs.append(item.entry.url) }
+                            if listing { removedURLs.append((position, item.entry.url)) }
                         } else {
                             report.entries += 1
                             report.bytes += item.bytes
@@ -215,7 +215,7 @@ extension DiskCache {
                 }
             }
         }
-        report.removedURLs += removedURLs
+        report.removedURLs += removedURLs.sorted { $0.position < $1.position }.map(\.url)
     }
 
     /// Rewrites every index bucket with garbage in it: lines of entries whose file is gone

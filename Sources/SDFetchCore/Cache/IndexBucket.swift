@@ -8,12 +8,12 @@ import Foundation
 struct IndexBucket {
     private(set) var entries: [KeyDigest: CacheEntry] = [:]
     /// Uses noted in this process and not yet appended (see ``CacheIndex/flushUses()``).
-    var pendingUses: [KeyDigest: Int64] = [:]
+    private(set) var pendingUses: [KeyDigest: Int64] = [:]
     private(set) var isLoaded = false
     private(set) var inode: UInt64 = 0
     /// Bytes of the file parsed so far (whole lines only).
     private(set) var offset = 0
-    /// Lines read that parsed, live or superseded: with ``entries`` the measure of garbage.
+    /// Lines read, live, superseded or damaged: with ``entries`` the measure of garbage.
     private(set) var lineCount = 0
 
     mutating func apply(_ record: IndexRecord) {
@@ -31,6 +31,19 @@ struct IndexBucket {
         }
     }
 
+    /// Records a use in memory and queues it for writing.
+    mutating func noteUse(_ digest: KeyDigest, at usedAt: Int64) {
+        pendingUses[digest] = usedAt
+        apply(.use(digest, usedAt: usedAt))
+        lineCount -= 1  // not a line of the file
+    }
+
+    /// Hands over the queued uses, emptying the queue.
+    mutating func takePendingUses() -> [IndexRecord] {
+        defer { pendingUses = [:] }
+        return pendingUses.map { IndexRecord.use($0.key, usedAt: $0.value) }
+    }
+
     /// Forgets `digest` in memory (its entry was removed).
     mutating func remove(_ digest: KeyDigest) {
         entries[digest] = nil
@@ -42,7 +55,9 @@ struct IndexBucket {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return }
         if UInt64(info.st_ino) != inode {
+            let pending = pendingUses
             self = IndexBucket()
+            pendingUses = pending
             inode = UInt64(info.st_ino)
         }
         isLoaded = true
@@ -52,8 +67,12 @@ struct IndexBucket {
         bytes.withUnsafeBytes { raw in
             var start = 0
             for index in 0...end where raw[index] == 0x0A {
-                if index > start, let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[start..<index])) {
-                    apply(record)
+                if index > start {
+                    if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[start..<index])) {
+                        apply(record)
+                    } else {
+                        lineCount += 1  // torn or foreign: garbage for compaction to drop
+                    }
                 }
                 start = index + 1
             }
