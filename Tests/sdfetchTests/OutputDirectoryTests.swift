@@ -43,17 +43,16 @@ struct OutputDirectoryTests {
         directory.remove()
     }
 
-    @Test("an -o file shares the cache file's inode on the same file system")
-    func hardLink() async throws {
+    @Test("-o copies by default: editing the output never touches the cache, and a hit leaves the output's mtime")
+    func copiesByDefault() async throws {
         let server = try await LoopbackServer()
         server.route("/x.png", .ok(SampleImages.png()))
         let list = directory.write(server.url("/x.png"), to: "l")
         let cache = directory.appending("cache")
         let output = directory.appending("out")
-        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", output, "--json", list])
+        let arguments = ["--cache-dir", cache, "-o", output, "--json", list]
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let cached = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
-        try await server.shutdown()
-
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         let placed = try #require(object["path"] as? String)
         #expect(placed.hasPrefix(output + "/x-"))
@@ -61,7 +60,48 @@ struct OutputDirectoryTests {
         var a = stat()
         var b = stat()
         #expect(stat(placed, &a) == 0 && stat(cacheFile, &b) == 0)
-        #expect(a.st_ino == b.st_ino)
+        #expect(a.st_ino != b.st_ino)
+        // A re-run is a hit: the output file is left exactly as it is.
+        let again = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        var c = stat()
+        #expect(again.standardOutput.contains("\"cached\"") && stat(placed, &c) == 0)
+        #expect(c.st_ino == a.st_ino && c.st_mtim.tv_sec == a.st_mtim.tv_sec && c.st_mtim.tv_nsec == a.st_mtim.tv_nsec)
+        // Editing the output leaves the cache's entry intact and served.
+        try Data("edited".utf8).write(to: URL(fileURLWithPath: placed))
+        let second = directory.appending("out2")
+        let third = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", second, "--json", list])
+        try await server.shutdown()
+        #expect(third.standardOutput.contains("\"cached\"") && server.requests(for: "/x.png") == 1)
+        #expect(FileManager.default.contents(atPath: cacheFile) == Data(SampleImages.png()))
+        let copies = try FileManager.default.contentsOfDirectory(atPath: second)
+        #expect(copies.count == 1 && FileManager.default.contents(atPath: second + "/" + copies[0]) == Data(SampleImages.png()))
+        directory.remove()
+    }
+
+    @Test("--link hard-links, and an entry edited through the link is not served again")
+    func hardLinkWhenAsked() async throws {
+        let server = try await LoopbackServer()
+        server.route("/x.png", .ok(SampleImages.png(seed: 1)), .ok(SampleImages.png(seed: 1)))
+        let list = directory.write(server.url("/x.png"), to: "l")
+        let cache = directory.appending("cache")
+        let output = directory.appending("out")
+        let run = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", output, "--link", "--json", list])
+        let cached = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        let placed = try #require(object["path"] as? String)
+        let cacheFile = cached.standardOutput.trimmingCharacters(in: .newlines)
+        var a = stat()
+        var b = stat()
+        #expect(stat(placed, &a) == 0 && stat(cacheFile, &b) == 0 && a.st_ino == b.st_ino)
+        // The case: six bytes written through the link change the entry in place.
+        try Data("edited".utf8).write(to: URL(fileURLWithPath: placed))
+        let again = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", directory.appending("out2"), "--json", list])
+        try await server.shutdown()
+        #expect(again.standardOutput.contains("\"downloaded\""))
+        #expect(server.requests(for: "/x.png") == 2)
         directory.remove()
     }
 
