@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Fills an sdfetch cache directory with N synthetic entries, for measuring warm runs and
-`clean` (SPEC "Performance"). Writes the on-disk format documented in
-Sources/SDFetchCore/Cache/DiskCache.swift and CacheEntry.swift directly, so 100,000 entries
-take seconds instead of a real fetch run:
+`clean` (SPEC "Performance"). Writes on-disk format 2 (README, "Cache format") directly, so
+100,000 entries take seconds instead of a real fetch run:
 
-  entries/ab/<digest>   body (a 1x1 PNG), mtime = access time (LRU), extended attributes
-                        user.sdfetch.entry  = the 31-byte binary summary (EntrySummary.swift)
-                        user.sdfetch.origin = "sdfetch-origin 1" line record (URL, ETag, Last-Modified)
+  FORMAT                "sdfetch cache format 2"
+  entries/ab/<digest>   the image bytes (a 1x1 PNG), mtime = the stamp (whole seconds)
+  index/ab              one put line per entry: LF, FNV-1a-64 check in hex, SP, payload, LF
 
 <digest> is the first 16 bytes of SHA-256 over the URL's key text, in hex; `ab` its first
 byte. URLs are http://127.0.0.1:9/bench/N.png (port 9, "discard": nothing answers, so a
@@ -25,6 +24,19 @@ def png_1x1(seed):
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
+def fnv1a64(data):
+    value = 0xcbf29ce484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def put_line(digest, stamp, stored, used, body, sha, etag, url):
+    payload = "\t".join(["P", digest, str(stamp), str(stored), str(used), str(len(body)), "png", "1", "1",
+                         sha, etag, "", url]).encode()
+    return b"\n" + b"%016x " % fnv1a64(payload) + payload + b"\n"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("dir")
@@ -34,31 +46,34 @@ def main():
     parser.add_argument("--port", type=int, default=9)
     args = parser.parse_args()
 
-    for sub in ("entries", "tmp", "failed", "locks"):
+    for sub in ("entries", "index", "tmp", "failed", "locks"):
         os.makedirs(os.path.join(args.dir, sub), exist_ok=True)
+    with open(os.path.join(args.dir, "FORMAT"), "w") as f:
+        f.write('sdfetch cache format 2\nsee README.md, "Cache format", of sdfetch\n')
     now = time.time_ns()
     body = png_1x1(7)
+    sha = hashlib.sha256(body).hexdigest()
     urls = []
-    made_shards = set()
+    buckets = {}
     expired_every = int(1 / args.expired) if args.expired > 0 else 0
     for index in range(args.count):
         url = f"http://127.0.0.1:{args.port}/bench/{index}.png"
         urls.append(url)
         digest = hashlib.sha256(url.encode()).digest()[:16].hex()
         shard = os.path.join(args.dir, "entries", digest[:2])
-        if shard not in made_shards:
+        if digest[:2] not in buckets:
             os.makedirs(shard, exist_ok=True)
-            made_shards.add(shard)
+            buckets[digest[:2]] = []
         stored = now - 30 * 86400 * 10**9 if expired_every and index % expired_every == 0 else now - index * 10**6
-        accessed = stored + 1000
-        origin = f"sdfetch-origin 1\n{url}\n\"e{index}\"\n\nend\n".encode()
-        summary = struct.pack("<B4sqqIIH", 1, b"png", stored, len(body), 1, 1, len(origin))
-        body_path = os.path.join(shard, digest)
-        with open(body_path, "wb") as f:
+        stamp = stored // 10**9
+        path = os.path.join(shard, digest)
+        with open(path, "wb") as f:
             f.write(body)
-            os.setxattr(f.fileno(), "user.sdfetch.entry", summary)
-            os.setxattr(f.fileno(), "user.sdfetch.origin", origin)
-        os.utime(body_path, ns=(accessed, accessed))
+        os.utime(path, ns=(stamp * 10**9, stamp * 10**9))
+        buckets[digest[:2]].append(put_line(digest, stamp, stored, stored + 1000, body, sha, f'"e{index}"', url))
+    for shard, lines in buckets.items():
+        with open(os.path.join(args.dir, "index", shard), "wb") as f:
+            f.write(b"".join(lines))
     if args.list:
         with open(args.list, "w") as f:
             f.write("\n".join(urls) + "\n")
