@@ -9,6 +9,8 @@ public struct VerifyReport: Sendable, Equatable {
     public var removed: [Removed] = []
     /// Intact entries whose file had lost its stamp (a copy that did not keep mtimes).
     public var restamped = 0
+    /// Entries left in place, per shard, for compaction.
+    var present = Set<KeyDigest>()
 
     public struct Removed: Sendable, Equatable {
         /// The entry's URL; nil for a file without a record.
@@ -30,12 +32,13 @@ extension DiskCache {
         maintenanceLock.withLock {
             flushUses()
             let partials = ShardWorkers.map(Array(0..<Shards.count)) { self.verify(shard: $0) }
-            compactAll()
+            compactAll(present: partials.map(\.present), removed: [])
             return partials.reduce(into: VerifyReport()) { all, one in
                 all.checked += one.checked
                 all.checkedBytes += one.checkedBytes
                 all.removed += one.removed
                 all.restamped += one.restamped
+                all.present.formUnion(one.present)
             }
         }
     }
@@ -58,6 +61,7 @@ extension DiskCache {
                 bad.append((item.file, item.entry.url, "bytes differ from the recorded SHA-256"))
                 continue
             }
+            report.present.insert(item.digest)
             if item.file.modifiedAt != item.entry.stamp * 1_000_000_000 {
                 EntryFile.setStamp(fd, item.entry.stamp)
                 report.restamped += 1
