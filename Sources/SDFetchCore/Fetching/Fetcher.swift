@@ -170,9 +170,11 @@ public actor Fetcher {
     private nonisolated func cachedResult(
         _ entry: CacheEntry, key: URLKey, spelling: String, status: FetchStatus
     ) -> FetchResult {
-        FetchResult(
+        var result = FetchResult(
             url: spelling, key: key, status: status, path: cache.bodyPath(for: key), format: entry.format,
             bytes: entry.bytes, width: entry.width, height: entry.height, sha256: entry.sha256)
+        result.fileStamp = entry.stamp
+        return result
     }
 
     private nonisolated func failedResult(

@@ -43,9 +43,10 @@ struct EventConsumer {
         if let key = result.key, result.status.isSuccess {
             if let placer, let cacheFile = result.path {
                 do throws(OutputError) {
+                    let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
                     path = try placer.place(
                         cacheFile, as: OutputNamer.name(for: key, format: result.format),
-                        isLikelyPlaced: result.status != .downloaded)
+                        placed: result.status == .downloaded ? nil : placed)
                 } catch {
                     result.status = .failed
                     result.failure = FetchFailure(.io, error.detail)

@@ -18,6 +18,8 @@ import SDFetchCore
 struct OutputPlacer {
     let directory: String
     let isLinking: Bool
+    /// DIR, held open: a hit's look at its output file resolves one name, not a whole path.
+    private let folder: Int32
 
     /// Creates DIR (and parents) if needed.
     init(directory: String, isLinking: Bool = false) throws(OutputError) {
@@ -37,25 +39,25 @@ struct OutputPlacer {
         }
         self.directory = directory
         self.isLinking = isLinking
+        folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
     /// Places `cacheFile` as `name` in DIR and returns the new path.
     ///
-    /// - Parameter isLikelyPlaced: the file probably is there already (a cache hit on a
-    ///   re-run): look first. Otherwise (a new download) write it at once.
-    func place(_ cacheFile: String, as name: String, isLikelyPlaced: Bool) throws(OutputError) -> String {
+    /// - Parameter placed: the image's size and the cache file's stamp when the file
+    ///   probably is there already (a cache hit on a re-run): an output of that size and
+    ///   mtime is left as it is, found with one `fstatat`. Nil for a new download, which is
+    ///   written at once.
+    func place(_ cacheFile: String, as name: String, placed: (bytes: Int64, stamp: Int64)?) throws(OutputError) -> String {
         precondition(!name.utf8.contains(UInt8(ascii: "/")) && !name.hasPrefix("."), "OutputNamer makes plain names")
         let target = directory + "/" + name
-        if isLinking {
-            // link(2) never follows or replaces anything already at the name.
-            if !isLikelyPlaced && link(cacheFile, target) == 0 { return target }
-        }
+        if let placed, isPlaced(name, placed) { return target }
+        // link(2) never follows or replaces anything already at the name.
+        if isLinking && link(cacheFile, target) == 0 { return target }
         var source = stat()
         guard stat(cacheFile, &source) == 0 else {
             throw OutputError(detail: "cannot read \(cacheFile): \(Self.errnoText())")
         }
-        if isLikelyPlaced, isPlaced(target, as: source) { return target }
-        if isLinking && link(cacheFile, target) == 0 { return target }
         let temporary = directory + "/.sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         if !isLinking || link(cacheFile, temporary) != 0 {
             try copy(cacheFile, to: temporary, modified: source.st_mtim)
@@ -68,14 +70,15 @@ struct OutputPlacer {
         return target
     }
 
-    /// Whether `target` already is the image: the cache file itself (`--link`), or a regular
-    /// file of its size and mtime (a copy made by an earlier run, not edited since).
-    private func isPlaced(_ target: String, as source: stat) -> Bool {
+    /// Whether `name` already is the image: a regular file of its size and the cache
+    /// file's stamp as mtime (the cache file itself under `--link`, or a copy made by an
+    /// earlier run and not written since).
+    private func isPlaced(_ name: String, _ placed: (bytes: Int64, stamp: Int64)) -> Bool {
         var existing = stat()
-        guard lstat(target, &existing) == 0, (existing.st_mode & S_IFMT) == S_IFREG else { return false }
-        if existing.st_dev == source.st_dev && existing.st_ino == source.st_ino { return isLinking }
-        return !isLinking && existing.st_size == source.st_size && existing.st_mtim.tv_sec == source.st_mtim.tv_sec
-            && existing.st_mtim.tv_nsec == source.st_mtim.tv_nsec
+        guard fstatat(folder, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, (existing.st_mode & S_IFMT) == S_IFREG
+        else { return false }
+        return Int64(existing.st_size) == placed.bytes && Int64(existing.st_mtim.tv_sec) == placed.stamp
+            && existing.st_mtim.tv_nsec == 0
     }
 
     /// A new file at `temporary` with `source`'s bytes: a reflink, else `copy_file_range`,
