@@ -117,4 +117,48 @@ struct CacheCommandTests {
         #expect(try await sdfetch(["path", "--cache-dir", cache, server.url(paths[0])]).status == 0)
         directory.remove()
     }
+
+    @Test("verify --json names a corrupted entry, removes it, exits 1; a second verify finds nothing")
+    func verify() async throws {
+        let urls = try await fill()
+        let path = try await sdfetch(["path", "--cache-dir", cache, urls.good]).standardOutput
+            .trimmingCharacters(in: .newlines)
+        // One byte flipped in place, size unchanged.
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: 20)
+        try handle.write(contentsOf: Data([0xAA]))
+        try handle.close()
+        let run = try await sdfetch(["verify", "--json", "--cache-dir", cache])
+        #expect(run.status == 1)
+        let lines = run.standardOutput.split(separator: "\n").map { try? json(String($0)) }
+        #expect(lines.first??["url"] as? String == urls.good && lines.first??["status"] as? String == "removed")
+        #expect(lines.last??["checked"] as? Int == 1 && lines.last??["removed"] as? Int == 1)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let again = try await sdfetch(["verify", "--cache-dir", cache])
+        #expect(again.status == 0 && again.standardOutput.contains("removed 0"))
+        directory.remove()
+    }
+
+    @Test("merge folds two shard caches made by --shard into one that answers the whole list offline")
+    func merge() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<8).map { "/s\($0).png" }
+        for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(seed: index))) }
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "list.txt")
+        for shard in 0..<2 {
+            let run = try await sdfetch(["--cache-dir", directory.appending("shard\(shard)"), "--shard", "\(shard)/2", list])
+            #expect(run.status == 0)
+        }
+        try await server.shutdown()
+        #expect(server.totalRequests == 8)
+        let merged = try await sdfetch(["merge", "--cache-dir", cache, directory.appending("shard0"), directory.appending("shard1")])
+        #expect(merged.status == 0 && merged.standardOutput.contains("added"))
+        let offline = try await sdfetch(["--offline", "--cache-dir", cache, list])
+        #expect(offline.status == 0)
+        #expect(offline.standardOutput.split(separator: "\n").count == 8)
+        #expect(offline.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("cached\t") })
+        let missing = try await sdfetch(["merge", "--cache-dir", cache, directory.appending("nowhere")])
+        #expect(missing.status == 3 && missing.standardError.contains("not a cache directory"))
+        directory.remove()
+    }
 }
