@@ -59,6 +59,13 @@ final class CacheIndex: Sendable {
         slots[index].bucket.withLock { bucket in load(index, into: &bucket) }
     }
 
+    /// Shard `index`'s bucket as the file holds it now, read without keeping it.
+    func read(_ index: Int) -> IndexBucket {
+        var bucket = IndexBucket()
+        load(index, into: &bucket)
+        return bucket
+    }
+
     /// Forgets shard `index`'s bucket, so the next use reads it afresh (after a compaction).
     func forget(_ index: Int) {
         slots[index].bucket.withLock { $0 = IndexBucket() }

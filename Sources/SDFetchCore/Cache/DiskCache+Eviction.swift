@@ -21,13 +21,33 @@ public struct CleanReport: Sendable, Equatable {
     public init() {}
 }
 
-/// One entry as a sweep sees it: its file and its record.
+/// One entry as a sweep sees it, in the few numbers a trim needs: no strings, so a sweep of
+/// a million entries holds tens of megabytes, not the entries' records.
 struct SweptEntry: Sendable {
     let shard: Int
     let digest: KeyDigest
-    let file: ScannedFile
-    let entry: CacheEntry
-    var bytes: Int64 { file.bytes + Int64(IndexRecord.lineLength(of: entry)) }
+    /// The entry file as scanned, to check under the lock that it is still that file.
+    let inode: UInt64
+    let fileBytes: Int64
+    /// The file's mtime (ns), the record's stored and last-use times (ns).
+    let modifiedAt: Int64
+    let storedAt: Int64
+    let accessedAt: Int64
+    /// File and index line: the entry's share of the cache's size.
+    let bytes: Int64
+
+    init(shard: Int, digest: KeyDigest, file: ScannedFile, entry: CacheEntry) {
+        self.shard = shard
+        self.digest = digest
+        inode = file.inode
+        fileBytes = file.bytes
+        modifiedAt = file.modifiedAt
+        storedAt = FileTime.nanoseconds(entry.storedAt)
+        accessedAt = FileTime.nanoseconds(entry.accessedAt)
+        bytes = file.bytes + Int64(IndexRecord.lineLength(of: entry))
+    }
+
+    var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode) }
 }
 
 /// What a sweep of one shard found.
@@ -74,7 +94,7 @@ extension DiskCache {
             var broken: [(Int, ScannedFile)] = []
             for (shard, sweep) in sweeps.enumerated() {
                 for item in sweep.live {
-                    if FileTime.nanoseconds(item.entry.storedAt) > expiredUpTo { kept.append(item) } else { victims.append(item) }
+                    if item.storedAt > expiredUpTo { kept.append(item) } else { victims.append(item) }
                 }
                 broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
                 broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
@@ -129,21 +149,23 @@ extension DiskCache {
 
     // MARK: - Planning
 
-    /// Joins shard `shard`'s files with its index bucket, read afresh from disk.
-    func sweep(_ shard: Int) -> ShardSweep {
+    /// Joins shard `shard`'s files with its index bucket, read afresh from disk (and not kept:
+    /// memory holds one shard's records at a time). `each` sees every live entry's record.
+    func sweep(_ shard: Int, _ each: (SweptEntry, CacheEntry) -> Void = { _, _ in }) -> ShardSweep {
         var sweep = ShardSweep()
         let scan = CacheScan.shard(entries.descriptor(shard, create: false))
         sweep.temporaries = scan.temporaries
         sweep.strays = scan.strays
         guard !scan.files.isEmpty else { return sweep }
-        index.refresh(shard)
-        let records = index.withBucket(shard) { $0.entries }
+        let records = index.read(shard).entries
         for file in scan.files {
             guard let digest = KeyDigest(hex: file.name), let entry = records[digest], entry.bytes == file.bytes else {
                 sweep.broken.append(file)
                 continue
             }
-            sweep.live.append(SweptEntry(shard: shard, digest: digest, file: file, entry: entry))
+            let item = SweptEntry(shard: shard, digest: digest, file: file, entry: entry)
+            each(item, entry)
+            sweep.live.append(item)
         }
         return sweep
     }
@@ -156,7 +178,7 @@ extension DiskCache {
         var total = kept.reduce(0) { $0 + $1.bytes }
         guard total > maxBytes else { return [] }
         // Sorting indices, not entries: 100,000 entries are cheaper to rank by key than to move.
-        let ranks = kept.map { (isProtected: protected.contains($0.digest), usedAt: $0.entry.accessedAt) }
+        let ranks = kept.map { (isProtected: protected.contains($0.digest), usedAt: $0.accessedAt) }
         let order = kept.indices.sorted { lhs, rhs in
             ranks[lhs].isProtected != ranks[rhs].isProtected
                 ? !ranks[lhs].isProtected : ranks[lhs].usedAt < ranks[rhs].usedAt
@@ -186,7 +208,13 @@ extension DiskCache {
             report.removedEntries += victims.count
             report.removedBytes += victims.reduce(0) { $0 + $1.bytes }
             report.removedTemp += broken.count
-            if listing { report.removedURLs += victims.map(\.entry.url) }
+            if listing {
+                var records: [Int: [KeyDigest: CacheEntry]] = [:]
+                for item in victims {
+                    if records[item.shard] == nil { records[item.shard] = index.read(item.shard).entries }
+                    report.removedURLs.append(records[item.shard]?[item.digest]?.url ?? item.digest.hex)
+                }
+            }
             return []
         }
         let byShard = Dictionary(grouping: victims.enumerated(), by: \.element.shard)
@@ -222,6 +250,8 @@ extension DiskCache {
     private func remove(_ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, listing: Bool) -> Removal {
         var removal = Removal()
         let folder = entries.descriptor(shard, create: false)
+        // Only listings need URLs: the bucket is read again for them, once per shard.
+        let records = listing ? index.read(shard).entries : [:]
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
             shardLock(shard).withLock {
                 for (position, item) in items[start..<min(start + Self.removalBatch, items.count)] {
@@ -231,7 +261,7 @@ extension DiskCache {
                         removal.report.removedEntries += 1
                         removal.report.removedBytes += item.bytes
                         removal.digests.insert(item.digest)
-                        if listing { removal.urls.append((position, item.entry.url)) }
+                        if listing { removal.urls.append((position, records[item.digest]?.url ?? item.digest.hex)) }
                     } else {
                         removal.report.entries += 1
                         removal.report.bytes += item.bytes

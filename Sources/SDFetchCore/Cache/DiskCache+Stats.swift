@@ -27,16 +27,26 @@ extension DiskCache {
     ///   another format version.
     public static func stats(directory: String, now: Date) throws(CacheError) -> CacheStats {
         let cache = try DiskCache(directory: directory, now: { now }, readOnly: true)
-        var stats = CacheStats()
-        for sweep in ShardWorkers.map(Array(0..<Shards.count), { cache.sweep($0) }) {
-            for item in sweep.live {
+        let partials = ShardWorkers.map(Array(0..<Shards.count)) { shard in
+            var stats = CacheStats()
+            let sweep = cache.sweep(shard) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
-                stats.formats[item.entry.format, default: 0] += 1
-                stats.oldest = min(stats.oldest ?? item.entry.storedAt, item.entry.storedAt)
-                stats.newest = max(stats.newest ?? item.entry.storedAt, item.entry.storedAt)
+                stats.formats[entry.format, default: 0] += 1
+                stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
+                stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
             }
-            stats.strays += sweep.broken.count + sweep.temporaries.count + sweep.strays.count
+            stats.strays = sweep.broken.count + sweep.temporaries.count + sweep.strays.count
+            return stats
+        }
+        var stats = CacheStats()
+        for partial in partials {
+            stats.entries += partial.entries
+            stats.bytes += partial.bytes
+            stats.formats.merge(partial.formats, uniquingKeysWith: +)
+            stats.oldest = [stats.oldest, partial.oldest].compactMap { $0 }.min()
+            stats.newest = [stats.newest, partial.newest].compactMap { $0 }.max()
+            stats.strays += partial.strays
         }
         stats.failed = FailureBlacklist(cache: cache).count()
         return stats

@@ -45,28 +45,26 @@ extension DiskCache {
 
     private func verify(shard: Int) -> VerifyReport {
         var report = VerifyReport()
-        let sweep = sweep(shard)
         let folder = entries.descriptor(shard, create: false)
-        let strayLimit = FileTime.nanoseconds(now()) - Self.nanoseconds(Self.strayTemporaryAge)
-        var bad: [(ScannedFile, String?, String)] = sweep.broken
-            .filter { $0.modifiedAt < strayLimit }
-            .map { ($0, nil, "no index record, or not the recorded size") }
-        for item in sweep.live {
+        var bad: [(ScannedFile, String?, String)] = []
+        let sweep = sweep(shard) { item, entry in
             report.checked += 1
-            report.checkedBytes += item.file.bytes
-            let fd = SafeOpen.file(item.file.name, in: folder, flags: O_RDONLY)
-            guard fd >= 0 else { continue }
+            report.checkedBytes += item.fileBytes
+            let fd = SafeOpen.file(item.digest.hex, in: folder, flags: O_RDONLY)
+            guard fd >= 0 else { return }
             defer { close(fd) }
-            guard EntryFile.sha256(of: fd, expecting: item.entry.bytes) == item.entry.sha256 else {
-                bad.append((item.file, item.entry.url, "bytes differ from the recorded SHA-256"))
-                continue
+            guard EntryFile.sha256(of: fd, expecting: entry.bytes) == entry.sha256 else {
+                bad.append((item.file, entry.url, "bytes differ from the recorded SHA-256"))
+                return
             }
             report.present.insert(item.digest)
-            if item.file.modifiedAt != item.entry.stamp * 1_000_000_000 {
-                EntryFile.setStamp(fd, item.entry.stamp)
+            if item.modifiedAt != entry.stamp * 1_000_000_000 {
+                EntryFile.setStamp(fd, entry.stamp)
                 report.restamped += 1
             }
         }
+        let strayLimit = FileTime.nanoseconds(now()) - Self.nanoseconds(Self.strayTemporaryAge)
+        bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
         guard !bad.isEmpty else { return report }
         shardLock(shard).withLock {
             for (file, url, reason) in bad
