@@ -68,7 +68,7 @@ final class CacheIndex: Sendable {
 
     /// Forgets shard `index`'s bucket, so the next use reads it afresh (after a compaction).
     func forget(_ index: Int) {
-        slots[index].bucket.withLock { $0 = IndexBucket() }
+        slots[index].bucket.withLock { $0.invalidate() }
     }
 
     func entry(for digest: KeyDigest) -> CacheEntry? {

@@ -148,6 +148,11 @@ public final class DiskCache: Sendable {
     /// The entry for `key`, fresh or stale, when its file still holds the recorded bytes;
     /// nil otherwise. Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
+        if let entry = index.entry(for: key.digest), entry.url == key.string, isIntact(entry, key.digest) {
+            return entry
+        }
+        // Another process may have stored or replaced it since this one read the bucket.
+        index.refresh(Shards.index(of: key.digest))
         guard let entry = index.entry(for: key.digest), entry.url == key.string else { return nil }
         return isIntact(entry, key.digest) ? entry : nil
     }

@@ -44,9 +44,10 @@ struct IndexBucket {
         return pendingUses.map { IndexRecord.use($0.key, usedAt: $0.value) }
     }
 
-    /// Forgets `digest` in memory (its entry was removed).
-    mutating func remove(_ digest: KeyDigest) {
-        entries[digest] = nil
+    /// Makes the next read start over from the file (it was rewritten), keeping queued uses.
+    mutating func invalidate() {
+        isLoaded = false
+        inode = 0
     }
 
     /// Reads what the bucket file open as `fd` gained since the last read (all of it when

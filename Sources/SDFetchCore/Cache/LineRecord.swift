@@ -56,21 +56,7 @@ struct LineRecord {
 
     /// A field as a decimal integer (optional leading `-`); nil for anything else.
     static func integer(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Int64? {
-        var index = range.lowerBound
-        let negative = index < range.upperBound && bytes[index] == UInt8(ascii: "-")
-        if negative { index += 1 }
-        guard index < range.upperBound else { return nil }
-        var value: Int64 = 0
-        while index < range.upperBound {
-            let digit = bytes[index] &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowAdding) = times10.addingReportingOverflow(Int64(digit))
-            guard !overflow && !overflowAdding else { return nil }
-            value = sum
-            index += 1
-        }
-        return negative ? -value : value
+        IndexRecord.integer(UnsafeRawBufferPointer(rebasing: bytes[range]))
     }
 
     /// `O_NOATIME` (the same value in asm-generic and x86 `fcntl.h`; Glibc's Swift module
