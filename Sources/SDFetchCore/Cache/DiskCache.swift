@@ -148,10 +148,11 @@ public final class DiskCache: Sendable {
     /// The entry for `key`, fresh or stale, when its file still holds the recorded bytes;
     /// nil otherwise. Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
-        if let entry = index.entry(for: key.digest), entry.url == key.string, isIntact(entry, key.digest) {
-            return entry
-        }
-        // Another process may have stored or replaced it since this one read the bucket.
+        guard let known = index.entry(for: key.digest) else { return nil }
+        if known.url == key.string, isIntact(known, key.digest) { return known }
+        // A file that does not match its line: another process may have replaced the entry
+        // since this one read the bucket. (A key with no line at all is not looked up again:
+        // a cold run's misses cost nothing.)
         index.refresh(Shards.index(of: key.digest))
         guard let entry = index.entry(for: key.digest), entry.url == key.string else { return nil }
         return isIntact(entry, key.digest) ? entry : nil
