@@ -12,13 +12,13 @@ import Synchronization
 /// ## Sharing with other processes
 /// - Writers append whole lines with one `O_APPEND` write each, without a lock: the kernel
 ///   orders appends to one file, and the per-line check rejects anything torn.
-/// - Compaction (``compact(_:keeping:)``, by `clean`, `verify` and the end-of-run trim)
-///   rewrites a bucket under its shard lock and renames it into place, then copies over
+/// - Compaction (``compact(_:keeping:)``, by `clean` and `verify`) rewrites a bucket under its shard lock and renames it into place, then copies over
 ///   whatever was appended to the old file meanwhile. An appender that finds, after its
 ///   write, that the name now holds another file writes its line again: a duplicate line is
 ///   harmless, a lost one is not.
-/// - Each process reads a bucket once and then only what its own writes add: entries stored
-///   by another process during this run are not seen until the next run.
+/// - Each process reads a bucket once, then applies its own writes, and reads what others
+///   appended only when a line it holds no longer matches its file (``DiskCache/entry(for:)``):
+///   an entry another process stores during this run is fetched again rather than looked up.
 ///
 /// Thread-safe: each bucket sits behind its own `Mutex`.
 final class CacheIndex: Sendable {
