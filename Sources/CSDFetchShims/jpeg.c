@@ -91,7 +91,9 @@ static void CSDFetch_jpeg_error_exit(j_common_ptr cinfo) {
     case JERR_ARITH_NOTIMPL:
         CSDFetch_jpeg_fail_with_libjpeg_message(cinfo, CSDFetch_JPEG_UNSUPPORTED);
         break;
-    case JERR_NO_BACKING_STORE: /* max_memory_to_use exceeded */
+    case JERR_NO_BACKING_STORE: /* max_memory_to_use exceeded: the arrays need a backing store */
+        CSDFetch_jpeg_fail_as(cinfo, CSDFetch_JPEG_OVER_BUDGET, "needs more than 256 MiB of memory");
+        break;
     case JERR_OUT_OF_MEMORY:
         CSDFetch_jpeg_fail_with_libjpeg_message(cinfo, CSDFetch_JPEG_OVER_BUDGET);
         break;
