@@ -6,6 +6,7 @@ import Foundation
 ///
 /// Files are read into memory first; each level then verifies every file `rounds` times
 /// and the best round's time counts, so the figures are CPU speed, not disk speed.
+/// With `VERIFY_BENCH_VERBOSE=1` every rejection is printed with its file and detail.
 @main
 enum VerifyBench {
     static func main() throws {
@@ -16,27 +17,32 @@ enum VerifyBench {
         }
         let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3
         let levels = arguments.count > 3 ? arguments[3...].compactMap(VerifyMode.init(rawValue:)) : [.header, .structure, .full]
-        var files: [ImageFormat: [[UInt8]]] = [:]
+        var files: [ImageFormat: [(name: String, bytes: [UInt8])]] = [:]
+        let isVerbose = ProcessInfo.processInfo.environment["VERIFY_BENCH_VERBOSE"] == "1"
         let enumerator = FileManager.default.enumerator(atPath: arguments[1])
         while let path = enumerator?.nextObject() as? String {
             guard let data = FileManager.default.contents(atPath: arguments[1] + "/" + path), !data.isEmpty else { continue }
             let bytes = [UInt8](data)
             guard let format = ImageFormat.sniff(bytes) else { continue }
-            files[format, default: []].append(bytes)
+            files[format, default: []].append((path, bytes))
         }
         print("format\tlevel\tfiles\tMB\tbest s\tMB/s\trejected")
         for format in files.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             let group = files[format]!
-            let megabytes = Double(group.reduce(0) { $0 + $1.count }) / 1e6
+            let megabytes = Double(group.reduce(0) { $0 + $1.bytes.count }) / 1e6
             for level in levels {
                 let verifier = ImageVerifier(mode: level)
                 var best = Double.infinity
                 var rejected = 0
-                for _ in 0..<rounds {
+                for round in 0..<rounds {
                     rejected = 0
                     let start = DispatchTime.now().uptimeNanoseconds
-                    for bytes in group {
-                        if case .failure = verifier.verify(bytes) { rejected += 1 }
+                    for file in group {
+                        guard case .failure(let failure) = verifier.verify(file.bytes) else { continue }
+                        rejected += 1
+                        if isVerbose && round == 0 {
+                            FileHandle.standardError.write(Data("\(level.rawValue)\t\(file.name)\t\(failure.detail)\n".utf8))
+                        }
                     }
                     best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
                 }

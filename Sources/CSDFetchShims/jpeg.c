@@ -5,10 +5,12 @@
  * the decoder, and Swift cannot call setjmp (it returns twice). So the whole guarded
  * decode lives here: one function, a status and a message in a caller-owned buffer.
  *
- * Warnings are judged one by one by their message code, as a browser would: a truncated
- * or broken entropy stream (JWRN_JPEG_EOF, JWRN_HIT_MARKER, bad Huffman or arithmetic
- * codes, lost restart sync) jumps out as corrupt; extraneous bytes between markers and
- * broken APP contents (Adobe, JFIF, ICC) are tolerated.
+ * Warnings are judged one by one by their message code, as a browser would: data that
+ * ends early (JWRN_JPEG_EOF, or a scan cut short by a marker other than a restart) jumps
+ * out as corrupt, as do bad codes in a scan without restart markers (the rest of it is
+ * lost); extraneous bytes between markers, broken APP contents (Adobe, JFIF, ICC) and
+ * damage confined to one restart interval (libjpeg resyncs at the next marker) are
+ * tolerated.
  *
  * Work is budgeted (issue 16): libjpeg's memory is capped through max_memory_to_use (this
  * build has no backing store, so a larger coefficient buffer fails at once), and the
@@ -116,9 +118,23 @@ static void CSDFetch_jpeg_emit_message(j_common_ptr cinfo, int msg_level) {
     case JWRN_NOT_SEQUENTIAL:  /* sequential scan header with progressive fields, ignored */
     case JWRN_TOO_MUCH_DATA:
         return;
-    default: /* JWRN_JPEG_EOF, JWRN_HIT_MARKER, bad codes, lost restart sync: data broken */
-        CSDFetch_jpeg_fail_with_libjpeg_message(cinfo, CSDFetch_JPEG_CORRUPT);
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+        /* With restart markers the damage ends at the next one, where libjpeg resyncs and
+         * decodes the rest: the image is complete, as browsers show it. Without them the
+         * rest of the scan is lost. */
+        if (((j_decompress_ptr)cinfo)->restart_interval != 0) return;
+        break;
+    case JWRN_HIT_MARKER:
+        /* An interval that ends early at its restart marker is the same local damage; a
+         * scan that ends early at any other marker (EOI, the next scan) is incomplete. */
+        if (((j_decompress_ptr)cinfo)->unread_marker >= 0xD0 && ((j_decompress_ptr)cinfo)->unread_marker <= 0xD7) return;
+        break;
+    default: /* JWRN_JPEG_EOF: the data ends early */
+        break;
     }
+    CSDFetch_jpeg_fail_with_libjpeg_message(cinfo, CSDFetch_JPEG_CORRUPT);
 }
 
 /* Replaces output_message: nothing reaches stderr. */

@@ -72,6 +72,18 @@ struct BrowserQuirkTests {
             bytes[descriptor + 3] = 2
             return bytes
         }, width: 5),
+        Quirk(name: "jpeg with a bad code confined to one restart interval", bytes: {
+            // libjpeg warns of a bad Huffman code here and resyncs at the next marker.
+            var bytes = Fixture.bytes("restarts.jpg")
+            bytes[Fixture.offset(of: [0xFF, 0xD2], in: bytes) + 22] = 0xFE
+            return bytes
+        }, width: 64),
+        Quirk(name: "gif whose lzw codes start at 12 bits", bytes: {
+            // A 1x1 frame with minimum code size 11, beyond giflib's 8, as browsers decode:
+            // clear (2048), pixel 0, end (2049), 12 bits each, least significant first.
+            let screen: [UInt8] = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0]
+            return screen + [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 11, 5, 0x00, 0x08, 0x00, 0x01, 0x08, 0, 0x3B]
+        }, width: 1),
         Quirk(name: "gif with bytes after the trailer", bytes: {
             Fixture.bytes("two-frames.gif") + [0x00, 0x21, 0xFF]
         }, width: 5),
@@ -82,6 +94,15 @@ struct BrowserQuirkTests {
         let result = ImageVerifier(mode: mode).verify(quirk.bytes())
         #expect(result.failureDetail == nil)
         #expect(try result.get().width == quirk.width)
+    }
+
+    @Test("full rejects a bad code in a scan without restart markers, whose rest is lost")
+    func fullRejectsBadCodeWithoutRestarts() {
+        var bytes = Fixture.bytes("baseline.jpg")
+        let scan = Fixture.offset(of: [0xFF, 0xDA], in: bytes)
+        bytes[scan + 2 + 12] = 0x00  // the first byte of entropy-coded data
+        #expect(ImageVerifier(mode: .structure).verify(bytes).failureDetail == nil)
+        #expect(ImageVerifier(mode: .full).verify(bytes).failureKind == .corruptImage)
     }
 
     @Test("full still rejects a scan cut short and closed with EOI, which structure cannot see")

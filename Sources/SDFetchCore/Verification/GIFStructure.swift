@@ -10,6 +10,21 @@
 /// Layout from the GIF89a specification, sections 17-27. Stateless; safe from any thread.
 enum GIFStructure {
     static func walk(_ data: UnsafeRawBufferPointer, maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
+        var widestCodeSize: UInt8 = 0
+        return walk(data, maxPixels: maxPixels, widestCodeSize: &widestCodeSize)
+    }
+
+    /// Whether a frame starts its LZW codes wider than giflib accepts (9 to 11 bits of
+    /// minimum code size, which browsers decode): such a file is judged by its structure.
+    static func needsWideLZWCodes(_ data: UnsafeRawBufferPointer) -> Bool {
+        var widestCodeSize: UInt8 = 0
+        _ = walk(data, maxPixels: .max, widestCodeSize: &widestCodeSize)
+        return widestCodeSize > 8
+    }
+
+    private static func walk(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int64, widestCodeSize: inout UInt8
+    ) -> Result<PixelSize, FetchFailure> {
         guard let width = data.uint16LE(at: 6), let height = data.uint16LE(at: 8), let flags = data.byte(at: 10),
             data.has(13, at: 0)
         else { return .failure(corrupt("data ends inside the logical screen descriptor")) }
@@ -42,6 +57,7 @@ enum GIFStructure {
                 }
                 // LZW codes are at most 12 bits and start one bit wider than this.
                 guard codeSize < 12 else { return .failure(corrupt("lzw minimum code size of \(codeSize)")) }
+                widestCodeSize = max(widestCodeSize, codeSize)
                 offset += 1
             default:
                 return .failure(corrupt("unknown block introducer \(introducer)"))

@@ -78,13 +78,15 @@ public struct ImageVerifier: Sendable {
     }
 
     /// The complete decode of the formats with a linked decoder; nil for the others, and
-    /// for a JPEG the system libjpeg cannot decode (12-bit, lossless), which its
-    /// structure alone judges.
+    /// for files the system libraries cannot decode though browsers do (12-bit and lossless
+    /// JPEG, GIF with LZW codes starting wider than 8 bits), which structure alone judges.
     private func decode(_ bytes: [UInt8], format: ImageFormat) -> Result<PixelSize?, FetchFailure>? {
         switch format {
         case .png: return PNGVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
         case .jpeg: return JPEGVerifier.decode(bytes, maxPixels: maxPixels)?.map { $0 }
-        case .gif: return GIFVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
+        case .gif:
+            if bytes.withUnsafeBytes(GIFStructure.needsWideLZWCodes) { return nil }
+            return GIFVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
         default: return nil
         }
     }
