@@ -142,8 +142,14 @@ extension PNGStructure {
             let depth = Int(data[offset + 8])
             let colour = Int(data[offset + 9])
             // Table 11.1: the bit depths each colour type allows.
-            let allowed: [Int: Set<Int>] = [0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16]]
-            guard allowed[colour]?.contains(depth) == true else {
+            let isAllowed =
+                switch colour {
+                case 0: [1, 2, 4, 8, 16].contains(depth)
+                case 3: [1, 2, 4, 8].contains(depth)
+                case 2, 4, 6: depth == 8 || depth == 16
+                default: false
+                }
+            guard isAllowed else {
                 return .failure(corrupt("colour type \(colour) with bit depth \(depth)"))
             }
             guard data[offset + 10] == 0, data[offset + 11] == 0, data[offset + 12] <= 1 else {
@@ -159,7 +165,13 @@ extension PNGStructure {
         }
 
         var bitsPerPixel: Int {
-            let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][colourType]!
+            let channels =
+                switch colourType {
+                case 2: 3
+                case 4: 2
+                case 6: 4
+                default: 1  // grey, palette
+                }
             return channels * bitDepth
         }
 
