@@ -17,12 +17,15 @@ enum VerifyBench {
             exit(2)
         }
         let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3
-        let levels = arguments.count > 3 ? arguments[3...].compactMap(VerifyMode.init(rawValue:)) : [.header, .structure, .full]
+        let levels =
+            arguments.count > 3 ? arguments[3...].compactMap(VerifyMode.init(rawValue:)) : [.header, .structure, .full]
         var files: [ImageFormat: [(name: String, bytes: [UInt8])]] = [:]
         let isVerbose = ProcessInfo.processInfo.environment["VERIFY_BENCH_VERBOSE"] == "1"
         let enumerator = FileManager.default.enumerator(atPath: arguments[1])
         while let path = enumerator?.nextObject() as? String {
-            guard let data = FileManager.default.contents(atPath: arguments[1] + "/" + path), !data.isEmpty else { continue }
+            guard let data = FileManager.default.contents(atPath: arguments[1] + "/" + path), !data.isEmpty else {
+                continue
+            }
             let bytes = [UInt8](data)
             guard let format = ImageFormat.sniff(bytes) else { continue }
             files[format, default: []].append((path, bytes))
@@ -42,7 +45,8 @@ enum VerifyBench {
                         guard case .failure(let failure) = verifier.verify(file.bytes) else { continue }
                         rejected += 1
                         if isVerbose && round == 0 {
-                            FileHandle.standardError.write(Data("\(level.rawValue)\t\(file.name)\t\(failure.detail)\n".utf8))
+                            FileHandle.standardError.write(
+                                Data("\(level.rawValue)\t\(file.name)\t\(failure.detail)\n".utf8))
                         }
                     }
                     best = min(best, cpuSeconds() - start)

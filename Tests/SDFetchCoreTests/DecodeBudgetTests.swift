@@ -7,7 +7,9 @@ import Testing
 /// are built here (``CraftedImages``); each would cost seconds of CPU or gigabytes of
 /// memory without its budget.
 struct DecodeBudgetTests {
-    @Test("a 1x1 PNG whose image data inflates to 64 MB is corrupt at every decoding level", arguments: [VerifyMode.structure, .full])
+    @Test(
+        "a 1x1 PNG whose image data inflates to 64 MB is corrupt at every decoding level",
+        arguments: [VerifyMode.structure, .full])
     func pngInflateBomb(mode: VerifyMode) {
         let bomb = CraftedImages.png(width: 1, height: 1, rawBytes: 64 << 20)
         let result = ImageVerifier(mode: mode).verify(bomb)

@@ -29,25 +29,31 @@ struct StructureTests {
     func interlacedPNG() throws {
         let image = try structure.verify(CraftedImages.png(width: 13, height: 11, interlaced: true)).get()
         #expect(image.width == 13)
-        #expect(try ImageVerifier(mode: .full).verify(CraftedImages.png(width: 13, height: 11, interlaced: true)).get().height == 11)
+        #expect(
+            try ImageVerifier(mode: .full).verify(CraftedImages.png(width: 13, height: 11, interlaced: true)).get()
+                .height == 11)
     }
 
-    @Test("structure accepts JPEGs with restart markers, arithmetic coding and progressive scans",
-          arguments: ["restarts.jpg", "arithmetic.jpg", "progressive.jpg"])
+    @Test(
+        "structure accepts JPEGs with restart markers, arithmetic coding and progressive scans",
+        arguments: ["restarts.jpg", "arithmetic.jpg", "progressive.jpg"])
     func jpegKinds(name: String) throws {
         #expect(try structure.verify(Fixture.bytes(name)).get().format == .jpeg)
     }
 
     // MARK: - Truncation
 
-    @Test("every truncation of a PNG, JPEG, GIF and WebP fixture is corrupt",
-          arguments: ["tiny-rgba.png", "baseline.jpg", "progressive.jpg", "restarts.jpg", "two-frames.gif", "tiny.webp"])
+    @Test(
+        "every truncation of a PNG, JPEG, GIF and WebP fixture is corrupt",
+        arguments: ["tiny-rgba.png", "baseline.jpg", "progressive.jpg", "restarts.jpg", "two-frames.gif", "tiny.webp"])
     func everyTruncation(name: String) {
         let bytes = Fixture.bytes(name)
         // From just past the signature sniffing needs to one byte short of the end.
         for length in 12..<bytes.count {
             let kind = structure.verify(Array(bytes.prefix(length))).failureKind
-            #expect(kind == .corruptImage, "\(name) cut to \(length) of \(bytes.count) bytes gave \(String(describing: kind))")
+            #expect(
+                kind == .corruptImage,
+                "\(name) cut to \(length) of \(bytes.count) bytes gave \(String(describing: kind))")
         }
     }
 
@@ -61,7 +67,8 @@ struct StructureTests {
 
     @Test("a PNG whose IDAT fails its CRC is corrupt")
     func badIDATCRC() {
-        let bytes = CraftedImages.pngSignature
+        let bytes =
+            CraftedImages.pngSignature
             + CraftedImages.pngChunk("IHDR", CraftedImages.ihdr(width: 2, height: 2))
             + CraftedImages.pngChunk("IDAT", CraftedImages.deflateZeros(count: 14), crcFlip: 1)
             + CraftedImages.pngChunk("IEND", [])
@@ -88,7 +95,8 @@ struct StructureTests {
 
     @Test("a PNG whose zlib stream is damaged is corrupt")
     func damagedZlib() {
-        let bytes = CraftedImages.pngSignature
+        let bytes =
+            CraftedImages.pngSignature
             + CraftedImages.pngChunk("IHDR", CraftedImages.ihdr(width: 2, height: 2))
             + CraftedImages.pngChunk("IDAT", [0x78, 0x9C, 0xFF, 0xFF, 0xFF, 0xFF])
             + CraftedImages.pngChunk("IEND", [])
@@ -160,7 +168,9 @@ struct StructureTests {
 
     // MARK: - Limits
 
-    @Test("structure applies the pixel limit to PNG, JPEG and GIF", arguments: ["tiny-rgba.png", "baseline.jpg", "two-frames.gif"])
+    @Test(
+        "structure applies the pixel limit to PNG, JPEG and GIF",
+        arguments: ["tiny-rgba.png", "baseline.jpg", "two-frames.gif"])
     func pixelLimit(name: String) {
         #expect(ImageVerifier(mode: .structure, maxPixels: 5).verify(Fixture.bytes(name)).failureKind == .tooManyPixels)
     }

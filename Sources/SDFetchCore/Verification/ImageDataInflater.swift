@@ -37,7 +37,8 @@ struct ImageDataInflater {
             }
             isInitialised = true
         }
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: payload.baseAddress!.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.next_in = UnsafeMutablePointer(
+            mutating: payload.baseAddress!.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = UInt32(payload.count)
         while true {
             stream.pointee.next_out = scratch.assumingMemoryBound(to: Bytef.self)

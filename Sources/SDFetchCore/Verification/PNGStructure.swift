@@ -181,7 +181,9 @@ extension PNGStructure {
         var imageDataBytes: UInt64 {
             guard isInterlaced else { return bytes(width: size.width, height: size.height) }
             // Adam7 passes: (x start, y start, x step, y step).
-            let passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+            let passes = [
+                (0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2),
+            ]
             return passes.reduce(0) { total, pass in
                 let columns = (size.width - pass.0 + pass.2 - 1) / pass.2
                 let rows = (size.height - pass.1 + pass.3 - 1) / pass.3
