@@ -48,6 +48,19 @@ struct DecodeBudgetTests {
         #expect(await task.value.failureKind == .interrupted)
     }
 
+    @Test("a GIF decode in a cancelled task stops as interrupted")
+    func cancelledGIFDecode() async {
+        // One 2000x2000 frame whose LZW data is all zero bits (literal codes for colour 0),
+        // enough for the 256 rows after which the decoder looks at its task.
+        let screen: [UInt8] = Array("GIF89a".utf8) + [0xD0, 0x07, 0xD0, 0x07, 0, 0, 0]
+        let frame: [UInt8] = [0x2C, 0, 0, 0, 0, 0xD0, 0x07, 0xD0, 0x07, 0, 8]
+        let data = [UInt8](repeating: 0, count: 255)
+        let image = screen + frame + Array(repeating: [255] + data, count: 4000).flatMap { $0 } + [0, 0x3B]
+        let task = Task { ImageVerifier(mode: .full).verify(image) }
+        task.cancel()
+        #expect(await task.value.failureKind == .interrupted)
+    }
+
     @Test("a PNG walk in a cancelled task stops as interrupted")
     func cancelledPNGWalk() async {
         let image = CraftedImages.png(width: 4000, height: 4000)
