@@ -34,6 +34,12 @@ let package = Package(
             name: "CGIF",
             providers: [.apt(["libgif-dev"])]
         ),
+        // zlib for the PNG structure walk (the same library libpng links).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
@@ -41,7 +47,7 @@ let package = Package(
         .target(
             name: "SDFetchCore",
             dependencies: [
-                "CCurl", "CPNG", "CJPEG", "CGIF", "CSDFetchShims",
+                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CSDFetchShims",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]

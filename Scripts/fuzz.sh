@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target over sniffing and verification and runs it for a bounded time.
+# Builds the libFuzzer target over sniffing, the structural walkers and every verification
+# level, and runs it for a bounded time.
 #
 # Usage: Scripts/fuzz.sh [SECONDS]   (default 60)
 #
@@ -35,16 +36,19 @@ MAP
 
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
     -swift-version 6 -module-name VerifyFuzzer \
-    -I "$root/Sources/CPNG" -I "$root/Sources/CJPEG" -I "$root/Sources/CGIF" -I "$build/shims" \
+    -I "$root/Sources/CPNG" -I "$root/Sources/CJPEG" -I "$root/Sources/CGIF" -I "$root/Sources/CZlib" \
+    -I "$build/shims" \
     -Xcc -I/usr/include/libpng16 \
     "$root"/Sources/SDFetchCore/Formats/*.swift \
     "$root"/Sources/SDFetchCore/Verification/*.swift \
     "$root/Sources/SDFetchCore/Fetching/FetchFailure.swift" \
     "$root/Fuzz/VerifyFuzzer/main.swift" \
-    "$build/jpeg.o" -ljpeg -lpng16 -lgif -use-ld=lld \
+    "$build/jpeg.o" -ljpeg -lpng16 -lgif -lz -use-ld=lld \
     -o "$build/verify-fuzzer"
 
 cp "$root"/Tests/SDFetchCoreTests/Fixtures/* "$corpus"/
+# The bombs and quirks of issues 12 and 16 join the seeds.
+python3 "$root/Scripts/fuzz-seeds.py" "$corpus"
 
 # -timeout: one input taking over 10 s is a hang. -rss_limit_mb: memory exhaustion is a bug.
 # -max_len: headers and small images are where the parsers live; 64 KiB keeps runs fast.

@@ -4,7 +4,7 @@
 # Usage: Scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev pkg-config python3 zip unzip rsync "$@")
+packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev zlib1g-dev pkg-config python3 zip unzip rsync "$@")
 
 missing=()
 for package in "${packages[@]}"; do

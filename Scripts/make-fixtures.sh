@@ -29,6 +29,13 @@ fi
 cjpeg -quality 80 -baseline "$tmp/gradient.ppm" > "$out/baseline.jpg"
 cjpeg -quality 80 -progressive "$tmp/gradient.ppm" > "$out/progressive.jpg"
 
+# JPEG: the baseline re-coded with arithmetic coding (SOF9), and a 64x48 image with a
+# restart marker after every MCU (12 MCUs: RST0-RST7, then round again).
+jpegtran -arithmetic "$out/baseline.jpg" > "$out/arithmetic.jpg"
+python3 -c 'import sys; w, h = 64, 48; sys.stdout.buffer.write(b"P6 %d %d 255\n" % (w, h) + bytes((x * 4, y * 5, (x + y) * 2) [c] for y in range(h) for x in range(w) for c in range(3)))' \
+    > "$tmp/restarts.ppm"
+cjpeg -quality 80 -restart 1B "$tmp/restarts.ppm" > "$out/restarts.jpg"
+
 # GIF: two 5x4 frames (red, blue), looping animation.
 "$im" -delay 10 -size 5x4 xc:red xc:blue -loop 0 "$out/two-frames.gif"
 

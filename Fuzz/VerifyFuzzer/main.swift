@@ -1,4 +1,5 @@
-/// libFuzzer entry point over format sniffing and every verification mode.
+/// libFuzzer entry point over format sniffing, the structural walkers and every
+/// verification level.
 ///
 /// Built by `Scripts/fuzz.sh` with `swiftc -sanitize=fuzzer,address` directly against the
 /// sources of `Formats/` and `Verification/` (not through SwiftPM, whose products must not
@@ -6,12 +7,22 @@
 /// legitimately huge declared image costs milliseconds and a few MB, keeping the run fast
 /// and its memory far below libFuzzer's RSS limit: what the fuzzer hunts is crashes,
 /// hangs and leaks, not big decodes.
+///
+/// The walkers are also called directly on the raw bytes whatever their signature, so
+/// every input exercises all four of them, not only the one sniffing picks.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func verifyFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     _ = ImageFormat.sniff(bytes)
     for mode in VerifyMode.allCases {
         _ = ImageVerifier(mode: mode, maxPixels: 4_000_000).verify(bytes)
+    }
+    bytes.withUnsafeBytes { raw in
+        _ = PNGStructure.walk(raw, maxPixels: 4_000_000)
+        _ = JPEGStructure.walk(raw, maxPixels: 4_000_000)
+        _ = JPEGStructure.walk(raw, maxPixels: 4_000_000, headerOnly: true)
+        _ = GIFStructure.walk(raw, maxPixels: 4_000_000)
+        _ = WebPStructure.check(raw)
     }
     return 0
 }

@@ -178,8 +178,9 @@ struct CorruptInputTests {
 
     @Test("a decode failure detail is lower-case, names the format and has no final period")
     func decodeFailureDetailShape() throws {
+        // Cut inside the scan, then closed with EOI: sound structure, an incomplete decode.
         let bytes = Fixture.bytes("baseline.jpg")
-        let detail = try #require(full.verify(Array(bytes.prefix(bytes.count - 30))).failureDetail)
+        let detail = try #require(full.verify(Array(bytes.prefix(bytes.count - 30)) + [0xFF, 0xD9]).failureDetail)
         #expect(detail.hasPrefix("jpeg decode failed: "))
         #expect(detail == detail.lowercased())
         #expect(!detail.hasSuffix("."))

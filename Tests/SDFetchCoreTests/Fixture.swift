@@ -16,6 +16,8 @@ enum Fixture {
         ("tiny-rgba.png", "png", 3, 2),
         ("baseline.jpg", "jpeg", 17, 9),
         ("progressive.jpg", "jpeg", 17, 9),
+        ("arithmetic.jpg", "jpeg", 17, 9),
+        ("restarts.jpg", "jpeg", 64, 48),
         ("two-frames.gif", "gif", 5, 4),
         ("tiny.webp", "webp", 7, 5),
         ("tiny-lossless.webp", "webp", 9, 3),

@@ -21,7 +21,9 @@ struct ArgumentParsingTests {
     }
 
     static let good: [Good] = [
-        Good(arguments: []) { $0.sources == [.standardInput] && $0.options.concurrency == 6 },
+        Good(arguments: []) {
+            $0.sources == [.standardInput] && $0.options.concurrency == 6 && $0.options.verify == .structure
+        },
         Good(arguments: ["urls.txt"]) { $0.sources == [.file("urls.txt")] },
         Good(arguments: ["fetch", "a", "-", "b"]) { $0.sources == [.file("a"), .standardInput, .file("b")] },
         Good(arguments: ["-j", "8"]) { $0.options.concurrency == 8 },
@@ -41,6 +43,7 @@ struct ArgumentParsingTests {
             $0.options.refresh && $0.options.offline && $0.options.retryFailed && $0.isJSON && $0.isQuiet
         },
         Good(arguments: ["--verify", "header"]) { $0.options.verify == .header },
+        Good(arguments: ["--verify", "structure"]) { $0.options.verify == .structure },
         Good(arguments: ["-H", "X-A: 1", "--header=X-B: 2", "-HX-C: 3"]) { $0.options.headers == ["X-A: 1", "X-B: 2", "X-C: 3"] },
         Good(arguments: ["-A", "bot/1"]) { $0.options.userAgent == "bot/1" },
         Good(arguments: ["-o", "out", "--shard", "1/3"]) { $0.outputDirectory == "out" && $0.shard == Shard(index: 1, count: 3) },
@@ -67,7 +70,7 @@ struct ArgumentParsingTests {
         (["--concurrency=many"], "option --concurrency: 'many' is not a number from 1 to 1024"),
         (["--max-age", "7x"], "option --max-age: '7x' is not a duration (a number with s, m, h, d or w, e.g. 7d)"),
         (["--max-bytes", "50Q"], "option --max-bytes: '50Q' is not a size (bytes, or a number with K, M, G or T, e.g. 50M)"),
-        (["--verify", "ful"], "option --verify: 'ful' is not one of full, header, none (did you mean 'full'?)"),
+        (["--verify", "ful"], "option --verify: 'ful' is not one of structure, full, header, none (did you mean 'full'?)"),
         (["--progress", "sometimes"], "option --progress: 'sometimes' is not one of auto, always, never"),
         (["--shard", "3/3"], "option --shard: '3/3' is not a shard K/N with 0 <= K < N (e.g. 0/3)"),
         (["--refresh=yes"], "option --refresh takes no value"),

@@ -83,18 +83,29 @@ typedef enum {
     CSDFetch_JPEG_OK = 0,
     CSDFetch_JPEG_CORRUPT = 1,
     CSDFetch_JPEG_TOO_MANY_PIXELS = 2,
+    /* A file this libjpeg build cannot decode (12-bit, lossless, hierarchical). */
+    CSDFetch_JPEG_UNSUPPORTED = 3,
+    /* The decode needed more memory or scan work than its budget allows. */
+    CSDFetch_JPEG_OVER_BUDGET = 4,
+    CSDFetch_JPEG_CANCELLED = 5,
 } CSDFetch_jpeg_status;
 
+/* Asked now and then during a decode; non-zero stops it with CSDFetch_JPEG_CANCELLED. */
+typedef int (*CSDFetch_jpeg_is_cancelled)(void);
+
 /*
- * Reads (header_only != 0) or fully decodes a JPEG held in memory. Fatal libjpeg errors
- * longjmp back here instead of calling exit(); warnings (such as a truncated scan) count
- * as corruption and are never printed; more than 500 progressive scans are refused.
- * Declared width x height is compared with max_pixels before any scanline buffer is
- * allocated (CSDFetch_JPEG_TOO_MANY_PIXELS; width and height are still filled in). On
- * failure, message receives a NUL-terminated reason in the caller-owned buffer.
+ * Fully decodes a JPEG held in memory. Fatal libjpeg errors longjmp back here instead of
+ * calling exit(); warnings that mean broken data (a truncated scan, a bad code) count as
+ * corruption, tolerated ones (extraneous bytes, broken APP contents) do not, and none is
+ * printed. Declared width x height is compared with max_pixels before any scanline buffer
+ * is allocated (CSDFetch_JPEG_TOO_MANY_PIXELS; width and height are still filled in).
+ * Memory, scan count and scan work are budgeted (CSDFetch_JPEG_OVER_BUDGET);
+ * is_cancelled, when given, is asked every few rows. On failure, message receives a
+ * NUL-terminated reason in the caller-owned buffer.
  */
-CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, size_t size, int header_only,
-                                          unsigned long long max_pixels, int *_Nonnull width, int *_Nonnull height,
-                                          char *_Nonnull message, size_t message_size);
+CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, size_t size,
+                                          unsigned long long max_pixels,
+                                          CSDFetch_jpeg_is_cancelled _Nullable is_cancelled, int *_Nonnull width,
+                                          int *_Nonnull height, char *_Nonnull message, size_t message_size);
 
 #endif

@@ -13,7 +13,7 @@ public struct FetchOptions: Sendable {
     public var refresh = false
     public var offline = false
     public var retryFailed = false
-    public var verify: VerifyMode = .full
+    public var verify: VerifyMode = .structure
     public var maxBytes: Int64 = 50 << 20
     public var maxPixels: Int64 = 100_000_000
     public var maxRedirects = 5

@@ -32,8 +32,17 @@ public actor Fetcher {
         return result
     }
 
-    /// Interrupts every transfer (Ctrl-C); their results come back `failed` with `interrupted`.
-    public nonisolated func cancelAll() { engine.cancelAll() }
+    /// Interrupts every transfer (Ctrl-C) and every verification under way (its task is
+    /// cancelled, which the walkers and decoders check); their results come back `failed`
+    /// with `interrupted`.
+    public nonisolated func cancelAll() {
+        engine.cancelAll()
+        Task { await self.cancelInFlight() }
+    }
+
+    private func cancelInFlight() {
+        for task in inFlight.values { task.cancel() }
+    }
 
     /// Stops the transfer thread; call once no fetch is pending.
     public nonisolated func shutdown() { engine.shutdown() }

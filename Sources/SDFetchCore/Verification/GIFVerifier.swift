@@ -5,7 +5,8 @@ internal import CGIF
 /// giflib 5.2 reports errors as return codes and reads through a callback, so no C shim
 /// is needed. Records are walked one by one rather than with `DGifSlurp`, which would
 /// allocate each frame's pixels before we could look at its size. Stateless; safe from
-/// any thread. Blocks the caller for the length of the decode.
+/// any thread. Blocks the caller for the length of the decode, which stops within 256
+/// rows once the calling task is cancelled.
 enum GIFVerifier {
     /// An animation may decode at most this many times `--max-pixels` in all its frames
     /// together: a small file of huge, well-compressed frames must not take minutes.
@@ -63,11 +64,18 @@ enum GIFVerifier {
                 }
                 // Frame sides are 16-bit, so the row is at most 65535 bytes.
                 if row.count < frame.width { row = [GifPixelType](repeating: 0, count: frame.width) }
+                var isCancelled = false
                 let ok = row.withUnsafeMutableBufferPointer { line in
-                    (0..<frame.height).allSatisfy { _ in
-                        DGifGetLine(gif, line.baseAddress, Int32(frame.width)) == GIF_OK
+                    (0..<frame.height).allSatisfy { y in
+                        // A look at the task every 256 rows: a big frame stops promptly.
+                        if y & 0xFF == 0xFF && Task.isCancelled {
+                            isCancelled = true
+                            return false
+                        }
+                        return DGifGetLine(gif, line.baseAddress, Int32(frame.width)) == GIF_OK
                     }
                 }
+                if isCancelled { return .failure(FetchFailure(.interrupted, "gif verification cancelled")) }
                 guard ok else { return .failure(lastError(gif)) }
             case EXTENSION_RECORD_TYPE:
                 var code: Int32 = 0

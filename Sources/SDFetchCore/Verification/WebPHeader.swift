@@ -4,14 +4,6 @@
 /// then a chunk header (four-character code at 12, size at 16) and its payload at 20.
 /// The first chunk is one of three kinds, each storing the size differently.
 enum WebPHeader {
-    /// Whether the data holds as many bytes as the RIFF header declares (its size field
-    /// counts everything after the first 8 bytes). A cheap truncation check for `full`,
-    /// where WebP is not decoded.
-    static func isComplete(_ view: ByteView) -> Bool {
-        guard let riffSize = view.uint32(at: 4, bigEndian: false) else { return false }
-        return view.contains(8, length: Int(riffSize))
-    }
-
     static func size(_ view: ByteView) -> PixelSize? {
         if view.matches("VP8 ", at: 12) { return lossy(view) }
         if view.matches("VP8L", at: 12) { return lossless(view) }

@@ -35,7 +35,7 @@ extension FetchCommand {
         OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") { c, _, _ in
             c.options.retryFailed = true
         },
-        OptionSpec("verify", .value("MODE"), help: "check of downloaded bytes: full, header or none (default full)") { c, v, n in
+        OptionSpec("verify", .value("MODE"), help: "check of downloaded bytes: structure, full, header or none (default structure)") { c, v, n in
             c.options.verify = try ValueParsers.choice(v, option: n, of: VerifyMode.self)
         },
         OptionSpec("max-bytes", .value("SIZE"), help: "largest accepted body, K/M/G (default 50M)") { c, v, n in
