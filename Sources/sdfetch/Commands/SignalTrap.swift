@@ -8,6 +8,12 @@ import Synchronization
 /// drains normally, so every result is reported and no partial file is left (the cache
 /// writes atomically). A second signal restores the default action and re-raises it, for
 /// a user who does not want to wait. Only the CLI installs handlers (STYLE §4).
+///
+/// The drain is bounded: if the process is still running ``shutdownGrace`` after the first
+/// signal (a writer stuck on a full stdout pipe, a decode that will not stop), it exits 130
+/// at once. That is safe for the same reason a `kill -9` is: entries appear only by rename.
+/// `onInterrupt` must not wait on anything (no output lock), or a second signal, handled on
+/// the same serial source, would go unanswered.
 /// The default dispositions are set to ignore so the dispatch sources alone see the signals.
 final class SignalTrap: Sendable {
     /// Signals received so far; its own object so the handlers need not capture `self`.
@@ -17,6 +23,9 @@ final class SignalTrap: Sendable {
 
     private let received = Counter()
     private let sources: Mutex<[any DispatchSourceSignal]>
+
+    /// How long a clean shutdown may take after the first signal (SPEC: exit 130 within 2 s).
+    static let shutdownGrace: DispatchTimeInterval = .milliseconds(1500)
 
     /// Whether a signal arrived.
     var wasInterrupted: Bool { received.value.load(ordering: .acquiring) > 0 }
@@ -28,6 +37,7 @@ final class SignalTrap: Sendable {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [received] in
                 if received.value.add(1, ordering: .acquiringAndReleasing).newValue == 1 {
+                    DispatchQueue.global().asyncAfter(deadline: .now() + SignalTrap.shutdownGrace) { _exit(130) }
                     onInterrupt()
                 } else {
                     signal(number, SIG_DFL)
