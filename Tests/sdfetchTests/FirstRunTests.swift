@@ -146,4 +146,25 @@ struct FirstRunTests {
         #expect(run.status == 0)
         #expect(run.standardError.contains("sdfetch: -j 1024 lowered to 32: 160 open files allowed (ulimit -n)"))
     }
+
+    @Test("running out of descriptors is 'io', never 'host-down' for a healthy host")
+    func descriptorExhaustionIsLocal() async throws {
+        defer { directory.remove() }
+        let server = try await LoopbackServer()
+        let paths = (0..<30).map { "/d\($0).png" }
+        for path in paths { server.route(path, .ok(SampleImages.png())) }
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
+        // At 11 descriptors some runs cannot open a socket (EMFILE), others not even the list:
+        // several runs, so the socket case is met; none may blame the host.
+        var outputs = ""
+        for run in 0..<8 {
+            let result = try await ProcessRun.launch(
+                "/bin/sh", ["-c", "ulimit -n 11 && exec \"$0\" --cache-dir \"$1\" \"$2\"", BuiltProduct.path("sdfetch"),
+                            directory.appending("cache\(run)"), list])
+            outputs += result.standardOutput + result.standardError
+        }
+        try await server.shutdown()
+        #expect(!outputs.contains("host-down"))
+        #expect(!outputs.contains("connect:"))
+    }
 }
