@@ -6,6 +6,8 @@ public struct CollectedRun: Sendable {
     public var results: [FetchResult] = []
     public var unreadable: [String] = []
     public var summary = RunSummary()
+    /// Final further occurrences per duplicated key (``FetchEvent/inputFinished(duplicates:)``).
+    public var duplicates: [KeyDigest: Int] = [:]
 
     /// Runs `run` over `sources` and waits for `finished`.
     public static func collect(_ run: FetchRun) async -> CollectedRun {
@@ -17,6 +19,7 @@ public struct CollectedRun: Sendable {
             switch event {
             case .results(let results): collected.results += results
             case .unreadableInput(let source, _): collected.unreadable.append(source)
+            case .inputFinished(let duplicates): collected.duplicates = duplicates
             case .finished(let summary): collected.summary = summary
             }
         }

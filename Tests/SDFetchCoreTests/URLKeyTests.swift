@@ -49,4 +49,46 @@ struct URLKeyTests {
         #expect(KeyDigest(hex: digest.hex) == digest)
         #expect(digest.hex.count == 32)
     }
+
+    @Test(
+        "rejects what curl would refuse: a second '@', port 0, a host with a byte curl refuses",
+        arguments: [
+            "http://a@b@host/x.png", "http://u:p@q@host/", "http://host:0/", "http://ho$t/", "http://ho%74/",
+            "http://a,b/", "http://[zz::1]/",
+        ])
+    func curlRefuses(input: String) {
+        #expect(throws: InvalidURL.self) { try URLKey(parsing: input) }
+    }
+
+    @Test("still accepts one userinfo, IPv6 literals, ports 1-65535 and non-ASCII hosts")
+    func curlAccepts() throws {
+        for text in ["http://u:p@host/a", "http://[::1]:8080/a", "http://host:1/", "http://host:65535/", "http://bücher.de/x",
+                     "http://[fe80::1%25eth0]/"] {
+            #expect(throws: Never.self) { try URLKey(parsing: text) }
+        }
+    }
+
+    private func reason(_ text: String) -> String? {
+        do throws(InvalidURL) {
+            _ = try URLKey(parsing: text)
+            return nil
+        } catch {
+            return error.reason
+        }
+    }
+
+    @Test("'not a url' is called no URL, not a URL with a space")
+    func notAURL() {
+        #expect(reason("not a url") == "not an absolute http or https URL")
+        #expect(reason("http://h/a b") == "contains whitespace")
+    }
+
+    @Test("a password in userinfo is masked, and nothing else changes")
+    func redaction() throws {
+        #expect(try URLKey(parsing: "http://user:secret@Host/a.png").redacted == "http://user:***@host/a.png")
+        #expect(URLKey.redacting("https://u:p%40ss@h:8080/x?y=@z") == "https://u:***@h:8080/x?y=@z")
+        #expect(URLKey.redacting("http://user@h/a@b") == "http://user@h/a@b")
+        #expect(URLKey.redacting("http://h/a?mail=x:y@z") == "http://h/a?mail=x:y@z")
+        #expect(URLKey.redacting("not a url: x@y") == "not a url: x@y")
+    }
 }

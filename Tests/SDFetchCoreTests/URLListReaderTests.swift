@@ -77,6 +77,35 @@ struct URLListReaderTests {
         #expect(texts(items).last == "http://h/19999.png")
         directory.remove()
     }
+
+    @Test("bytes that are not UTF-8 are percent-encoded, so two such URLs stay two keys")
+    func invalidUTF8KeptApart() async throws {
+        let path = directory.appending("bytes.txt")
+        var bytes = Array("http://h/a?x=".utf8) + [0xFF] + Array("\nhttp://h/a?x=".utf8) + [0xFE] + Array("\n".utf8)
+        bytes += Array("http://h/caf\u{E9}\n".utf8)
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let got = texts(await lines([.file(path)]))
+        #expect(got == ["http://h/a?x=%FF", "http://h/a?x=%FE", "http://h/caf\u{E9}"])
+        let keys = try got.map { try URLKey(parsing: $0) }
+        #expect(keys[0] != keys[1])
+        directory.remove()
+    }
+
+    @Test("a regular file's meaningful lines are counted before the first batch; a pipe's are not")
+    func countedUpFront() async throws {
+        let file = directory.write("\u{FEFF}# head\nhttp://h/1\n\n  \r\n  # c\n\thttp://h/2\r\nhttp://h/3", to: "c.txt")
+        let reader = URLListReader(sources: [.file(file)])
+        _ = await reader.next()
+        #expect(reader.expectedLines == 3)
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        close(fds[1])
+        let piped = URLListReader(sources: [.file(file), .standardInput], standardInput: fds[0])
+        while await piped.next() != nil {}
+        #expect(piped.expectedLines == nil)
+        close(fds[0])
+        directory.remove()
+    }
 }
 
 @Suite("Invalid input lines", .timeLimit(.minutes(1)))

@@ -174,6 +174,12 @@ struct FetchCommandTests {
         let errors = try String(contentsOfFile: stderr, encoding: .utf8)
         #expect(errors.contains("sdfetch: interrupted, finishing"))
         #expect(errors.contains("sdfetch: interrupted after"))
+        // Interrupted URLs are counted apart from failures, in the summary and the TSV.
+        let output = try String(contentsOfFile: stdout, encoding: .utf8)
+        let statuses = Set(output.split(separator: "\n").map { $0.split(separator: "\t")[0] })
+        #expect(statuses.contains("interrupted"))
+        #expect(!statuses.contains("failed"))
+        #expect(errors.contains(" interrupted;") && !errors.contains(" failed"), "\(errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
         directory.remove()
     }

@@ -65,4 +65,73 @@ struct ProgressTerminalTests {
         #expect(text.hasPrefix("sdfetch: 1 URL: 1 downloaded"))
         directory.remove()
     }
+
+    @Test("a regular file's lines are counted up front: every redraw shows the true total, and an ETA once a URL is done")
+    func trueTotal() async throws {
+        defer { directory.remove() }
+        let server = try await LoopbackServer()
+        let paths = (0..<40).map { "/t\($0).png" }
+        for (index, path) in paths.enumerated() {
+            server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(seed: index), delay: .milliseconds(100)))
+        }
+        // Comments, blank lines and a duplicate: the total counts meaningful lines.
+        let lines = ["# list", ""] + paths.map { server.url($0) } + [server.url(paths[0])]
+        let list = directory.write(lines.joined(separator: "\n"), to: "l")
+        let terminal = try PseudoTerminal(columns: 120)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", directory.appending("cache"), "-j", "2", list]
+        process.environment = ["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = terminal.slaveHandle
+        try process.run()
+        terminal.closeSlave()
+        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(40)), as: UTF8.self)
+        process.waitUntilExit()
+        try await server.shutdown()
+
+        let redraws = text.components(separatedBy: "\r").dropFirst().filter { $0.contains("downloaded") && !$0.hasPrefix("sdfetch") && !$0.hasPrefix("\u{1B}[K") }
+        #expect(process.terminationStatus == 0)
+        #expect(redraws.count >= 3)
+        #expect(redraws.allSatisfy { $0.contains("/41 ") && !$0.contains("+") }, "\(redraws)")
+        let firstProgress = redraws.first { !$0.contains(" 0/41") }
+        #expect(firstProgress.map { $0.contains("ETA 0:") } == true, "\(String(describing: firstProgress))")
+    }
+
+    @Test("after a bar, failures are listed with their reasons: at most 20, then a count and where to look")
+    func failuresAfterBar() async throws {
+        defer { directory.remove() }
+        let server = try await LoopbackServer()
+        let paths = (0..<23).map { "/gone\($0).png" }
+        for path in paths { server.route(path, .status(404)) }
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
+        let terminal = try PseudoTerminal(columns: 200)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", directory.appending("cache"), list]
+        process.environment = ["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = terminal.slaveHandle
+        try process.run()
+        terminal.closeSlave()
+        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
+        process.waitUntilExit()
+        try await server.shutdown()
+
+        #expect(process.terminationStatus == 1)
+        let failureLines = text.components(separatedBy: "\n").filter { $0.contains("sdfetch: failed: http://") }
+        #expect(failureLines.count == 20, "\(text.debugDescription)")
+        #expect(failureLines.allSatisfy { $0.hasSuffix(": http-404: not found") || $0.contains(": http-404") })
+        #expect(text.contains("sdfetch: 3 more not shown: 'sdfetch failed list'"))
+        #expect(text.contains("--json"))
+        // Listed after the bar: the last redraw comes before the first failure line.
+        let lastRedraw = text.range(of: "downloaded", options: .backwards)
+        let firstFailure = text.range(of: "sdfetch: failed:")
+        #expect(lastRedraw != nil && firstFailure != nil)
+        if let lastRedraw, let firstFailure {
+            let summary = text.range(of: "sdfetch: 23 URLs")
+            #expect(summary.map { firstFailure.lowerBound < $0.lowerBound } == true)
+            _ = lastRedraw
+        }
+    }
 }

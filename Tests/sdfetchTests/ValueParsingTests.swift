@@ -52,4 +52,21 @@ struct ValueParsingTests {
         #expect(EditDistance.closest(to: "urls.txt", among: ["fetch", "clean", "stats"]) == nil)
         #expect(EditDistance.closest(to: "--conc", among: ["--concurrency", "--cache-dir"]) == "--concurrency")
     }
+
+    @Test("a swap of two neighbouring letters is one edit, so transpositions get a suggestion")
+    func transpositions() {
+        #expect(EditDistance.between("clena", "clean") == 1)
+        #expect(EditDistance.between("stast", "stats") == 1)
+        #expect(EditDistance.closest(to: "clena", among: CommandLineParser.commandWords) == "clean")
+        #expect(EditDistance.closest(to: "stast", among: CommandLineParser.commandWords) == "stats")
+    }
+
+    @Test("every duration and size is bounded when parsed, so no later arithmetic can trap")
+    func bounds() throws {
+        #expect(throws: UsageError.self) { try ValueParsers.duration("15251w", option: "--max-age") }
+        #expect(throws: UsageError.self) { try ValueParsers.duration("9300000000", option: "-t", atMost: .seconds(86400)) }
+        #expect(throws: UsageError.self) { try ValueParsers.size("2048T", option: "--max-bytes") }
+        #expect(try ValueParsers.duration("520w", option: "--max-age") == .seconds(520 * 604_800))
+        #expect(try ValueParsers.size("1024T", option: "--max-bytes") == 1 << 50)
+    }
 }

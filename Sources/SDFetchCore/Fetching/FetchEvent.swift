@@ -6,13 +6,20 @@ public enum FetchEvent: Sendable {
     case results([FetchResult])
     /// An input source could not be read (the run goes on; exit status 3).
     case unreadableInput(source: String, detail: String)
+    /// Every input line has been read: `duplicates` holds, per key met more than once, its
+    /// further occurrences in the whole input, final from now on. Results sent before this
+    /// may carry a smaller ``FetchResult/duplicates``; results sent after carry the final one.
+    case inputFinished(duplicates: [KeyDigest: Int])
     /// Every input was read and every URL is done.
     case finished(RunSummary)
 }
 
 /// Totals of a whole run.
 public struct RunSummary: Sendable, Equatable {
+    /// Results per status; a URL stopped by Ctrl-C is counted in ``interrupted`` instead
+    /// of `failed` (SPEC "Results": the summary counts interrupted URLs apart).
     public var counts: [FetchStatus: Int] = [:]
+    public var interrupted = 0
     /// Input occurrences coalesced into an earlier one of the same key.
     public var duplicates = 0
     /// Bytes of bodies downloaded in this run.

@@ -1,9 +1,12 @@
 import AsyncAlgorithms
+import Synchronization
 
 /// A whole batch: read inputs, de-duplicate, fetch, report (the CLI's main job).
 ///
-/// Each key is fetched once per run however often it appears; later occurrences only
-/// raise the first one's `duplicates` while it is in flight, and the summary's total.
+/// Each key is fetched once per run however often it appears; later occurrences raise the
+/// key's `duplicates` and the summary's total. A result carries the count known when it is
+/// reported; ``FetchEvent/inputFinished(duplicates:)`` gives every key's final count, so a
+/// consumer that needs it exact whatever the timing (JSON) can wait for it.
 /// At most a few times `concurrency` URLs are in flight, so the reader waits when the
 /// fetcher is full and a list of any length runs in bounded memory (the seen-set holds
 /// one 16-byte digest per unique key; it is handed to the summary as ``RunSummary/usedKeys``
@@ -31,19 +34,29 @@ public struct FetchRun: Sendable {
 
         var summary = RunSummary()
         var seen = Set<KeyDigest>()
-        var pendingDuplicates: [KeyDigest: Int] = [:]
+        // Further occurrences per key met more than once: grows with duplicated keys only.
+        var duplicateCounts: [KeyDigest: Int] = [:]
         let limit = max(16, fetcher.options.concurrency * 4)
 
         var done: [FetchResult] = []
+        // Fetches that have finished, so the loop collects them without blocking before it
+        // waits for more input (a slow producer must not hold finished results back).
+        let finishedFetches = FinishedCount()
+        var collected = 0
+        var isTotalExpected = false
 
         func report(_ result: FetchResult) {
             var result = result
             if let digest = result.key?.digest {
-                result.duplicates = pendingDuplicates.removeValue(forKey: digest) ?? 0
+                result.duplicates = duplicateCounts[digest] ?? 0
             }
-            summary.counts[result.status, default: 0] += 1
+            if result.failure?.kind == .interrupted {
+                summary.wasInterrupted = true
+                summary.interrupted += 1
+            } else {
+                summary.counts[result.status, default: 0] += 1
+            }
             if result.status == .downloaded { summary.downloadedBytes += result.bytes }
-            if result.failure?.kind == .interrupted { summary.wasInterrupted = true }
             progress.completed(result)
             done.append(result)
         }
@@ -59,8 +72,17 @@ public struct FetchRun: Sendable {
         await withTaskGroup(of: FetchResult.self) { group in
             var running = 0
             while true {
+                while collected < finishedFetches.value.load(ordering: .acquiring), let finished = await group.next() {
+                    running -= 1
+                    collected += 1
+                    report(finished)
+                }
                 await flush()
                 guard let batch = await reader.next() else { break }
+                if !isTotalExpected, let lines = reader.expectedLines {
+                    isTotalExpected = true
+                    progress.expect(lines: lines)
+                }
                 // After Ctrl-C, lines already read are not started.
                 for item in batch where !reader.isCancelled {
                     if done.count >= Self.resultBatch { await flush() }
@@ -83,10 +105,14 @@ public struct FetchRun: Sendable {
                                     source: "\(line.source):\(line.number)"))
                             continue
                         }
-                        if let shard, !shard.contains(key.digest) { continue }
+                        if let shard, !shard.contains(key.digest) {
+                            progress.settledWithoutResult()
+                            continue
+                        }
                         guard seen.insert(key.digest).inserted else {
+                            progress.settledWithoutResult()
                             summary.duplicates += 1
-                            if pendingDuplicates[key.digest] != nil { pendingDuplicates[key.digest]! += 1 }
+                            duplicateCounts[key.digest, default: 0] += 1
                             continue
                         }
                         progress.discovered()
@@ -98,22 +124,29 @@ public struct FetchRun: Sendable {
                             report(hit)
                             continue
                         }
-                        pendingDuplicates[key.digest] = 0
                         if running >= limit {
                             await flush()
                             if let finished = await group.next() {
                                 running -= 1
+                                collected += 1
                                 report(finished)
                             }
                         }
                         let fetcher = self.fetcher
                         let spelling = line.text
-                        group.addTask { await fetcher.fetch(key, spelling: spelling) }
+                        group.addTask {
+                            let result = await fetcher.fetch(key, spelling: spelling)
+                            finishedFetches.value.add(1, ordering: .releasing)
+                            reader.wake()
+                            return result
+                        }
                         running += 1
                     }
                 }
             }
             progress.inputDidFinish()
+            await flush()
+            await events.send(.inputFinished(duplicates: duplicateCounts))
             while true {
                 await flush()
                 guard let finished = await group.next() else { break }
@@ -124,6 +157,11 @@ public struct FetchRun: Sendable {
         await events.send(.finished(summary))
         events.finish()
     }
+}
+
+/// How many fetch tasks of a run have returned; shared with the tasks, hence a class.
+private final class FinishedCount: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 /// Shard K of N by key hash (`--shard K/N`, 0-based), so N jobs split one list exactly.

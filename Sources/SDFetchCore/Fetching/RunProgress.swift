@@ -11,11 +11,17 @@ public final class RunProgress: Sendable {
     private let failed = Atomic<Int>(0)
     private let bytes = Atomic<Int>(0)
     private let inputFinished = Atomic<Bool>(false)
+    /// Meaningful input lines counted up front, or -1 while unknown (a pipe).
+    private let expectedLines = Atomic<Int>(-1)
+    /// Lines that end without a result of their own: duplicates and lines outside the shard.
+    private let settledLines = Atomic<Int>(0)
 
     public init() {}
 
+    /// What the bar counts: unique URLs and invalid lines while the input's size is unknown;
+    /// input lines (each duplicate done when read) once it was counted up front, so the
+    /// total is true from the first redraw.
     public struct Snapshot: Sendable, Equatable {
-        /// Unique URLs (and invalid lines) seen so far.
         public var total: Int
         public var done: Int
         public var downloaded: Int
@@ -29,12 +35,28 @@ public final class RunProgress: Sendable {
     }
 
     public var snapshot: Snapshot {
-        Snapshot(
-            total: unique.load(ordering: .relaxed), done: done.load(ordering: .relaxed),
+        var total = unique.load(ordering: .relaxed)
+        var done = done.load(ordering: .relaxed)
+        var isTotalKnown = inputFinished.load(ordering: .relaxed)
+        let expected = expectedLines.load(ordering: .relaxed)
+        if expected >= 0 {
+            done += settledLines.load(ordering: .relaxed)
+            // A file that grew while read must not show more done than total.
+            total = max(expected, done)
+            isTotalKnown = true
+        }
+        return Snapshot(
+            total: total, done: done,
             downloaded: downloaded.load(ordering: .relaxed), cached: cached.load(ordering: .relaxed),
             failed: failed.load(ordering: .relaxed), bytes: Int64(bytes.load(ordering: .relaxed)),
-            isTotalKnown: inputFinished.load(ordering: .relaxed))
+            isTotalKnown: isTotalKnown)
     }
+
+    /// The input was counted up front: `lines` meaningful lines in all.
+    func expect(lines: Int) { expectedLines.store(lines, ordering: .relaxed) }
+
+    /// A line ended without a result (a duplicate, or outside the shard).
+    func settledWithoutResult() { settledLines.add(1, ordering: .relaxed) }
 
     func discovered() { unique.add(1, ordering: .relaxed) }
 

@@ -27,11 +27,14 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         guard bytes.count <= Self.maxLength else {
             throw InvalidURL(reason: "longer than \(Self.maxLength) bytes")
         }
-        if let bad = bytes.first(where: { $0 <= 0x20 || $0 == 0x7F }) {
-            throw InvalidURL(reason: bad == 0x20 || bad == 0x09 ? "contains whitespace" : "contains a control character")
+        let firstBad = bytes.firstIndex(where: { $0 <= 0x20 || $0 == 0x7F })
+        // `not a url` is no URL at all: say so, rather than that it holds a space.
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon < (firstBad ?? bytes.endIndex) else {
+            throw InvalidURL(reason: "not an absolute http or https URL")
         }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else {
-            throw InvalidURL(reason: "not an absolute URL")
+        if let firstBad {
+            let bad = bytes[firstBad]
+            throw InvalidURL(reason: bad == 0x20 || bad == 0x09 ? "contains whitespace" : "contains a control character")
         }
         let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
         guard scheme == "http" || scheme == "https" else {
@@ -49,8 +52,12 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         var tail = rest[authorityEnd...]
         if let hash = tail.firstIndex(of: UInt8(ascii: "#")) { tail = tail[..<hash] }
 
-        // Userinfo is kept verbatim; only the host part is normalised.
-        let hostPortStart = authority.lastIndex(of: UInt8(ascii: "@")).map { authority.index(after: $0) } ?? authority.startIndex
+        // Userinfo is kept verbatim; only the host part is normalised. curl refuses a second
+        // `@` in the authority: left in, it would fail as a connect error and count against
+        // the host (issue 16), so it is `invalid` here.
+        let ats = authority.lazy.filter { $0 == UInt8(ascii: "@") }.count
+        guard ats <= 1 else { throw InvalidURL(reason: "more than one '@' before the host") }
+        let hostPortStart = authority.firstIndex(of: UInt8(ascii: "@")).map { authority.index(after: $0) } ?? authority.startIndex
         let userinfo = authority[authority.startIndex..<hostPortStart]
         let hostPort = authority[hostPortStart...]
         var hostBytes = hostPort[...]
@@ -70,12 +77,13 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
             portBytes = hostPort[hostPort.index(after: portColon)...]
         }
         guard !hostBytes.isEmpty, !hostBytes.elementsEqual("[]".utf8) else { throw InvalidURL(reason: "no host") }
+        try Self.checkHost(hostBytes)
         let host = String(decoding: hostBytes, as: UTF8.self).lowercased()
 
         var portSuffix = ""
         if let portBytes, !portBytes.isEmpty {
             guard portBytes.count <= 5, portBytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                let port = Int(String(decoding: portBytes, as: UTF8.self)), port <= 65535
+                let port = Int(String(decoding: portBytes, as: UTF8.self)), (1...65535).contains(port)
             else { throw InvalidURL(reason: "bad port") }
             let defaultPort = scheme == "https" ? 443 : 80
             if port != defaultPort { portSuffix = ":\(port)" }
@@ -88,6 +96,60 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         self.scheme = scheme
         self.host = host
         self.digest = KeyDigest(of: normalised)
+    }
+
+    /// ``string`` with any password in the userinfo written `***` (`user:***@host`): what is
+    /// printed, reported and stored (SPEC "Security").
+    public var redacted: String { Self.redacting(string) }
+
+    /// `text` with the password of an `http(s)://user:password@host` authority masked as `***`;
+    /// any other text unchanged. Works on raw input too (invalid lines, first spellings).
+    public static func redacting(_ text: String) -> String {
+        // Byte-wise, with an early exit: this runs for every printed result of a warm run.
+        let bytes = text.utf8
+        guard bytes.contains(UInt8(ascii: "@")) else { return text }
+        var index = bytes.startIndex
+        var authorityStart: String.Index?
+        while index < bytes.endIndex {
+            if bytes[index] == UInt8(ascii: ":"), bytes[bytes.index(after: index)...].starts(with: "//".utf8) {
+                authorityStart = bytes.index(index, offsetBy: 3)
+                break
+            }
+            index = bytes.index(after: index)
+        }
+        guard let authorityStart else { return text }
+        let rest = bytes[authorityStart...]
+        let authorityEnd =
+            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? bytes.endIndex
+        let authority = bytes[authorityStart..<authorityEnd]
+        guard let at = authority.lastIndex(of: UInt8(ascii: "@")),
+            let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":"))
+        else { return text }
+        return String(text[...colon]) + "***" + String(text[at...])
+    }
+
+    /// Rejects what curl's URL parser would refuse in a host name (it would otherwise be
+    /// reported as a connect failure and count against the host).
+    private static func checkHost(_ host: ArraySlice<UInt8>) throws(InvalidURL) {
+        if host.first == UInt8(ascii: "[") {
+            // An IPv6 literal: hex digits, colons, dots (an embedded IPv4), and a `%25` zone.
+            let inner = host.dropFirst().dropLast()
+            let zoneStart = inner.firstIndex(of: UInt8(ascii: "%")) ?? inner.endIndex
+            let address = inner[..<zoneStart]
+            guard address.contains(UInt8(ascii: ":")),
+                address.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") })
+            else { throw InvalidURL(reason: "bad IPv6 address") }
+            return
+        }
+        // curl's hostname check refuses these bytes (lib/urlapi.c, hostname_check's strcspn set).
+        let refused = Set(" \r\n\t/:#?!@{}[]\\$'\"^`*<>=;,+&()%".utf8)
+        if host.contains(where: { refused.contains($0) }) { throw InvalidURL(reason: "bad host name") }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 
     public static func == (lhs: URLKey, rhs: URLKey) -> Bool { lhs.string == rhs.string }

@@ -71,7 +71,35 @@ struct LineSplitter {
         }
         trimTrailingWhitespace()
         guard !partial.isEmpty, partial.first != UInt8(ascii: "#") else { return }
-        let text = String(decoding: partial, as: UTF8.self)
+        let text = Self.text(of: partial)
         out.append(.line(InputLine(source: source, number: lineNumber, text: text, isOverlong: isOverlong || partial.count > URLKey.maxLength)))
+    }
+
+    /// The line as text. Bytes that are not UTF-8 are written `%HH` instead of collapsing into
+    /// U+FFFD, so `?a=\xff` and `?a=\xfe` stay two keys and the server still receives the byte
+    /// (percent-encoding is how a URL carries it; SPEC "URL identity" keeps bytes apart).
+    static func text(of bytes: [UInt8]) -> String {
+        if let valid = String(validating: bytes, as: UTF8.self) { return valid }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 16)
+        var iterator = bytes.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        let hex = Array("0123456789ABCDEF".utf8)
+        var position = 0
+        loop: while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                out.append(contentsOf: encoded)
+                position += encoded.count
+            case .error(let length):
+                for byte in bytes[position..<position + length] {
+                    out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                }
+                position += length
+            case .emptyInput:
+                break loop
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -4,13 +4,19 @@ import Foundation
 ///
 /// Reading blocks (a pipe may be slow), so it never runs on the cooperative pool. Lines
 /// travel in batches through a small bounded queue: when the consumer falls behind the
-/// reader thread waits, which keeps memory bounded on lists of any length.
+/// reader thread waits, which keeps memory bounded on lists of any length. A batch is
+/// handed on when it is full or when the input has nothing more to read right now, so a
+/// slow producer's first line is fetched before it writes the second (SPEC "Input"),
+/// while a fast one still fills whole batches.
 public final class URLListReader: @unchecked Sendable {
-    /// Guards `batches`, `finished`, `cancelled` and `waiter`.
+    /// Guards `batches`, `finished`, `cancelled`, `isWoken`, `counted` and `waiter`.
     private let condition = NSCondition()
     private var batches: [[InputItem]] = []
     private var finished = false
     private var cancelled = false
+    /// ``wake()`` was called while nobody waited: the next ``next()`` returns an empty batch.
+    private var isWoken = false
+    private var counted: Int?
     private var waiter: CheckedContinuation<[InputItem]?, Never>?
 
     private static let batchLines = 512
@@ -24,11 +30,15 @@ public final class URLListReader: @unchecked Sendable {
         thread.start()
     }
 
-    /// The next batch, or nil once every source is read.
+    /// The next batch, or nil once every source is read; an empty batch after ``wake()``.
     public func next() async -> [InputItem]? {
         await withCheckedContinuation { continuation in
             condition.lock()
-            if !batches.isEmpty {
+            if isWoken {
+                isWoken = false
+                condition.unlock()
+                continuation.resume(returning: [])
+            } else if !batches.isEmpty {
                 let batch = batches.removeFirst()
                 condition.broadcast()
                 condition.unlock()
@@ -41,6 +51,31 @@ public final class URLListReader: @unchecked Sendable {
                 condition.unlock()
             }
         }
+    }
+
+    /// Meaningful lines of the whole input, when every source is a regular file; known
+    /// before the first batch is handed out. Nil for pipes and terminals (their total is
+    /// learnt by reading them).
+    public var expectedLines: Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        return counted
+    }
+
+    /// Makes a pending (or the next) ``next()`` return an empty batch at once.
+    ///
+    /// A finished fetch calls it so the run reports results while a slow producer is silent,
+    /// instead of holding them until the next line arrives.
+    public func wake() {
+        condition.lock()
+        guard let pending = waiter else {
+            isWoken = true
+            condition.unlock()
+            return
+        }
+        waiter = nil
+        condition.unlock()
+        pending.resume(returning: [])
     }
 
     /// Stops reading; the thread ends at its next chunk (or when a blocked read returns).
@@ -56,7 +91,28 @@ public final class URLListReader: @unchecked Sendable {
 
     // MARK: - Reader thread
 
+    /// Sums ``LineCounter`` over `sources`, nil as soon as one is not a regular file.
+    private static func countLines(_ sources: [InputSource], standardInput: Int32) -> Int? {
+        var total = 0
+        for source in sources {
+            let lines: Int?
+            switch source {
+            case .standardInput: lines = LineCounter.meaningfulLines(ofDescriptor: standardInput)
+            case .file(let path):
+                // An unreadable file contributes nothing; the read below reports it.
+                lines = access(path, R_OK) == 0 ? LineCounter.meaningfulLines(ofFile: path) : 0
+            }
+            guard let lines else { return nil }
+            total += lines
+        }
+        return total
+    }
+
     private func read(_ sources: [InputSource], standardInput: Int32) {
+        let expected = Self.countLines(sources, standardInput: standardInput)
+        condition.lock()
+        counted = expected
+        condition.unlock()
         var batch: [InputItem] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 1)
         defer { buffer.deallocate() }
@@ -82,7 +138,7 @@ public final class URLListReader: @unchecked Sendable {
                 }
                 if count == 0 { break }
                 splitter.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count]), into: &batch)
-                if batch.count >= Self.batchLines {
+                if batch.count >= Self.batchLines || (!batch.isEmpty && !Self.hasDataReady(fd)) {
                     guard push(batch) else { break }
                     batch = []
                 }
@@ -99,6 +155,13 @@ public final class URLListReader: @unchecked Sendable {
         waiter = nil
         condition.unlock()
         pending?.resume(returning: nil)
+    }
+
+    /// Whether a read of `fd` would return at once. A regular file always would; a pipe or
+    /// terminal whose writer has paused would block, so lines read so far go out first.
+    private static func hasDataReady(_ fd: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
     }
 
     /// Whether ``cancel()`` was called: lines already handed out should not be started.

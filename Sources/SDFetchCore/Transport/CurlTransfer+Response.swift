@@ -1,5 +1,6 @@
 internal import CCurl
 internal import CSDFetchShims
+import Glibc
 
 extension CurlTransfer {
     /// Builds the response once curl reports the transfer done with `code`.
@@ -18,7 +19,8 @@ extension CurlTransfer {
         case .discardedBody:
             failure = FetchFailure(.http(head.status), "server answered \(head.status)")
         case nil where code != CURLE_OK:
-            let kind = FetchFailure.Kind(curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status)
+            var kind = FetchFailure.Kind(curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status)
+            if (kind == .connect || kind == .dns) && isLocalExhaustion { kind = .io }
             let message = String(cString: errorBuffer)
             let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
             failure = FetchFailure(kind, detail.lowercased())
@@ -30,6 +32,25 @@ extension CurlTransfer {
         return TransferResponse(
             failure: failure, httpStatus: head.status, body: failure == nil ? body : [], etag: head.etag,
             lastModified: head.lastModified, retryAfter: head.retryAfter)
+    }
+
+    /// The failure came from this machine running out of descriptors or memory (curl reports
+    /// `EMFILE` from `socket()` as a connect error): `io`, never the server's fault, so it
+    /// must not count towards `host-down` (issue 16).
+    ///
+    /// curl does not always pass `socket()`'s errno on (`CURLINFO_OS_ERRNO` stays 0), so a
+    /// failed `dup` of standard error right now is taken as the same evidence.
+    private var isLocalExhaustion: Bool {
+        let exhausted = [EMFILE, ENFILE, ENOMEM, ENOBUFS]
+        var osErrno = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osErrno)
+        if exhausted.contains(Int32(truncatingIfNeeded: osErrno)) { return true }
+        let probe = dup(STDERR_FILENO)
+        guard probe < 0 else {
+            close(probe)
+            return false
+        }
+        return exhausted.contains(errno)
     }
 
     /// The response of a transfer the loop ended itself: no byte for `--timeout`.

@@ -179,7 +179,8 @@ final class TransferLoop {
         curl_multi_remove_handle(engine.multi, transfer.handle)
         running[transfer.id] = nil
         if transfer.hostFailureLimit > 0 {
-            let failed = response.failure.map { $0.kind != .interrupted } ?? false
+            // Local failures (`io`: no descriptor, no memory) say nothing about the host.
+            let failed = response.failure.map { $0.kind != .interrupted && $0.kind != .io } ?? false
             engine.hostHealth.record(
                 transfer.host, reachedServer: transfer.isConnected, failed: failed, limit: transfer.hostFailureLimit)
         }

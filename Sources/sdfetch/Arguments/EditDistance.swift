@@ -1,11 +1,15 @@
-/// "Did you mean" suggestions from the Levenshtein distance between two words.
+/// "Did you mean" suggestions from the Damerau-Levenshtein distance between two words.
 enum EditDistance {
-    /// Insertions, deletions and substitutions needed to turn `a` into `b` (by characters).
+    /// Insertions, deletions, substitutions and swaps of two neighbours needed to turn `a`
+    /// into `b` (by characters; the "optimal string alignment" variant). Counting a swap as
+    /// one edit is what makes `clena` one step from `clean` and `stast` close to `stats`.
     static func between(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
+        // Three rows: the swap looks two rows back.
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
@@ -13,8 +17,11 @@ enum EditDistance {
             for j in 1...b.count {
                 let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }

@@ -21,7 +21,13 @@ enum OptionScanner {
             let argument = arguments[index]
             index += 1
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
-                try command.take(argument)
+                do throws(UsageError) {
+                    try command.take(argument)
+                } catch var error {
+                    // `sdfetch failed bogus`: the hint points to the command's own help.
+                    error.command = error.command ?? C.name
+                    throw error
+                }
                 continue
             }
             if argument == "--" {

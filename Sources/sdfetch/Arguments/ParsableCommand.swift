@@ -20,6 +20,9 @@ protocol ParsableCommand: Command {
     static var options: [OptionSpec<Self>] { get }
 
     var cacheDirectory: String? { get set }
+    /// `-q`: no progress and no summary (SPEC: every command takes it). A command with
+    /// nothing to silence keeps the default, which accepts and ignores it.
+    var isQuiet: Bool { get set }
     /// A non-option argument (FILE, URL, subcommand word), in order.
     mutating func take(_ argument: String) throws(UsageError)
     /// Checks the whole command once every argument is in.
@@ -34,8 +37,17 @@ extension ParsableCommand {
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
                 command.cacheDirectory = value
             },
+            OptionSpec("quiet", short: "q", help: "no progress and no summary; errors still go to standard error") {
+                command, _, _ in
+                command.isQuiet = true
+            },
             .help(),
         ]
+    }
+
+    var isQuiet: Bool {
+        get { false }
+        set {}
     }
 
     /// The full table: the command's own rows, then the common ones.

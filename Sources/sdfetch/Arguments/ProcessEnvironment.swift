@@ -33,9 +33,14 @@ struct ProcessEnvironment: Sendable {
         return home + "/.cache/sdfetch"
     }
 
-    /// `path` itself when absolute, else joined to the working directory.
+    /// `path` itself when absolute, else joined to the working directory; `.` components are
+    /// dropped so printed paths read `/work/images/a.png`, not `/work/./images/a.png` (`..` is
+    /// kept: through a symbolic link it does not mean "the parent in the text").
     static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let joined = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        guard joined.contains("/./") || joined.hasSuffix("/.") else { return joined }
+        let parts = joined.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// `TERM=dumb`: no cursor movement, so no redrawn bar under `--progress auto`, and no colour.

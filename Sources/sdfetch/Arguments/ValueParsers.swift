@@ -5,8 +5,17 @@ import SDFetchCore
 /// Each parser returns the value or a ``UsageError`` whose message names the option,
 /// quotes the bad text and says what would have been accepted.
 enum ValueParsers {
-    /// `30s 10m 2h 7d 1w`; a plain number is seconds; decimals allowed (`1.5h`, `0.5`).
-    static func duration(_ text: String, option: String) throws(UsageError) -> Duration {
+    /// The longest duration any option accepts: ten years. Bounded when parsed (SPEC
+    /// "Security") so that no later arithmetic on it (`now - maxAge`, nanoseconds for curl)
+    /// can overflow and trap: `--max-age 15251w` used to crash `clean`.
+    static let longestDuration = Duration.seconds(10 * 365 * 86400)
+    /// The largest size any option accepts: 1 PiB, far past any disk, far below `Int64.max`.
+    static let largestSize: Int64 = 1 << 50
+
+    /// `30s 10m 2h 7d 1w`; a plain number is seconds; decimals allowed (`1.5h`, `0.5`); at most `limit`.
+    static func duration(
+        _ text: String, option: String, atMost limit: Duration = longestDuration
+    ) throws(UsageError) -> Duration {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
         var number = Substring(text)
         var scale = 1.0
@@ -20,6 +29,9 @@ enum ValueParsers {
             throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a duration (a number with s, m, h, d or w, e.g. 7d)")
         }
         let total = value * scale
+        guard total <= limit.timeInterval else {
+            throw UsageError("option \(option): '\(Escaping.terminal(text))' is too long (at most \(describe(limit)))")
+        }
         let whole = total.rounded(.down)
         return .seconds(Int64(whole)) + .nanoseconds(Int64(((total - whole) * 1e9).rounded()))
     }
@@ -42,8 +54,18 @@ enum ValueParsers {
             let value = Double(body), value.isFinite
         else { throw failure }
         let bytes = value * Double(Int64(1) << shift)
-        guard bytes < 9e18 else { throw failure }
+        guard bytes <= Double(largestSize) else {
+            throw UsageError("option \(option): '\(Escaping.terminal(text))' is too large (at most 1024T)")
+        }
         return Int64(bytes.rounded())
+    }
+
+    /// `10 years`, `1 day`, `3600 s`: a limit in words for messages.
+    private static func describe(_ limit: Duration) -> String {
+        let seconds = limit.components.seconds
+        if seconds % (365 * 86400) == 0 { return "\(seconds / (365 * 86400)) years" }
+        if seconds % 86400 == 0 { return "\(seconds / 86400)d" }
+        return "\(seconds)s"
     }
 
     /// A whole number in `range`.

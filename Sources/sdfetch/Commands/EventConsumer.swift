@@ -11,12 +11,21 @@ struct EventConsumer {
     let isJSON: Bool
     /// The run's summary, with counts re-tallied here (an `-o` failure turns a result `failed`).
     private(set) var summary = RunSummary()
+    /// Failure lines kept for after the bar (only while a bar is shown).
+    private(set) var heldFailures = FailureList()
+    /// Failures per error kind label, for `--summary`.
+    private(set) var errorKinds: [String: Int] = [:]
+    /// URLs that sent at least one request (`--summary`'s `requests`).
+    private(set) var requestedURLs = 0
+    /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
+    private var heldJSON: HeldJSONLines?
 
     init(console: Console, terminal: Terminal, placer: OutputPlacer?, isJSON: Bool) {
         self.console = console
         self.terminal = terminal
         self.placer = placer
         self.isJSON = isJSON
+        self.heldJSON = isJSON ? HeldJSONLines() : nil
     }
 
     mutating func handle(_ event: FetchEvent) {
@@ -30,10 +39,14 @@ struct EventConsumer {
                 hint = " (did you mean 'sdfetch \(word)'?)"
             }
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")
+        case .inputFinished(let duplicates):
+            heldJSON?.release(duplicates: duplicates) { console.output($0) }
+            heldJSON = nil
         case .finished(let final):
-            let adjusted = summary.counts
+            let (adjusted, interrupted) = (summary.counts, summary.interrupted)
             summary = final
             summary.counts = adjusted
+            summary.interrupted = interrupted
         }
     }
 
@@ -54,11 +67,14 @@ struct EventConsumer {
                 }
             }
         }
-        summary.counts[result.status, default: 0] += 1
-        console.output(ResultPrinter.line(result, path: path, json: isJSON))
+        if let kind = result.failure?.kind, result.status == .failed { errorKinds[kind.label, default: 0] += 1 }
+        if result.httpStatus != nil { requestedURLs += 1 }
+        let isInterrupted = result.failure?.kind == .interrupted
+        if isInterrupted { summary.interrupted += 1 } else { summary.counts[result.status, default: 0] += 1 }
+        let line = ResultPrinter.line(result, path: path, json: isJSON)
+        if let heldJSON { heldJSON.hold(line, digest: result.key?.digest) } else { console.output(line) }
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
-        if !terminal.showsBar, result.failure?.kind != .interrupted, let problem = ResultPrinter.problem(result, terminal: terminal) {
-            console.error(problem)
-        }
+        guard !isInterrupted, let problem = ResultPrinter.problem(result, terminal: terminal) else { return }
+        if terminal.showsBar { heldFailures.add(problem) } else { console.error(problem) }
     }
 }

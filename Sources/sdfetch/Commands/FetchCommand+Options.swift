@@ -15,7 +15,8 @@ extension FetchCommand {
             c.options.concurrency = try ValueParsers.integer(v, option: n, in: 1...1024)
         },
         OptionSpec("timeout", short: "t", .value("SEC"), help: "connect and stall timeout in seconds (default 15)") { c, v, n in
-            let timeout = try ValueParsers.duration(v, option: n)
+            // A day: more is no timeout at all, and curl takes milliseconds in a C long.
+            let timeout = try ValueParsers.duration(v, option: n, atMost: .seconds(86400))
             guard timeout > .zero else { throw UsageError("option \(n): the timeout must be more than 0") }
             c.options.timeout = timeout
         },
@@ -42,7 +43,8 @@ extension FetchCommand {
             c.options.maxBytes = try ValueParsers.size(v, option: n)
         },
         OptionSpec("max-pixels", .value("N"), help: "largest accepted width x height (default 100000000)") { c, v, n in
-            c.options.maxPixels = Int64(try ValueParsers.integer(v, option: n, in: 1...Int.max))
+            // 10^12 pixels is a terapixel: past any decodable image, and width x height sums stay far from overflow.
+            c.options.maxPixels = Int64(try ValueParsers.integer(v, option: n, in: 1...1_000_000_000_000))
         },
         OptionSpec("max-redirects", .value("N"), help: "redirects followed, http/https only (default 5)") { c, v, n in
             c.options.maxRedirects = try ValueParsers.integer(v, option: n, in: 0...100)
@@ -69,8 +71,10 @@ extension FetchCommand {
             c, _, _ in c.isLinking = true
         },
         OptionSpec("json", help: "results as JSON Lines on standard output") { c, _, _ in c.isJSON = true },
-        OptionSpec("quiet", short: "q", help: "no progress and no summary; errors still go to standard error") { c, _, _ in
-            c.isQuiet = true
+        OptionSpec("summary", .value("FILE"), help: "also write the run's totals to FILE as one JSON object ('-': stderr)") {
+            c, v, n in
+            guard !v.isEmpty else { throw UsageError("option \(n) needs a file") }
+            c.summaryFile = v
         },
         OptionSpec("progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never (default auto)") {
             c, v, n in

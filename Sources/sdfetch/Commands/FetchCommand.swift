@@ -17,6 +17,8 @@ struct FetchCommand: ParsableCommand {
     var isJSON = false
     var isQuiet = false
     var progress = ProgressMode.auto
+    /// `--summary FILE`: the run's totals as one JSON object, apart from the result lines.
+    var summaryFile: String?
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let cache: DiskCache
@@ -28,6 +30,12 @@ struct FetchCommand: ParsableCommand {
             return cacheFailure(error)
         }
         if let outputDirectory {
+            // Said plainly here: Foundation's own words for this case are "a file with the same name already exists".
+            var status = stat()
+            if stat(outputDirectory, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
+                StandardError.write("sdfetch: -o \(Escaping.terminal(outputDirectory)): exists and is not a directory\n")
+                return .unusableCacheOrInput
+            }
             do throws(OutputError) {
                 placer = try OutputPlacer(directory: ProcessEnvironment.absolute(outputDirectory), isLinking: isLinking)
             } catch {
@@ -37,13 +45,24 @@ struct FetchCommand: ParsableCommand {
         }
         let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
         let console = Console(environment: environment)
+        var options = self.options
+        if let allowed = DescriptorLimit.concurrencyAllowed(), options.concurrency > allowed.concurrency {
+            if !isQuiet {
+                console.error(
+                    "sdfetch: -j \(options.concurrency) lowered to \(allowed.concurrency): "
+                        + "\(allowed.openFiles) open files allowed (ulimit -n)\n")
+            }
+            options.concurrency = allowed.concurrency
+        }
         let fetcher = Fetcher(options: options, cache: cache)
         let reader = URLListReader(sources: sources)
         let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
+        // Runs on the signal path: nothing here may wait for the console's lock (a writer
+        // blocked on a full stdout pipe holds it), hence ``Console/notice(_:)``.
         let trap = SignalTrap {
             reader.cancel()
             fetcher.cancelAll()
-            console.error("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
+            console.notice("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
         }
         let started = ContinuousClock.now
         let ticker = ProgressTicker.start(
@@ -58,13 +77,24 @@ struct FetchCommand: ParsableCommand {
         await ticker.value
         console.removeBar()
         console.flush()
+        console.error(consumer.heldFailures.text)
         fetcher.shutdown()
         trap.remove()
 
         let interrupted = trap.wasInterrupted
-        if !isQuiet {
+        // Nothing was read (`sdfetch missing.txt`): the error says it all, a line of zeros would not help.
+        let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
+            && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
+        if !isQuiet && !nothingRead {
             console.error(
                 RunReport.summary(consumer.summary, elapsed: ContinuousClock.now - started, interrupted: interrupted, terminal: terminal))
+        }
+        if let summaryFile {
+            let text = SummaryFile.json(
+                consumer, elapsed: ContinuousClock.now - started, interrupted: interrupted)
+            if !SummaryFile.write(text, to: summaryFile) {
+                console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(String(cString: strerror(errno)))\n")
+            }
         }
         cache.flushUses()
         if !interrupted && !options.offline {

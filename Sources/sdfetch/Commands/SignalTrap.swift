@@ -8,6 +8,12 @@ import Synchronization
 /// drains normally, so every result is reported and no partial file is left (the cache
 /// writes atomically). A second signal restores the default action and re-raises it, for
 /// a user who does not want to wait. Only the CLI installs handlers (STYLE §4).
+///
+/// The drain is bounded: if the process is still running ``shutdownGraceSeconds`` after the first
+/// signal (a writer stuck on a full stdout pipe, a decode that will not stop), it exits 130
+/// at once. That is safe for the same reason a `kill -9` is: entries appear only by rename.
+/// `onInterrupt` must not wait on anything (no output lock), or a second signal, handled on
+/// the same serial source, would go unanswered.
 /// The default dispositions are set to ignore so the dispatch sources alone see the signals.
 final class SignalTrap: Sendable {
     /// Signals received so far; its own object so the handlers need not capture `self`.
@@ -18,6 +24,21 @@ final class SignalTrap: Sendable {
     private let received = Counter()
     private let sources: Mutex<[any DispatchSourceSignal]>
 
+    /// How long a clean shutdown may take after the first signal (SPEC: exit 130 within 2 s).
+    static let shutdownGraceSeconds = 1.0
+
+    private static let queue = DispatchQueue(label: "sdfetch.signals")
+
+    /// Exits 130 once ``shutdownGrace`` has passed; a plain thread, so no busy pool delays it.
+    private static func startWatchdog() {
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: shutdownGraceSeconds)
+            _exit(130)
+        }
+        thread.name = "sdfetch-shutdown-watchdog"
+        thread.start()
+    }
+
     /// Whether a signal arrived.
     var wasInterrupted: Bool { received.value.load(ordering: .acquiring) > 0 }
 
@@ -25,19 +46,40 @@ final class SignalTrap: Sendable {
         var made: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [received] in
-                if received.value.add(1, ordering: .acquiringAndReleasing).newValue == 1 {
+            // A queue of its own: serial queues run on dispatch's overcommitting threads, so
+            // the handler runs even while every worker of the global pool is blocked (a
+            // writer parked on a full stdout pipe, the ticker waiting for the console).
+            let source = DispatchSource.makeSignalSource(signal: number, queue: SignalTrap.queue)
+            source.setEventHandler { [received, source] in
+                // Dispatch coalesces signals that arrive before the handler runs: `data` counts them,
+                // so two quick Ctrl-Cs still mean "quit at once".
+                let arrivals = max(1, Int(source.data))
+                let total = received.value.add(arrivals, ordering: .acquiringAndReleasing).newValue
+                if total == 1 {
+                    SignalTrap.startWatchdog()
                     onInterrupt()
                 } else {
-                    signal(number, SIG_DFL)
-                    raise(number)
+                    SignalTrap.dieBy(number)
                 }
             }
             source.resume()
             made.append(source)
         }
         sources = Mutex(made)
+    }
+
+    /// Ends the process by `number` with its default action, as if no handler were installed.
+    ///
+    /// Dispatch's worker threads block signals, so a plain `raise` here would stay pending
+    /// forever: the signal is unblocked on this thread first. `_exit` is the fallback.
+    private static func dieBy(_ number: Int32) -> Never {
+        signal(number, SIG_DFL)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, number)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(number)
+        _exit(128 + number)
     }
 
     /// Stops listening and restores the default dispositions.

@@ -56,6 +56,24 @@ final class Console: Sendable {
         }
     }
 
+    /// Writes a message from the signal path: never waits for the lock, never blocks the caller.
+    ///
+    /// A writer blocked in `write(1)` on a full pipe (`sdfetch urls | less`) holds the lock;
+    /// waiting for it would leave Ctrl-C unanswered. The message is written on a thread of
+    /// its own: in order with the bar when the lock is free, else straight to standard error.
+    func notice(_ text: String) {
+        let thread = Thread { [self] in
+            let written: Void? = state.withLockIfAvailable { state in
+                let bar = state.bar
+                if bar != nil { erase(&state) }
+                FileDescriptorWriter.write(text, to: STDERR_FILENO)
+                if let bar { draw(bar, &state) }
+            }
+            if written == nil { FileDescriptorWriter.write(text, to: STDERR_FILENO) }
+        }
+        thread.start()
+    }
+
     /// Replaces the bar with `line` (already fitted to the terminal width).
     func showBar(_ line: String) {
         state.withLock { state in draw(line, &state) }

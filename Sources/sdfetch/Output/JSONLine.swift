@@ -20,6 +20,11 @@ struct JSONLine {
         append(key, value.map { String($0) } ?? "null")
     }
 
+    /// A number with up to three decimals (`1.234`).
+    mutating func add(_ key: String, _ value: Double) {
+        append(key, String(format: "%.3f", value))
+    }
+
     mutating func add(_ key: String, _ value: Bool) {
         append(key, value ? "true" : "false")
     }

@@ -8,8 +8,9 @@ import SDFetchCore
 /// cannot be redrawn with `\r`.
 struct ProgressBar {
     let terminal: Terminal
-    /// Recent (time, bytes, done) samples for the rate and the ETA, newest last.
-    private var samples: [(at: Duration, bytes: Int64, done: Int)] = []
+    /// Recent (time, bytes, done) samples for the rate and the ETA, newest last. Seeded with
+    /// the run's start, so the first redraw after a completion already has a rate and an ETA.
+    private var samples: [(at: Duration, bytes: Int64, done: Int)] = [(.zero, 0, 0)]
     /// How far back the rate looks, smoothing bursts without hiding a stall.
     private static let window = Duration.seconds(5)
 

@@ -2,7 +2,8 @@ import SDFetchCore
 
 /// Formats one result for standard output (text or JSON Lines) and for standard error.
 ///
-/// Every string from the input or the network goes through ``Escaping``.
+/// Every string from the input or the network goes through ``Escaping``, and every URL
+/// through ``URLKey/redacting(_:)``, so a password in userinfo is never printed.
 enum ResultPrinter {
     /// `STATUS<TAB>PATH<TAB>URL`, or one JSON object; `path` is the `-o` file or the cache file.
     static func line(_ result: FetchResult, path: String?, json: Bool) -> String {
@@ -10,13 +11,18 @@ enum ResultPrinter {
     }
 
     static func textLine(_ result: FetchResult, path: String?) -> String {
-        "\(result.status.rawValue)\t\(path.map { Escaping.terminal($0) } ?? "-")\t\(Escaping.terminal(result.url))\n"
+        "\(statusWord(result))\t\(path.map { Escaping.terminal($0) } ?? "-")\t\(Escaping.terminal(URLKey.redacting(result.url)))\n"
+    }
+
+    /// The status column: `interrupted` for a URL Ctrl-C stopped, so a re-run's input is easy to pick out.
+    static func statusWord(_ result: FetchResult) -> String {
+        result.failure?.kind == .interrupted ? "interrupted" : result.status.rawValue
     }
 
     static func jsonLine(_ result: FetchResult, path: String?) -> String {
         var object = JSONLine()
-        object.add("url", result.url)
-        object.add("key", result.key?.string)
+        object.add("url", URLKey.redacting(result.url))
+        object.add("key", result.key?.redacted)
         object.add("status", result.status.rawValue)
         object.add("path", path)
         object.add("format", result.format?.name)
@@ -42,7 +48,7 @@ enum ResultPrinter {
             let place = result.source ?? "-"
             return "sdfetch: \(word): \(Escaping.terminal(place)): \(Escaping.terminal(why))\n"
         }
-        return "sdfetch: \(word): \(Escaping.terminal(result.url)): \(Escaping.terminal(why))\n"
+        return "sdfetch: \(word): \(Escaping.terminal(URLKey.redacting(result.url))): \(Escaping.terminal(why))\n"
     }
 
     /// `http-404: not found`, or just the kind when the detail adds nothing.

@@ -5,8 +5,8 @@ import SDFetchCore
 enum RunReport {
     /// `sdfetch: 12 URLs: 9 downloaded, 2 cached, 1 failed; 3 duplicates coalesced; 1.2 MiB in 0.8 s`
     static func summary(_ summary: RunSummary, elapsed: Duration, interrupted: Bool, terminal: Terminal) -> String {
-        let total = FetchStatus.allCases.reduce(0) { $0 + summary.count($1) }
-        let counts = FetchStatus.allCases.compactMap { status -> String? in
+        let total = FetchStatus.allCases.reduce(0) { $0 + summary.count($1) } + summary.interrupted
+        var counts = FetchStatus.allCases.compactMap { status -> String? in
             let count = summary.count(status)
             guard count > 0 else { return nil }
             let text = "\(count) \(status.rawValue)"
@@ -16,6 +16,7 @@ enum RunReport {
             case .failed, .skipped, .invalid: return terminal.paint(text, .red)
             }
         }
+        if summary.interrupted > 0 { counts.append("\(summary.interrupted) interrupted") }
         var line = "sdfetch: " + (interrupted ? "interrupted after " : "")
         line += total == 1 ? "1 URL" : "\(total) URLs"
         if !counts.isEmpty { line += ": " + counts.joined(separator: ", ") }

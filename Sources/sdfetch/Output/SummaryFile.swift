@@ -1,0 +1,41 @@
+import Foundation
+import SDFetchCore
+
+/// `--summary FILE`: the run's totals as one JSON object (SPEC "Results": a machine-readable
+/// summary that does not break consumers reading one URL object per line).
+///
+/// A file of its own rather than a marked last line of stdout, so `--json > report.jsonl`
+/// stays a list of result objects and the reports of N shards still concatenate. `-` writes
+/// it to standard error, for a CI log.
+enum SummaryFile {
+    /// `{"urls":…,"downloaded":…,…,"errors":{"http-404":2},"duplicates":…,"bytes":…,"requests":…,"seconds":…}`
+    static func json(_ consumer: EventConsumer, elapsed: Duration, interrupted: Bool) -> String {
+        let summary = consumer.summary
+        var object = JSONLine()
+        object.add("urls", FetchStatus.allCases.reduce(0) { $0 + summary.count($1) } + summary.interrupted)
+        for status in FetchStatus.allCases { object.add(status.rawValue, summary.count(status)) }
+        object.add("interrupted", summary.interrupted)
+        object.add("errors", counts: consumer.errorKinds)
+        object.add("duplicates", summary.duplicates)
+        object.add("bytes", summary.downloadedBytes)
+        // URLs that sent at least one request; retries of one URL are not counted again.
+        object.add("requests", consumer.requestedURLs)
+        object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
+        object.add("unreadable_inputs", summary.unreadableInputs)
+        object.add("was_interrupted", interrupted || summary.wasInterrupted)
+        return object.text
+    }
+
+    /// Writes `text` to `path` (replacing it), or to standard error for `-`. False on failure (errno set).
+    static func write(_ text: String, to path: String) -> Bool {
+        if path == "-" {
+            StandardError.write(text)
+            return true
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        FileDescriptorWriter.write(text, to: fd)
+        return true
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import SDFetchTestSupport
+import Testing
+
+/// `sdfetch urls | less`: Ctrl-C works even while a write to standard output is blocked.
+@Suite("signals with a blocked standard output", .timeLimit(.minutes(1)))
+struct BlockedOutputSignalTests {
+    let directory = TemporaryDirectory("sig")
+
+    /// Starts sdfetch on a list of invalid lines (instant results, 100 KB+ of output) with
+    /// stdout a pipe nobody reads, and returns once the pipe is full.
+    private func blockedRun() async throws -> (Process, Pipe) {
+        let lines = (0..<4000).map { "not-a-url-\($0)-" + String(repeating: "x", count: 60) }
+        let list = directory.write(lines.joined(separator: "\n"), to: "l")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", directory.appending("cache"), list]
+        process.environment = ["HOME": directory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        var queued: Int32 = 0
+        while ContinuousClock.now < deadline {
+            _ = ioctl(output.fileHandleForReading.fileDescriptor, UInt(FIONREAD), &queued)
+            // Pipe capacity is counted in pages, so a full pipe may hold a little under 64 KiB.
+            if queued >= 32768 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(queued >= 32768, "the output pipe never filled")
+        // 360 KB of results are on their way: the writer is soon parked in write(1).
+        try await Task.sleep(for: .milliseconds(300))
+        return (process, output)
+    }
+
+    private func waitForExit(_ process: Process, within limit: Duration) async -> Duration {
+        let start = ContinuousClock.now
+        while process.isRunning, ContinuousClock.now - start < limit { try? await Task.sleep(for: .milliseconds(10)) }
+        return ContinuousClock.now - start
+    }
+
+    @Test("one SIGINT exits 130 within 2 s although stdout is a full pipe")
+    func firstSignalExits() async throws {
+        defer { directory.remove() }
+        let (process, output) = try await blockedRun()
+        kill(process.processIdentifier, SIGINT)
+        let waited = await waitForExit(process, within: .seconds(10))
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        _ = output
+
+        #expect(waited < .seconds(2), "took \(waited)")
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130)
+    }
+
+    @Test("a second SIGINT ends the process at once")
+    func secondSignalKills() async throws {
+        defer { directory.remove() }
+        let (process, output) = try await blockedRun()
+        kill(process.processIdentifier, SIGINT)
+        try await Task.sleep(for: .milliseconds(100))
+        kill(process.processIdentifier, SIGINT)
+        let waited = await waitForExit(process, within: .seconds(10))
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        _ = output
+
+        #expect(waited < .milliseconds(1000), "took \(waited)")
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT)
+    }
+}
