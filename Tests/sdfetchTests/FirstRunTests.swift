@@ -14,7 +14,7 @@ struct FirstRunTests {
             environment: ["HOME": directory.path])
     }
 
-    @Test("a password in userinfo is masked on stdout, stderr, in JSON, and never reaches -o names")
+    @Test("a password in userinfo is masked on stdout, stderr, in JSON, and never reaches -o names or the cache's files")
     func passwordMasked() async throws {
         defer { directory.remove() }
         let server = try await LoopbackServer()
@@ -35,6 +35,12 @@ struct FirstRunTests {
         #expect(json.standardOutput.contains("\"key\":\"http://user:***@127.0.0.1"))
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.appending("out"))
         #expect(!names.isEmpty && names.allSatisfy { !$0.contains("s3cr3t") })
+        // Every file the cache keeps (index lines, failure records), read as bytes.
+        let stored = try FileManager.default.subpathsOfDirectory(atPath: cache).compactMap {
+            FileManager.default.contents(atPath: cache + "/" + $0)
+        }
+        #expect(stored.contains { $0.range(of: Data("user:***@127.0.0.1".utf8)) != nil })
+        #expect(!stored.contains { $0.range(of: Data("s3cr3t".utf8)) != nil })
     }
 
     @Test("--summary FILE writes the totals as one JSON object and leaves --json output one object per URL")

@@ -23,7 +23,7 @@ public final class FailureBlacklist: Sendable {
         let folder = cache.failed.descriptor(Shards.index(of: key.digest), create: false)
         guard folder >= 0 else { return nil }
         return LineRecord.read(key.digest.hex, relativeTo: folder) { bytes, _ in
-            FailureRecord(fileBytes: bytes).flatMap { $0.url == key.string ? $0 : nil }
+            FailureRecord(fileBytes: bytes).flatMap { $0.url == key.redacted ? $0 : nil }
         }
     }
 
@@ -31,7 +31,7 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func insert(_ failure: FetchFailure, for key: URLKey) -> Bool {
         guard failure.kind.isPermanent else { return false }
-        let record = FailureRecord(url: key.string, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
+        let record = FailureRecord(url: key.redacted, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
         return write(record, for: key.digest)
     }
 

@@ -149,12 +149,12 @@ public final class DiskCache: Sendable {
     /// nil otherwise. Does not count as a use.
     public func entry(for key: URLKey) -> CacheEntry? {
         guard let known = index.entry(for: key.digest) else { return nil }
-        if known.url == key.string, isIntact(known, key.digest) { return known }
+        if known.url == key.redacted, isIntact(known, key.digest) { return known }
         // A file that does not match its line: another process may have replaced the entry
         // since this one read the bucket. (A key with no line at all is not looked up again:
         // a cold run's misses cost nothing.)
         index.refresh(Shards.index(of: key.digest))
-        guard let entry = index.entry(for: key.digest), entry.url == key.string else { return nil }
+        guard let entry = index.entry(for: key.digest), entry.url == key.redacted else { return nil }
         return isIntact(entry, key.digest) ? entry : nil
     }
 
@@ -204,7 +204,7 @@ public final class DiskCache: Sendable {
     ) throws(FetchFailure) -> CacheEntry {
         let date = now()
         let entry = CacheEntry(
-            url: key.string, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
+            url: key.redacted, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
             lastModified: Self.keepable(lastModified), format: image.format, bytes: Int64(body.count),
             width: image.width, height: image.height, sha256: body.withUnsafeBytes(EntryFile.sha256(of:)),
             stamp: EntryFile.stamp(for: date))

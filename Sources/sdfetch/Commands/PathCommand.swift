@@ -45,7 +45,7 @@ struct PathCommand: ParsableCommand {
                 output += Escaping.terminal(cache.bodyPath(for: key)) + "\n"
             } else {
                 allFound = false
-                StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.string))\n")
+                StandardError.write("sdfetch: no cache entry for \(Escaping.terminal(key.redacted))\n")
             }
         }
         FileDescriptorWriter.write(output, to: STDOUT_FILENO)
