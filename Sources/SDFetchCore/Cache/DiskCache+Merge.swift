@@ -79,7 +79,10 @@ extension DiskCache {
     /// many top-level items went. Other versions are never touched.
     public static func removeFormatOne(directory: String) throws(CacheError) -> Int {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw CacheError(path: directory, detail: errnoText()) }
+        guard fd >= 0 else {
+            if errno == ENOENT { return 0 }  // nothing there yet: nothing to remove
+            throw CacheError(path: directory, detail: errnoText())
+        }
         defer { close(fd) }
         guard CacheFormat.read(in: fd) == .other("1") else { return 0 }
         var removed = 0
