@@ -12,6 +12,10 @@ struct FetchCommand: ParsableCommand {
     var options = FetchOptions()
     var outputDirectory: String?
     var shard: Shard?
+    /// `--shard auto`: ``shard`` comes from the job runner's variables at validation.
+    var isShardAuto = false
+    /// `-v`: notes about retries, redirects, revalidations and waits on standard error.
+    var isVerbose = false
     var isJSON = false
     var isQuiet = false
     var progress = ProgressMode.auto
@@ -34,7 +38,7 @@ struct FetchCommand: ParsableCommand {
         }
         let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
         let console = Console(environment: environment)
-        let fetcher = Fetcher(options: options, cache: cache)
+        let fetcher = Fetcher(options: options, cache: cache, notes: isVerbose ? VerboseNotes.printer(console) : nil)
         let reader = URLListReader(sources: sources)
         let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
         let trap = SignalTrap {
