@@ -64,7 +64,7 @@ struct ArgumentParsingTests {
         (["--jsno"], "unknown option --jsno (did you mean '--json'?)"),
         (["--max-cache", "1G"], "unknown option --max-cache (did you mean '--max-cache-size'?)"),
         (["--frobnicate"], "unknown option --frobnicate"),
-        (["-x"], "unknown option -x (short options: -j -t -H -A -o -q -h)"),
+        (["-x"], "unknown option -x (short options: -j -t -H -A -o -k -v -q -h)"),
         (["-j"], "option -j needs a value N"),
         (["-j", "0"], "option -j: '0' is not a number from 1 to 1024"),
         (["--concurrency=many"], "option --concurrency: 'many' is not a number from 1 to 1024"),

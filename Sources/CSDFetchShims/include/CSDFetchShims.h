@@ -74,6 +74,11 @@ static inline CURLcode CSDFetch_curl_easy_getinfo_pointer(CURL *_Nonnull handle,
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLcode CSDFetch_curl_easy_getinfo_string(CURL *_Nonnull handle, CURLINFO info,
+                                                         const char *_Nullable *_Nonnull value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 static inline CURLMcode CSDFetch_curl_multi_setopt_long(CURLM *_Nonnull handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }

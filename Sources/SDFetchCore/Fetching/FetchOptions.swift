@@ -20,6 +20,12 @@ public struct FetchOptions: Sendable {
     public var hostFailures = 5
     public var headers: [String] = []
     public var userAgent = "sdfetch/\(SDFetchVersion.string)"
+    /// `--per-host`, `--wait`, `--limit-rate`.
+    public var pacing = TransferPacing()
+    /// `--cacert`, `-k`, `--proxy`.
+    public var connection = ConnectionOptions()
+    /// `--max-time`: bound on one whole transfer; nil means none.
+    public var maxTime: Duration?
 
     public init() {}
 }

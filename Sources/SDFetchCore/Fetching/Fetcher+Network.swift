@@ -7,11 +7,16 @@ extension Fetcher {
     /// actor state, so coalesced callers never queue behind it. Each try counts against
     /// `-j` only while its transfer runs; backoff sleeps hold no transfer slot. The
     /// response returned is the last try's.
-    nonisolated func download(_ request: TransferRequest, key: URLKey) async -> TransferResponse {
+    nonisolated func download(_ request: TransferRequest, key: URLKey, spelling: String) async -> TransferResponse {
         let policy = options.retryPolicy
         var attempt = 1
         while true {
             let response = await engine.perform(request, hostFailureLimit: options.hostFailures)
+            if response.redirectCount > 0 {
+                let target = response.finalURL.map { " to \($0)" } ?? ""
+                note(spelling, "followed \(response.redirectCount) redirect\(response.redirectCount == 1 ? "" : "s")\(target)")
+            }
+            if response.httpStatus == 304 { note(spelling, "304 not modified: entry renewed") }
             guard let failure = response.failure,
                 policy.shouldRetry(failure, afterAttempt: attempt, retries: options.retries)
             else { return response }
@@ -21,10 +26,49 @@ extension Fetcher {
                 return TransferResponse(failure: HostHealth.failure(for: host))
             }
             let delay = policy.delay(beforeRetry: attempt, retryAfter: response.retryAfter)
+            note(
+                spelling,
+                "\(failure.kind.label) (\(failure.detail)); retry \(attempt) of \(options.retries) after waiting \(delay.secondsText) s"
+            )
             guard await engine.interruption.sleep(for: delay) else {
                 return TransferResponse(failure: FetchFailure(.interrupted, "interrupted while waiting to retry"))
             }
             attempt += 1
         }
+    }
+}
+
+/// One line of `-v`: something that happened to a URL on its way, not its result.
+public struct FetchNote: Sendable, Equatable {
+    /// The URL as spelled in the input.
+    public let url: String
+    /// Lower-case, no final period: "followed 2 redirects to https://...".
+    public let message: String
+
+    public init(url: String, message: String) {
+        self.url = url
+        self.message = message
+    }
+}
+
+extension Fetcher {
+    /// Hands a `-v` note to the CLI's sink, if any; the text is raw (the printer escapes it).
+    nonisolated func note(_ spelling: String, _ message: @autoclosure () -> String) {
+        guard let notes else { return }
+        notes(FetchNote(url: spelling, message: message()))
+    }
+
+    /// `If-None-Match` from `If-None-Match: "abc"`.
+    static func headerName(_ line: String) -> String {
+        String(line.prefix { $0 != ":" })
+    }
+}
+
+extension Duration {
+    /// Seconds with at most three decimals, for messages: `0.5`, `2`, `1.234`.
+    var secondsText: String {
+        let milliseconds = (Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15).rounded()
+        let seconds = milliseconds / 1000
+        return seconds == seconds.rounded() ? String(Int64(seconds)) : String(seconds)
     }
 }

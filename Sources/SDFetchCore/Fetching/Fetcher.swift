@@ -12,14 +12,20 @@ public actor Fetcher {
     nonisolated let engine: CurlEngine
     nonisolated let now: @Sendable () -> Date
     nonisolated let blacklist: FailureBlacklist
+    /// Receives `-v`'s notes (retries, redirects, revalidations, backoff waits); nil: none made.
+    nonisolated let notes: (@Sendable (FetchNote) -> Void)?
     private var inFlight: [URLKey: Task<FetchResult, Never>] = [:]
 
-    public init(options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init,
+        notes: (@Sendable (FetchNote) -> Void)? = nil
+    ) {
         self.options = options
+        self.notes = notes
         self.cache = cache
         self.now = now
         self.blacklist = FailureBlacklist(cache: cache)
-        self.engine = CurlEngine(maxTransfers: options.concurrency)
+        self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: options.pacing)
     }
 
     /// The result for `key`; `spelling` is the input text reported as `url`.
@@ -94,10 +100,13 @@ public actor Fetcher {
         // This request's options: the run's, plus the entry's validators.
         var options = self.options
         options.headers += validators
-        let request = TransferRequest(
+        var request = TransferRequest(
             url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
             maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
-        let response = await download(request, key: key)
+        request.maxTime = options.maxTime
+        request.connection = options.connection
+        if !validators.isEmpty { note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))") }
+        let response = await download(request, key: key, spelling: spelling)
         if let failure = response.failure {
             if let entry, !validators.isEmpty, response.httpStatus == 304 {
                 return revalidated(entry, response: response, key: key, spelling: spelling)

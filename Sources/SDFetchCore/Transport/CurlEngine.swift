@@ -38,6 +38,8 @@ public final class CurlEngine: @unchecked Sendable {
     }
 
     public let maxTransfers: Int
+    /// `--per-host`, `--wait`, `--limit-rate`, enforced by the loop.
+    public let pacing: TransferPacing
     let multi: UnsafeMutableRawPointer
     let inbox = Mutex(Inbox())
     /// Consecutive connection failures per host for this engine's run (`--host-failures`).
@@ -48,8 +50,9 @@ public final class CurlEngine: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
 
     /// Starts the loop thread. `maxTransfers` is `-j`.
-    public init(maxTransfers: Int) {
+    public init(maxTransfers: Int, pacing: TransferPacing = TransferPacing()) {
         _ = curlGlobalInit
+        self.pacing = pacing
         guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
         self.multi = multi
         self.maxTransfers = max(1, maxTransfers)

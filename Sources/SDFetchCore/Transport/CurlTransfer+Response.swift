@@ -29,9 +29,18 @@ extension CurlTransfer {
         case nil:
             failure = nil
         }
-        return TransferResponse(
+        var response = TransferResponse(
             failure: failure, httpStatus: head.status, body: failure == nil ? body : [], etag: head.etag,
             lastModified: head.lastModified, retryAfter: head.retryAfter)
+        var redirects = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
+        if redirects > 0 {
+            response.redirectCount = redirects
+            var url: UnsafePointer<CChar>?
+            _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url)
+            response.finalURL = url.map { String(cString: $0) }
+        }
+        return response
     }
 
     /// The failure came from this machine running out of descriptors or memory (curl reports

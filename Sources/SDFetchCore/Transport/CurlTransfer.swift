@@ -10,8 +10,8 @@ import Foundation
 /// allocates little. curl's callbacks and `CURLINFO_PRIVATE` find the transfer through
 /// an unretained pointer; the loop's table of running transfers keeps it alive meanwhile.
 ///
-/// Proxies: no proxy option is ever set, so libcurl itself reads `http_proxy`,
-/// `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does (SPEC).
+/// Proxies: unless `--proxy` is given, no proxy option is set, so libcurl itself reads
+/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does (SPEC).
 final class CurlTransfer {
     /// Why a body was cut on purpose by returning 0 from a callback.
     enum Overflow {
@@ -27,7 +27,8 @@ final class CurlTransfer {
     private(set) var continuation: CheckedContinuation<TransferResponse, Never>?
     /// `--host-failures` for this request; 0 when host health is off.
     private(set) var hostFailureLimit = 0
-    /// The key of this request's ``HostHealth`` entry; empty when host health is off.
+    /// The key of this request's ``HostHealth`` and ``HostScheduler`` entries; empty when
+    /// neither host health nor per-host pacing is on.
     private(set) var host = ""
     /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
     var lastActivity: UInt64 = 0
@@ -37,6 +38,12 @@ final class CurlTransfer {
     private(set) var timeoutNanoseconds: UInt64 = 0
     /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
     private(set) var isConnected = false
+    /// `--limit-rate`'s bucket, asked before each body chunk; nil without a cap.
+    var rateLimiter: RateLimiter?
+    /// Where the pre-request callback reports sends, for `--wait`; nil without per-host rules.
+    var sendLog: SendLog?
+    /// The transfer is paused by ``rateLimiter``: no bytes can arrive, so it is not stalled.
+    var isPausedForRate = false
 
     var head = ResponseHead()
     var body: [UInt8] = []
@@ -98,6 +105,9 @@ final class CurlTransfer {
         discardedBytes = 0
         receivedBytes = false
         isConnected = false
+        rateLimiter = nil
+        sendLog = nil
+        isPausedForRate = false
         overflow = nil
         errorBuffer[0] = 0
     }
@@ -131,6 +141,13 @@ final class CurlTransfer {
         // Connection set-up is bounded here; a stall after it by the loop's stall check,
         // since curl's low-speed limit averages over seconds and would cut slow steady bodies.
         setLong(CURLOPT_CONNECTTIMEOUT_MS, Int(timeoutNanoseconds / 1_000_000))
+        if let maxTime = request.maxTime {
+            setLong(CURLOPT_TIMEOUT_MS, Int(min(maxTime.nanosecondsClamped / 1_000_000, UInt64(Int.max))))
+        }
+        // Decoded by curl (gzip, deflate and whatever else it was built with); the write
+        // callback sees decoded bytes, so --max-bytes bounds the decoded size.
+        setString(CURLOPT_ACCEPT_ENCODING, "")
+        configureConnection()
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
 
@@ -150,10 +167,28 @@ final class CurlTransfer {
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
         _ = CSDFetch_curl_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) { userData, _, _, _, _ in
-            CurlTransfer.from(userData: userData).isConnected = true
+            let transfer = CurlTransfer.from(userData: userData)
+            transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
+            transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, context)
+    }
+
+    /// `--cacert`, `-k`, `--proxy`.
+    private func configureConnection() {
+        let connection = request.connection
+        if let file = connection.caCertificateFile {
+            setString(CURLOPT_CAINFO, file)
+            setString(CURLOPT_PROXY_CAINFO, file)
+        }
+        if connection.isInsecure {
+            setLong(CURLOPT_SSL_VERIFYPEER, 0)
+            setLong(CURLOPT_SSL_VERIFYHOST, 0)
+            setLong(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
+            setLong(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
+        }
+        if let proxy = connection.proxy { setString(CURLOPT_PROXY, proxy) }
     }
 
     private func setLong(_ option: CURLoption, _ value: Int) {
@@ -169,6 +204,10 @@ final class CurlTransfer {
 
     /// Keeps a `2xx` body up to `maxBytes`; returning less than `count` aborts the transfer.
     private func receive(body data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        if let rateLimiter, !rateLimiter.admit(count, transfer: id) {
+            isPausedForRate = true
+            return Self.pauseWrite
+        }
         touch()
         guard head.isSuccess else {
             // Other bodies are read and dropped so the connection stays reusable, but not forever.
@@ -200,6 +239,32 @@ final class CurlTransfer {
         }
         return count
     }
+}
+
+extension CurlTransfer {
+    /// `CURL_WRITEFUNC_PAUSE` (0x10000001): the macro is not imported into Swift.
+    static let pauseWrite = 0x1000_0001
+}
+
+/// Requests curl is about to send, noted by pre-request callbacks during one
+/// `curl_multi_perform` and read by the loop right after (`--wait` counts from sends).
+///
+/// Loop-thread only, like the transfers that write to it.
+final class SendLog {
+    struct Entry {
+        let host: String
+        let time: UInt64
+        /// The transfer's first send (later ones are redirect hops).
+        let firstForTransfer: Bool
+    }
+
+    private(set) var entries: [Entry] = []
+
+    func record(_ host: String, firstForTransfer: Bool) {
+        entries.append(Entry(host: host, time: MonotonicTime.nanoseconds(), firstForTransfer: firstForTransfer))
+    }
+
+    func removeAll() { entries.removeAll(keepingCapacity: true) }
 }
 
 /// Never crosses threads: it holds raw curl pointers only the loop thread may touch.

@@ -23,6 +23,12 @@ final class TransferLoop {
     private var idle: [CurlTransfer] = []
     private var finished: [(CheckedContinuation<TransferResponse, Never>, TransferResponse)] = []
     private var lastStallCheck: UInt64 = 0
+    /// `--per-host` and `--wait`: requests held back per host; nil when neither is set.
+    private var scheduler: HostScheduler?
+    /// Sends noted by the pre-request callbacks, for the scheduler's `--wait`.
+    private let sendLog = SendLog()
+    /// `--limit-rate`; nil without a cap.
+    private let rateLimiter: RateLimiter?
 
     /// How often running transfers are checked for stalls; `--timeout` is whole seconds,
     /// so a stall is reported at most a tenth of a second late.
@@ -31,19 +37,24 @@ final class TransferLoop {
 
     init(engine: CurlEngine) {
         self.engine = engine
+        scheduler = engine.pacing.limitsHosts ? HostScheduler(pacing: engine.pacing) : nil
+        rateLimiter = engine.pacing.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds()) }
     }
 
     private var hasWaiting: Bool { waitingStart < waiting.count }
+    private var hasHeld: Bool { !(scheduler?.isEmpty ?? true) }
 
     /// Runs until shutdown is requested and no transfer is left.
     func run() {
         while true {
             let isShuttingDown = takeInbox()
             startWaiting()
-            if isShuttingDown && running.isEmpty && !hasWaiting { break }
+            if isShuttingDown && running.isEmpty && !hasWaiting && !hasHeld { break }
 
+            resumeRateLimited()
             var stillRunning: Int32 = 0
             curl_multi_perform(engine.multi, &stillRunning)
+            noteSends()
             collectDone()
             startWaiting()
             resumeFinished()
@@ -80,8 +91,14 @@ final class TransferLoop {
             for pending in waiting[waitingStart...] { finished.append((pending.continuation, interrupted)) }
             waiting.removeAll()
             waitingStart = 0
+            for pending in scheduler?.removeHeld(where: { _ in true }) ?? [] {
+                finished.append((pending.continuation, interrupted))
+            }
         } else if !cancelledIDs.isEmpty {
             let cancelled = Set(cancelledIDs)
+            for pending in scheduler?.removeHeld(where: { cancelled.contains($0.id) }) ?? [] {
+                finished.append((pending.continuation, interrupted))
+            }
             for id in cancelled {
                 if let transfer = running[id] { finish(transfer, with: interrupted) }
             }
@@ -99,6 +116,11 @@ final class TransferLoop {
     /// Blocks in `curl_multi_poll` unless there is work to do right now.
     private func poll() {
         if running.count < engine.maxTransfers && hasWaiting { return }
+        if let scheduler, running.count < engine.maxTransfers,
+            scheduler.nanosecondsUntilNextStart(now: MonotonicTime.nanoseconds()) == 0
+        {
+            return
+        }
         let mayPoll = engine.inbox.withLock { inbox in
             // The cancel-all and shutdown flags stay set once raised; their wakeup is never lost
             // (curl keeps it pending until the next poll), so they need not keep the loop awake.
@@ -107,32 +129,39 @@ final class TransferLoop {
             return true
         }
         guard mayPoll else { return }
-        let timeout = running.isEmpty ? Self.idlePollMilliseconds : Int32(Self.stallCheckInterval / 1_000_000)
+        var timeout = running.isEmpty ? Self.idlePollMilliseconds : Int32(Self.stallCheckInterval / 1_000_000)
+        // A held request whose wait ends, or a paused transfer whose bytes are earned, must
+        // not wait for an unrelated wake-up.
+        let now = MonotonicTime.nanoseconds()
+        for due in [scheduler?.nanosecondsUntilNextStart(now: now), rateLimiter?.nanosecondsUntilResumable()] {
+            guard let due else { continue }
+            timeout = min(timeout, Int32(clamping: (due + 999_999) / 1_000_000))
+        }
         curl_multi_poll(engine.multi, nil, 0, timeout, nil)
     }
 
     // MARK: - Transfers
 
     private func startWaiting() {
-        let now = hasWaiting ? MonotonicTime.nanoseconds() : 0
+        let now = hasWaiting || hasHeld ? MonotonicTime.nanoseconds() : 0
+        if scheduler != nil {
+            for held in scheduler!.takeStartable(now: now, capacity: engine.maxTransfers - running.count) {
+                start(held.pending, host: held.host, now: now)
+            }
+        }
         while running.count < engine.maxTransfers, hasWaiting {
             let pending = waiting[waitingStart]
             waitingStart += 1
-            let host = pending.hostFailureLimit > 0 ? HostHealth.host(of: pending.request.url) : ""
-            if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
-                finished.append((pending.continuation, TransferResponse(failure: HostHealth.failure(for: host))))
-                continue
+            let needsHost = pending.hostFailureLimit > 0 || scheduler != nil
+            let host = needsHost ? HostHealth.host(of: pending.request.url) : ""
+            if scheduler != nil {
+                guard scheduler!.mayStart(host, now: now) else {
+                    scheduler!.hold(pending, host: host)
+                    continue
+                }
+                scheduler!.started(host)
             }
-            guard let transfer = idle.popLast() ?? CurlTransfer() else {
-                let failure = FetchFailure(.io, "curl_easy_init failed")
-                finished.append((pending.continuation, TransferResponse(failure: failure)))
-                continue
-            }
-            transfer.arm(
-                id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit, host: host,
-                continuation: pending.continuation, now: now)
-            running[pending.id] = transfer
-            curl_multi_add_handle(engine.multi, transfer.handle)
+            start(pending, host: host, now: now)
         }
         // Compact the consumed front now and then instead of shifting on every start.
         if waitingStart > 1024, waitingStart * 2 > waiting.count {
@@ -141,6 +170,50 @@ final class TransferLoop {
         } else if !hasWaiting, waitingStart > 0 {
             waiting.removeAll(keepingCapacity: true)
             waitingStart = 0
+        }
+    }
+
+    /// Starts one request (already counted by the scheduler, when there is one), unless its
+    /// host is down.
+    private func start(_ pending: CurlEngine.Pending, host: String, now: UInt64) {
+        if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
+            scheduler?.finished(host, wasSent: false)
+            finished.append((pending.continuation, TransferResponse(failure: HostHealth.failure(for: host))))
+            return
+        }
+        guard let transfer = idle.popLast() ?? CurlTransfer() else {
+            scheduler?.finished(host, wasSent: false)
+            let failure = FetchFailure(.io, "curl_easy_init failed")
+            finished.append((pending.continuation, TransferResponse(failure: failure)))
+            return
+        }
+        transfer.arm(
+            id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit, host: host,
+            continuation: pending.continuation, now: now)
+        transfer.rateLimiter = rateLimiter
+        if scheduler != nil { transfer.sendLog = sendLog }
+        running[pending.id] = transfer
+        curl_multi_add_handle(engine.multi, transfer.handle)
+    }
+
+    /// Hands the sends noted during `curl_multi_perform` to the scheduler.
+    private func noteSends() {
+        guard scheduler != nil, !sendLog.entries.isEmpty else { return }
+        for entry in sendLog.entries {
+            scheduler!.sent(entry.host, at: entry.time, firstForTransfer: entry.firstForTransfer)
+        }
+        sendLog.removeAll()
+    }
+
+    /// Resumes transfers paused by `--limit-rate` once the bucket holds their next chunk.
+    /// `curl_easy_pause` may deliver the held bytes at once, pausing the transfer again.
+    private func resumeRateLimited() {
+        guard let rateLimiter else { return }
+        rateLimiter.refill(now: MonotonicTime.nanoseconds())
+        for id in rateLimiter.takeResumable() {
+            guard let transfer = running[id], transfer.isPausedForRate else { continue }
+            transfer.isPausedForRate = false
+            curl_easy_pause(transfer.handle, 0)  // CURLPAUSE_CONT: a compound macro Swift does not import
         }
     }
 
@@ -163,7 +236,7 @@ final class TransferLoop {
     private func dropStalled(now: UInt64) {
         var stalled: [CurlTransfer] = []
         for transfer in running.values {
-            if transfer.hasNewBytes {
+            if transfer.hasNewBytes || transfer.isPausedForRate {
                 transfer.hasNewBytes = false
                 transfer.lastActivity = now
             } else if now &- transfer.lastActivity > transfer.timeoutNanoseconds {
@@ -178,6 +251,9 @@ final class TransferLoop {
     private func finish(_ transfer: CurlTransfer, with response: TransferResponse) {
         curl_multi_remove_handle(engine.multi, transfer.handle)
         running[transfer.id] = nil
+        noteSends()
+        scheduler?.finished(transfer.host, wasSent: transfer.isConnected)
+        rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
             // Local failures (`io`: no descriptor, no memory) say nothing about the host.
             let failed = response.failure.map { $0.kind != .interrupted && $0.kind != .io } ?? false

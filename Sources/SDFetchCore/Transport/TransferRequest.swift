@@ -10,6 +10,10 @@ public struct TransferRequest: Sendable {
     public var maxBytes: Int64
     /// Redirect hops followed (curl's meaning), http and https targets only.
     public var maxRedirects: Int
+    /// Bounds the whole transfer, redirects included (`--max-time`); nil means no bound.
+    public var maxTime: Duration?
+    /// How TLS and proxies are set up (`--cacert`, `-k`, `--proxy`).
+    public var connection = ConnectionOptions()
 
     public init(
         url: String, headers: [String] = [], userAgent: String = "sdfetch", timeout: Duration = .seconds(15),
@@ -36,6 +40,9 @@ public struct TransferResponse: Sendable {
     public var lastModified: String?
     /// `Retry-After` in seconds, when the server sent the delta form or a date.
     public var retryAfter: Double?
+    /// Redirect hops curl followed, and the URL of the last one (for `-v`).
+    public var redirectCount = 0
+    public var finalURL: String?
 
     public init(
         failure: FetchFailure? = nil, httpStatus: Int = 0, body: [UInt8] = [], etag: String? = nil,
@@ -47,5 +54,24 @@ public struct TransferResponse: Sendable {
         self.etag = etag
         self.lastModified = lastModified
         self.retryAfter = retryAfter
+    }
+}
+
+/// TLS and proxy settings, as curl's `--cacert`, `-k` and `--proxy` mean them.
+///
+/// Without a proxy here, libcurl reads `http_proxy`, `https_proxy`, `all_proxy` and
+/// `no_proxy` itself, exactly as the `curl` tool does (SPEC "Environment").
+public struct ConnectionOptions: Sendable, Equatable {
+    /// A PEM bundle of certificate authorities trusted instead of the system's.
+    public var caCertificateFile: String?
+    /// Skip verifying the server's certificate and name (`-k`): TLS still encrypts.
+    public var isInsecure = false
+    /// Proxy URL (`http://host:port`, `socks5h://...`), used for every request.
+    public var proxy: String?
+
+    public init(caCertificateFile: String? = nil, isInsecure: Bool = false, proxy: String? = nil) {
+        self.caCertificateFile = caCertificateFile
+        self.isInsecure = isInsecure
+        self.proxy = proxy
     }
 }

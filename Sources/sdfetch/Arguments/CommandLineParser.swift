@@ -45,6 +45,8 @@ enum CommandLineParser {
         _ type: C.Type, _ arguments: ArraySlice<String>, environment: ProcessEnvironment
     ) throws(UsageError) -> any Command {
         var command = C()
+        // The config file first, so every option given on the command line overrides it.
+        try ConfigFile.load(for: arguments, environment: environment)?.apply(to: &command)
         switch try OptionScanner.scan(arguments, into: &command, environment: environment) {
         case .parsed: return command
         case .helpRequested: return HelpCommand(topic: C.name)

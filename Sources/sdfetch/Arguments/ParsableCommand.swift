@@ -51,7 +51,7 @@ extension ParsableCommand {
     }
 
     /// The full table: the command's own rows, then the common ones.
-    static var allOptions: [OptionSpec<Self>] { options + commonOptions }
+    static var allOptions: [OptionSpec<Self>] { options + commonOptions + configOptions }
 
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {}
 

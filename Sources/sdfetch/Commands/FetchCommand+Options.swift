@@ -64,8 +64,10 @@ extension FetchCommand {
             guard !v.isEmpty else { throw UsageError("option \(n) needs a directory") }
             c.outputDirectory = v
         },
-        OptionSpec("shard", .value("K/N"), help: "only URLs whose key hash falls in shard K of N (0-based)") { c, v, n in
-            c.shard = try ValueParsers.shard(v, option: n)
+        OptionSpec("shard", .value("K/N|auto"), help: "only URLs whose key hash falls in shard K of N (0-based); auto: the job runner's") {
+            c, v, n in
+            c.isShardAuto = v == "auto"
+            c.shard = c.isShardAuto ? nil : try ValueParsers.shard(v, option: n)
         },
         OptionSpec("link", help: "with -o, hard-link files to the cache instead of reflinking or copying them") {
             c, _, _ in c.isLinking = true
@@ -80,7 +82,7 @@ extension FetchCommand {
             c, v, n in
             c.progress = try ValueParsers.choice(v, option: n, of: ProgressMode.self)
         },
-    ]
+    ] + transportOptions
 
     mutating func take(_ argument: String) throws(UsageError) {
         sources.append(argument == "-" ? .standardInput : .file(argument))
@@ -88,6 +90,7 @@ extension FetchCommand {
 
     /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
+        if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
         guard sources.isEmpty else { return }
         guard !environment.isStandardInputTerminal else {
             throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)

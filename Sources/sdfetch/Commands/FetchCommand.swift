@@ -14,6 +14,10 @@ struct FetchCommand: ParsableCommand {
     /// `--link`: hard links under `-o` instead of reflinks or copies.
     var isLinking = false
     var shard: Shard?
+    /// `--shard auto`: ``shard`` comes from the job runner's variables at validation.
+    var isShardAuto = false
+    /// `-v`: notes about retries, redirects, revalidations and waits on standard error.
+    var isVerbose = false
     var isJSON = false
     var isQuiet = false
     var progress = ProgressMode.auto
@@ -54,7 +58,7 @@ struct FetchCommand: ParsableCommand {
             }
             options.concurrency = allowed.concurrency
         }
-        let fetcher = Fetcher(options: options, cache: cache)
+        let fetcher = Fetcher(options: options, cache: cache, notes: isVerbose ? VerboseNotes.printer(console) : nil)
         let reader = URLListReader(sources: sources)
         let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
         // Runs on the signal path: nothing here may wait for the console's lock (a writer

@@ -1,0 +1,146 @@
+import Foundation
+
+/// The config file (SPEC "Environment"): `option = value` lines naming long options, read
+/// through the same option table as the command line, before it, so the command line wins.
+///
+/// `$XDG_CONFIG_HOME/sdfetch/config`, else `~/.config/sdfetch/config`; `--config FILE`
+/// names another (which must exist), `--no-config` skips it. One file serves every
+/// command: a line naming an option another command has (`dry-run` for `fetch`) is left
+/// to that command, so `fetch` and `clean` can share one `max-age`. Errors name the file
+/// and the line.
+struct ConfigFile: Equatable {
+    struct Line: Equatable {
+        let number: Int
+        /// The long option name, without dashes.
+        let name: String
+        let value: String
+    }
+
+    let path: String
+    let lines: [Line]
+
+    /// The file the command line and environment select, read; nil when there is none to read.
+    static func load(for arguments: ArraySlice<String>, environment: ProcessEnvironment) throws(UsageError) -> ConfigFile? {
+        var explicit: String?
+        var index = arguments.startIndex
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" { break }
+            if argument == "--no-config" { return nil }
+            if argument == "--config", index < arguments.endIndex {
+                explicit = arguments[index]
+                index += 1
+            } else if argument.hasPrefix("--config=") {
+                explicit = String(argument.dropFirst("--config=".count))
+            }
+        }
+        if let explicit {
+            guard !explicit.isEmpty else { throw UsageError("option --config needs a file") }
+            guard let text = try? String(contentsOfFile: explicit, encoding: .utf8) else {
+                throw UsageError("option --config: cannot read '\(Escaping.terminal(explicit))'")
+            }
+            return try parse(text, path: explicit)
+        }
+        let path = defaultPath(in: environment)
+        // The default file is optional: most machines have none.
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw UsageError("cannot read the config file '\(Escaping.terminal(path))' (use --no-config to skip it)")
+        }
+        return try parse(text, path: path)
+    }
+
+    /// `$XDG_CONFIG_HOME/sdfetch/config` (absolute values only, as the XDG spec says), else `~/.config/sdfetch/config`.
+    static func defaultPath(in environment: ProcessEnvironment) -> String {
+        if let xdg = environment.variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch/config" }
+        let home = environment.variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.config/sdfetch/config"
+    }
+
+    /// Splits `text` into option lines: blank lines and `#` comments are skipped; `name = value`,
+    /// the name optionally with its `--`, the value optionally in double quotes; a flag may stand alone.
+    static func parse(_ text: String, path: String) throws(UsageError) -> ConfigFile {
+        var lines: [Line] = []
+        for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r\u{FEFF}")))
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            var name = line
+            var value = ""
+            if let equals = line.firstIndex(of: "=") {
+                name = line[..<equals].trimmingCharacters(in: .whitespaces)
+                value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            }
+            if name.hasPrefix("--") { name = String(name.dropFirst(2)) }
+            guard !name.isEmpty, !name.contains(" ") else {
+                throw UsageError("\(Escaping.terminal(path)):\(offset + 1): expected 'option = value'")
+            }
+            lines.append(Line(number: offset + 1, name: name, value: value))
+        }
+        return ConfigFile(path: path, lines: lines)
+    }
+
+    /// Options that only make sense on the command line.
+    private static let commandLineOnly: Set<String> = ["help", "config", "no-config"]
+
+    /// Applies every line `C` has an option for, through its table.
+    func apply<C: ParsableCommand>(to command: inout C) throws(UsageError) {
+        let table = C.allOptions
+        for line in lines {
+            let place = "\(Escaping.terminal(path)):\(line.number)"
+            guard !Self.commandLineOnly.contains(line.name) else {
+                throw UsageError("\(place): --\(line.name) belongs on the command line")
+            }
+            guard let spec = table.first(where: { $0.long == line.name }) else {
+                if Self.otherCommandsKnow(line.name) { continue }
+                let names = Self.allNames()
+                throw UsageError(
+                    "\(place): unknown option '\(Escaping.terminal(line.name))'"
+                        + EditDistance.suggestion(for: line.name, among: names))
+            }
+            var value = line.value
+            if spec.arity == .flag {
+                switch line.value.lowercased() {
+                case "", "true", "yes", "on", "1": value = ""
+                case "false", "no", "off", "0": continue
+                default: throw UsageError("\(place): --\(line.name) is a switch: true or false")
+                }
+            } else if value.isEmpty {
+                throw UsageError("\(place): --\(line.name) needs a value")
+            }
+            do {
+                try spec.apply(&command, value, "--" + line.name)
+            } catch let error as UsageError {
+                throw UsageError("\(place): \(error.message)", command: error.command)
+            } catch {
+                preconditionFailure("option tables throw only UsageError, got \(error)")
+            }
+        }
+    }
+
+    private static func otherCommandsKnow(_ name: String) -> Bool {
+        CommandLineParser.commands.contains { command in command.longOptionNames.contains(name) }
+    }
+
+    private static func allNames() -> [String] {
+        CommandLineParser.commands.flatMap { $0.longOptionNames }.filter { !commandLineOnly.contains($0) }
+    }
+}
+
+extension ParsableCommand {
+    /// Every long option name of the command, for the config file's cross-command check.
+    static var longOptionNames: [String] { allOptions.map(\.long) }
+
+    /// `--config FILE` and `--no-config`: read by ``ConfigFile/load(for:environment:)``
+    /// before the scan; here so the scanner accepts them and help lists them.
+    static var configOptions: [OptionSpec<Self>] {
+        [
+            OptionSpec("config", .value("FILE"), help: "read options from FILE (default ~/.config/sdfetch/config)") {
+                _, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a file") }
+            },
+            OptionSpec("no-config", help: "read no config file") { _, _, _ in },
+        ]
+    }
+}

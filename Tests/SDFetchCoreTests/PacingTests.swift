@@ -1,0 +1,115 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// `--per-host`, `--wait` and `--limit-rate` as the servers see them: the engine's loop
+/// holds requests and pauses transfers, and these tests measure the result on the wire.
+@Suite("Pacing", .timeLimit(.minutes(1)))
+struct PacingTests {
+    let directory = TemporaryDirectory("pacing")
+
+    private func fetcher(_ configure: (inout FetchOptions) -> Void) throws -> Fetcher {
+        try Fetcher.forTesting(in: directory, configure)
+    }
+
+    @Test("--per-host caps transfers in flight to each host while -j allows more")
+    func perHostCapsEachHost() async throws {
+        let first = try await LoopbackServer()
+        let second = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<8 {
+            for server in [first, second] {
+                server.route("/\(index).png", ScriptedResponse(body: SampleImages.png(seed: index), delay: .milliseconds(120)))
+                lines.append(server.url("/\(index).png"))
+            }
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let fetcher = try fetcher { options in
+            options.concurrency = 8
+            options.pacing.perHost = 2
+        }
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+        fetcher.shutdown()
+        try await first.shutdown()
+        try await second.shutdown()
+
+        #expect(collected.results.count == 16)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        #expect(first.peakConcurrentRequests == 2)
+        #expect(second.peakConcurrentRequests == 2)
+    }
+
+    @Test("--wait spaces request starts to one host by at least the wait, other hosts unaffected")
+    func waitSpacesRequests() async throws {
+        let polite = try await LoopbackServer()
+        let other = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<4 {
+            polite.route("/\(index).png", .ok(SampleImages.png(seed: index)))
+            lines.append(polite.url("/\(index).png"))
+        }
+        other.route("/o.png", .ok(SampleImages.png(seed: 9)))
+        lines.append(other.url("/o.png"))
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let wait = Duration.milliseconds(250)
+        let fetcher = try fetcher { options in
+            options.concurrency = 8
+            options.pacing.wait = wait
+        }
+        // One request first, so the measured ones share its kept-alive connection: the server's
+        // accept of a new connection would delay the first arrival stamp and hide a short gap.
+        polite.route("/warm.png", .ok(SampleImages.png(seed: 8)))
+        _ = try await fetcher.fetch(url: polite.url("/warm.png"))
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+        fetcher.shutdown()
+        try await polite.shutdown()
+        try await other.shutdown()
+
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        let arrivals = polite.recordedRequests.filter { $0.path != "/warm.png" }.map(\.receivedAt).sorted()
+        #expect(arrivals.count == 4)
+        for (earlier, later) in zip(arrivals, arrivals.dropFirst()) {
+            // The server stamps arrivals on its own thread: allow its scheduling jitter on a busy machine.
+            #expect(later - earlier >= wait - .milliseconds(25), "gap \(later - earlier)")
+        }
+        // The other host's request does not queue behind the held ones.
+        let otherArrival = try #require(other.recordedRequests.first?.receivedAt)
+        #expect(otherArrival < arrivals[1])
+    }
+
+    @Test("a run under --limit-rate takes at least bytes / rate")
+    func limitRateBoundsThroughput() async throws {
+        let server = try await LoopbackServer()
+        let size = 96 * 1024
+        let rate: Int64 = 256 * 1024
+        var bodies: [[UInt8]] = []
+        for index in 0..<4 {
+            let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+            bodies.append(body)
+            server.route("/\(index).bin", .ok(body))
+        }
+        let engine = CurlEngine(maxTransfers: 4, pacing: TransferPacing(bytesPerSecond: rate))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let responses = await withTaskGroup(of: (Int, TransferResponse).self) { group in
+            for index in 0..<4 {
+                group.addTask { (index, await engine.perform(TransferRequest(url: server.url("/\(index).bin")))) }
+            }
+            var responses: [Int: TransferResponse] = [:]
+            for await (index, response) in group { responses[index] = response }
+            return responses
+        }
+        let elapsed = clock.now - start
+        engine.shutdown()
+        try await server.shutdown()
+
+        for index in 0..<4 {
+            #expect(responses[index]?.failure == nil)
+            #expect(responses[index]?.body == bodies[index])
+        }
+        let floor = Duration.seconds(Double(4 * size) / Double(rate))  // 1.5 s
+        #expect(elapsed >= floor, "took \(elapsed)")
+        #expect(elapsed < floor * 3, "took \(elapsed)")
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// `--cacert`, `-k` and `--proxy` mapped onto libcurl, against a local TLS server whose
+/// CA is made by the test and a loopback server standing in as the proxy.
+@Suite("TLS and proxy", .timeLimit(.minutes(1)))
+struct TLSAndProxyTests {
+    let directory = TemporaryDirectory("tls")
+
+    private func startTLS() throws -> LocalTLSServer? {
+        guard LocalTLSServer.isAvailable else {
+            print("skipped: openssl is not installed, so no local TLS server")
+            return nil
+        }
+        let server = try LocalTLSServer(directory: directory.appending("tls"))
+        try server.serve(SampleImages.png(seed: 3), as: "a.png")
+        return server
+    }
+
+    private func request(_ url: String, _ connection: ConnectionOptions) -> TransferRequest {
+        var request = TransferRequest(url: url, timeout: .seconds(5))
+        request.connection = connection
+        return request
+    }
+
+    @Test("--cacert with the server's CA fetches over HTTPS")
+    func caCertificateTrusted() async throws {
+        guard let server = try startTLS() else { return }
+        defer { server.stop() }
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
+        engine.shutdown()
+
+        #expect(response.failure == nil)
+        #expect(response.body == SampleImages.png(seed: 3))
+    }
+
+    @Test("without the CA the certificate is refused as tls, a transient failure")
+    func unknownCAIsTLSFailure() async throws {
+        guard let server = try startTLS() else { return }
+        defer { server.stop() }
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(request(server.url("a.png"), ConnectionOptions()))
+        engine.shutdown()
+
+        #expect(response.failure?.kind == .tls)
+        #expect(response.failure?.kind.isPermanent == false)
+        #expect(response.body.isEmpty)
+    }
+
+    @Test("-k fetches over HTTPS without verifying the certificate")
+    func insecureSkipsVerification() async throws {
+        guard let server = try startTLS() else { return }
+        defer { server.stop() }
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(isInsecure: true)))
+        engine.shutdown()
+
+        #expect(response.failure == nil)
+        #expect(response.body == SampleImages.png(seed: 3))
+    }
+
+    @Test("--proxy sends the request through the proxy, even for a host nobody can resolve")
+    func proxyRoutesRequests() async throws {
+        let proxy = try await LoopbackServer()
+        // A forward proxy receives the absolute URL as the request target.
+        let target = "http://images.invalid/a.png"
+        proxy.route(target, .ok(SampleImages.png(seed: 4)))
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(
+            request(target, ConnectionOptions(proxy: "http://127.0.0.1:\(proxy.port)")))
+        let direct = await engine.perform(request(target, ConnectionOptions()))
+        engine.shutdown()
+        try await proxy.shutdown()
+
+        #expect(response.failure == nil)
+        #expect(response.body == SampleImages.png(seed: 4))
+        #expect(proxy.requests(for: target) == 1)
+        #expect(direct.failure?.kind == .dns)
+    }
+}
