@@ -106,6 +106,23 @@ struct URLListReaderTests {
         close(fds[0])
         directory.remove()
     }
+
+    @Test("the up-front count agrees with the lines read, across chunk boundaries and odd whitespace")
+    func countAgreesWithReader() async {
+        var generator = SystemRandomNumberGenerator()
+        let shapes = ["http://h/x", "  http://h/y\t", "#c", "  # c", "", " \r", "\t\t", "http://h/z\r"]
+        var lines = (0..<40_000).map { _ in shapes[Int(generator.next() % UInt64(shapes.count))] }
+        // Two lines longer than a read chunk (64 KiB) and the URL limit.
+        lines.insert(String(repeating: "a", count: 100_000), at: 10_000)
+        lines.insert("   " + String(repeating: "b", count: 70_000), at: 30_000)
+        let body = lines.joined(separator: "\n")
+        let file = directory.write("\u{FEFF}" + body, to: "mixed.txt")
+        let reader = URLListReader(sources: [.file(file)])
+        var read = 0
+        while let batch = await reader.next() { read += batch.count }
+        #expect(reader.expectedLines == read)
+        directory.remove()
+    }
 }
 
 @Suite("Invalid input lines", .timeLimit(.minutes(1)))

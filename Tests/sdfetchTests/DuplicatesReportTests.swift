@@ -19,12 +19,15 @@ struct DuplicatesReportTests {
         defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
-        server.route("/b.png", ScriptedResponse(status: 200, body: SampleImages.png(seed: 2), delay: .milliseconds(200)))
+        server.route(
+            "/b.png", ScriptedResponse(status: 200, body: SampleImages.png(seed: 2), delay: .milliseconds(200)))
         let warm = directory.write(server.url("/a.png") + "\n", to: "warm")
         _ = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, warm])
         // a is answered inline from the cache before its repeats (one spelled differently) are read.
-        let lines = [server.url("/a.png"), server.url("/b.png"), server.url("/b.png"), server.url("/a.png"),
-                     server.url("/a.png#frag")]
+        let lines = [
+            server.url("/a.png"), server.url("/b.png"), server.url("/b.png"), server.url("/a.png"),
+            server.url("/a.png#frag"),
+        ]
         let list = directory.write(lines.joined(separator: "\n"), to: "l")
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "--json", list])
         try await server.shutdown()

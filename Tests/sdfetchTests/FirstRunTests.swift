@@ -50,7 +50,8 @@ struct FirstRunTests {
         server.route("/a.png", .ok(SampleImages.png()))
         server.route("/gone.png", .status(404))
         let list = directory.write(
-            [server.url("/a.png"), server.url("/a.png"), server.url("/gone.png"), "nope"].joined(separator: "\n"), to: "l")
+            [server.url("/a.png"), server.url("/a.png"), server.url("/gone.png"), "nope"].joined(separator: "\n"),
+            to: "l")
         let summaryPath = directory.appending("summary.json")
         let run = try await sdfetch(["--json", "--summary", summaryPath, list])
         try await server.shutdown()
@@ -108,20 +109,29 @@ struct FirstRunTests {
         #expect(fetch.standardOutput.contains("TERM=dumb") && fetch.standardOutput.contains("130 interrupted"))
     }
 
-    @Test("-q is accepted by every command", arguments: [["stats", "-q"], ["path", "-q", "http://h/x"], ["failed", "list", "-q"], ["clean", "-q", "--dry-run"]])
+    @Test(
+        "-q is accepted by every command",
+        arguments: [
+            ["stats", "-q"], ["path", "-q", "http://h/x"], ["failed", "list", "-q"], ["clean", "-q", "--dry-run"],
+        ])
     func quietEverywhere(arguments: [String]) async throws {
         defer { directory.remove() }
-        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), [arguments[0], "--cache-dir", cache] + arguments.dropFirst())
+        let run = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), [arguments[0], "--cache-dir", cache] + arguments.dropFirst())
         #expect(run.status != 2, "\(run.standardError)")
     }
 
-    @Test("numeric options past their bound are usage errors, never a crash", arguments: [
-        ["-t", "9300000000"], ["--max-age", "15251w"], ["--max-bytes", "99999T"], ["--max-pixels", "99999999999999999"],
-    ])
+    @Test(
+        "numeric options past their bound are usage errors, never a crash",
+        arguments: [
+            ["-t", "9300000000"], ["--max-age", "15251w"], ["--max-bytes", "99999T"],
+            ["--max-pixels", "99999999999999999"],
+        ])
     func boundedOptions(arguments: [String]) async throws {
         defer { directory.remove() }
         let run = try await sdfetch(arguments + ["-"], input: "")
-        let clean = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["clean", "--cache-dir", cache, "--max-age", "15251w"])
+        let clean = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["clean", "--cache-dir", cache, "--max-age", "15251w"])
         #expect(run.status == 2, "\(run.standardError)")
         #expect(run.standardError.contains("option \(arguments[0])"))
         #expect(clean.status == 2)
@@ -165,8 +175,11 @@ struct FirstRunTests {
         var outputs = ""
         for run in 0..<8 {
             let result = try await ProcessRun.launch(
-                "/bin/sh", ["-c", "ulimit -n 11 && exec \"$0\" --cache-dir \"$1\" \"$2\"", BuiltProduct.path("sdfetch"),
-                            directory.appending("cache\(run)"), list])
+                "/bin/sh",
+                [
+                    "-c", "ulimit -n 11 && exec \"$0\" --cache-dir \"$1\" \"$2\"", BuiltProduct.path("sdfetch"),
+                    directory.appending("cache\(run)"), list,
+                ])
             outputs += result.standardOutput + result.standardError
         }
         try await server.shutdown()

@@ -34,7 +34,8 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         }
         if let firstBad {
             let bad = bytes[firstBad]
-            throw InvalidURL(reason: bad == 0x20 || bad == 0x09 ? "contains whitespace" : "contains a control character")
+            let isSpace = bad == 0x20 || bad == 0x09
+            throw InvalidURL(reason: isSpace ? "contains whitespace" : "contains a control character")
         }
         let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
         guard scheme == "http" || scheme == "https" else {
@@ -57,7 +58,8 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         // the host (issue 16), so it is `invalid` here.
         let ats = authority.lazy.filter { $0 == UInt8(ascii: "@") }.count
         guard ats <= 1 else { throw InvalidURL(reason: "more than one '@' before the host") }
-        let hostPortStart = authority.firstIndex(of: UInt8(ascii: "@")).map { authority.index(after: $0) } ?? authority.startIndex
+        let hostPortStart =
+            authority.firstIndex(of: UInt8(ascii: "@")).map { authority.index(after: $0) } ?? authority.startIndex
         let userinfo = authority[authority.startIndex..<hostPortStart]
         let hostPort = authority[hostPortStart...]
         var hostBytes = hostPort[...]

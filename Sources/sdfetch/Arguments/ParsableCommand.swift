@@ -37,7 +37,7 @@ extension ParsableCommand {
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
                 command.cacheDirectory = value
             },
-            OptionSpec("quiet", short: "q", help: "no progress and no summary; errors still go to standard error") {
+            OptionSpec("quiet", short: "q", help: "no progress, summary or notices: only results and errors") {
                 command, _, _ in
                 command.isQuiet = true
             },

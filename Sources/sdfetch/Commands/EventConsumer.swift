@@ -15,7 +15,7 @@ struct EventConsumer {
     private(set) var heldFailures = FailureList()
     /// Failures per error kind label, for `--summary`.
     private(set) var errorKinds: [String: Int] = [:]
-    /// URLs that sent at least one request (`--summary`'s `requests`).
+    /// URLs a server answered with an HTTP status (`--summary`'s `requests`).
     private(set) var requestedURLs = 0
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?

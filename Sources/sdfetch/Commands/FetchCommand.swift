@@ -37,7 +37,8 @@ struct FetchCommand: ParsableCommand {
             // Said plainly here: Foundation's own words for this case are "a file with the same name already exists".
             var status = stat()
             if stat(outputDirectory, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
-                StandardError.write("sdfetch: -o \(Escaping.terminal(outputDirectory)): exists and is not a directory\n")
+                let name = Escaping.terminal(outputDirectory)
+                StandardError.write("sdfetch: -o \(name): exists and is not a directory\n")
                 return .unusableCacheOrInput
             }
             do throws(OutputError) {
@@ -97,7 +98,8 @@ struct FetchCommand: ParsableCommand {
             let text = SummaryFile.json(
                 consumer, elapsed: ContinuousClock.now - started, interrupted: interrupted)
             if !SummaryFile.write(text, to: summaryFile) {
-                console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(String(cString: strerror(errno)))\n")
+                let reason = String(cString: strerror(errno))
+                console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
         }
         cache.flushUses()

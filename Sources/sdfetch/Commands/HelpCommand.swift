@@ -46,8 +46,8 @@ enum HelpText {
     /// end with what concerns them: where the cache is and their own exit statuses.
     static func command(_ command: any ParsableCommand.Type) -> String {
         let ending = command.name == FetchCommand.name ? footer : cacheCommandFooter(command.name)
-        return "Usage: sdfetch \(command.usage)\n\n" + wrap(command.abstract) + "\nOptions:\n" + optionLines(command) + "\n"
-            + ending
+        return "Usage: sdfetch \(command.usage)\n\n" + wrap(command.abstract) + "\nOptions:\n" + optionLines(command)
+            + "\n" + ending
     }
 
     private static func cacheCommandFooter(_ name: String) -> String {
@@ -55,7 +55,8 @@ enum HelpText {
         if name == CleanCommand.name {
             text += "Values: durations like 30s 10m 2h 7d 1w; sizes like 512K 50M 2G (1024-based).\n\n"
         }
-        text += "Environment:\n  SDFETCH_CACHE_DIR   cache directory; else $XDG_CACHE_HOME/sdfetch; else ~/.cache/sdfetch\n\n"
+        text += "Environment:\n"
+        text += "  SDFETCH_CACHE_DIR   cache directory; else $XDG_CACHE_HOME/sdfetch; else ~/.cache/sdfetch\n\n"
         let notFound = name == PathCommand.name ? " 1 some URL has no entry;" : ""
         text += "Exit status: 0 success;\(notFound) 2 usage error; 3 unusable cache directory.\n"
         return text

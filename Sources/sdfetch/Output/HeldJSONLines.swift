@@ -13,8 +13,10 @@ import SDFetchCore
 final class HeldJSONLines {
     /// The spool (`tmpfile(3)`: already unlinked), or nil when none could be made.
     private let spool: UnsafeMutablePointer<FILE>?
-    /// Used only when no spool file could be made.
+    /// Used when no spool file could be made, or once writing to it failed (a full `/tmp`):
+    /// those records follow the spooled ones, so the order holds.
     private var inMemory: [String] = []
+    private var hasSpoolFailed = false
     private(set) var count = 0
 
     init() {
@@ -29,11 +31,11 @@ final class HeldJSONLines {
     func hold(_ line: String, digest: KeyDigest?) {
         count += 1
         let record = (digest?.hex ?? "-") + "\t" + line
-        guard let spool else {
+        guard let spool, !hasSpoolFailed, fputs(record, spool) >= 0 else {
+            hasSpoolFailed = spool != nil
             inMemory.append(record)
             return
         }
-        fputs(record, spool)
     }
 
     /// Writes every held line through `write`, in order, with the final count from `duplicates`.
@@ -49,20 +51,19 @@ final class HeldJSONLines {
             inMemory.removeAll()
             count = 0
         }
-        guard let spool else {
-            for record in inMemory { emit(Substring(record)) }
-            return
+        if let spool {
+            fflush(spool)
+            rewind(spool)
+            var buffer: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            defer { free(buffer) }
+            while getline(&buffer, &capacity, spool) > 0, let buffer {
+                emit(Substring(String(cString: buffer)))
+            }
+            rewind(spool)
+            ftruncate(fileno(spool), 0)
         }
-        fflush(spool)
-        rewind(spool)
-        var buffer: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(buffer) }
-        while getline(&buffer, &capacity, spool) > 0, let buffer {
-            emit(Substring(String(cString: buffer)))
-        }
-        rewind(spool)
-        ftruncate(fileno(spool), 0)
+        for record in inMemory { emit(Substring(record)) }
     }
 
     /// `line` with its `"duplicates"` member set to `count`.

@@ -11,7 +11,8 @@ enum ResultPrinter {
     }
 
     static func textLine(_ result: FetchResult, path: String?) -> String {
-        "\(statusWord(result))\t\(path.map { Escaping.terminal($0) } ?? "-")\t\(Escaping.terminal(URLKey.redacting(result.url)))\n"
+        let url = Escaping.terminal(URLKey.redacting(result.url))
+        return "\(statusWord(result))\t\(path.map { Escaping.terminal($0) } ?? "-")\t\(url)\n"
     }
 
     /// The status column: `interrupted` for a URL Ctrl-C stopped, so a re-run's input is easy to pick out.

@@ -18,7 +18,8 @@ enum SummaryFile {
         object.add("errors", counts: consumer.errorKinds)
         object.add("duplicates", summary.duplicates)
         object.add("bytes", summary.downloadedBytes)
-        // URLs that sent at least one request; retries of one URL are not counted again.
+        // URLs a server answered (an HTTP status came back); retries of one URL are not counted
+        // again, and a refused connection is not a request the server saw.
         object.add("requests", consumer.requestedURLs)
         object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
         object.add("unreadable_inputs", summary.unreadableInputs)
