@@ -59,19 +59,18 @@ final class Console: Sendable {
     /// Writes a message from the signal path: never waits for the lock, never blocks the caller.
     ///
     /// A writer blocked in `write(1)` on a full pipe (`sdfetch urls | less`) holds the lock;
-    /// waiting for it would leave Ctrl-C unanswered. The message is written on a thread of
-    /// its own: in order with the bar when the lock is free, else straight to standard error.
+    /// waiting for it would leave Ctrl-C unanswered. When the lock is free the message is
+    /// written at once, in order with the bar (so it is out before a quick exit); when it is
+    /// held, a thread of its own writes it straight to standard error.
     func notice(_ text: String) {
-        let thread = Thread { [self] in
-            let written: Void? = state.withLockIfAvailable { state in
-                let bar = state.bar
-                if bar != nil { erase(&state) }
-                FileDescriptorWriter.write(text, to: STDERR_FILENO)
-                if let bar { draw(bar, &state) }
-            }
-            if written == nil { FileDescriptorWriter.write(text, to: STDERR_FILENO) }
+        let written: Void? = state.withLockIfAvailable { state in
+            let bar = state.bar
+            if bar != nil { erase(&state) }
+            FileDescriptorWriter.write(text, to: STDERR_FILENO)
+            if let bar { draw(bar, &state) }
         }
-        thread.start()
+        guard written == nil else { return }
+        Thread { FileDescriptorWriter.write(text, to: STDERR_FILENO) }.start()
     }
 
     /// Replaces the bar with `line` (already fitted to the terminal width).
