@@ -255,7 +255,8 @@ final class TransferLoop {
         scheduler?.finished(transfer.host, wasSent: transfer.isConnected)
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
-            let failed = response.failure.map { $0.kind != .interrupted } ?? false
+            // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.
+            let failed = response.failure.map { $0.kind != .interrupted && $0.kind != .io } ?? false
             engine.hostHealth.record(
                 transfer.host, reachedServer: transfer.isConnected, failed: failed, limit: transfer.hostFailureLimit)
         }

@@ -1,0 +1,90 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// Replies no HTTP library would send, written byte by byte (issue 16): each is reported
+/// by what happened on the wire, bytes arrived means `truncated`, never `connect`.
+@Suite("Hostile responses", .timeLimit(.minutes(1)))
+struct HostileResponseTests {
+    private func perform(_ steps: [RawResponseServer.Step], timeout: Duration = .seconds(5)) async throws -> TransferResponse {
+        let server = try await RawResponseServer(steps)
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(TransferRequest(url: server.url("/x.png"), timeout: timeout))
+        engine.shutdown()
+        try await server.shutdown()
+        return response
+    }
+
+    @Test("an HTTP/0.9 reply (no status line) is truncated")
+    func http09() async throws {
+        let response = try await perform([.init("just some bytes, no status line\n")])
+        #expect(response.failure?.kind == .truncated)
+    }
+
+    @Test("a 4-digit status is truncated")
+    func fourDigitStatus() async throws {
+        let response = try await perform([.init("HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nhi")])
+        #expect(response.failure?.kind == .truncated)
+    }
+
+    @Test("a NUL byte in Location is truncated")
+    func nulInLocation() async throws {
+        let response = try await perform([.init(Array("HTTP/1.1 302 Found\r\nLocation: /a".utf8) + [0] + Array("b\r\nContent-Length: 0\r\n\r\n".utf8))])
+        #expect(response.failure?.kind == .truncated)
+    }
+
+    @Test("a 1 MB header line is a clear truncated failure, not out of memory")
+    func hugeHeaderLine() async throws {
+        let line = "X-Big: " + String(repeating: "a", count: 1 << 20) + "\r\n"
+        let response = try await perform([.init("HTTP/1.1 200 OK\r\n" + line + "Content-Length: 2\r\n\r\nhi")])
+        #expect(response.failure?.kind == .truncated)
+        #expect(response.failure?.detail.contains("header too large") == true)
+        #expect(response.failure?.detail.contains("out of memory") == false)
+    }
+}
+
+/// `Content-Encoding` decoded by curl, with `--max-bytes` on the decoded size.
+@Suite("Content encoding", .timeLimit(.minutes(1)))
+struct ContentEncodingTests {
+    let directory = TemporaryDirectory("encoding")
+
+    /// `bytes` through the system's `gzip`.
+    private func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let file = directory.appending("body")
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let run = try ProcessRun.run("/bin/gzip", ["-f", "-9", file])
+        #expect(run.status == 0)
+        return Array(try Data(contentsOf: URL(fileURLWithPath: file + ".gz")))
+    }
+
+    @Test("a gzip-encoded PNG is decoded and downloaded")
+    func gzipDecoded() async throws {
+        let server = try await LoopbackServer()
+        let png = SampleImages.png(width: 32, height: 32, seed: 5)
+        server.route("/a.png", .ok(try gzip(png), headers: [("Content-Encoding", "gzip")]))
+        let fetcher = try Fetcher.forTesting(in: directory)
+        let result = try await fetcher.fetch(url: server.url("/a.png"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.status == .downloaded)
+        #expect(result.bytes == Int64(png.count))
+        let stored = try #require(result.path.flatMap { FileManager.default.contents(atPath: $0) })
+        #expect(Array(stored) == png)
+    }
+
+    @Test("--max-bytes bounds the decoded size of a small gzip bomb")
+    func gzipBombTooLarge() async throws {
+        let server = try await LoopbackServer()
+        let bomb = try gzip([UInt8](repeating: 0, count: 4 << 20))
+        #expect(bomb.count < 64 << 10)
+        server.route("/bomb.png", .ok(bomb, headers: [("Content-Encoding", "gzip")]))
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(TransferRequest(url: server.url("/bomb.png"), maxBytes: 1 << 20))
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(response.failure?.kind == .tooLarge)
+    }
+}
