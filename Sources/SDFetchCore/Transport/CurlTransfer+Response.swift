@@ -46,6 +46,9 @@ extension CurlTransfer {
         _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
         let message = String(cString: errorBuffer)
         var detail = (message.isEmpty ? String(cString: curl_easy_strerror(code)) : message).lowercased()
+        if let socketError, let local = LocalResourceError(errno: socketError) {
+            return FetchFailure(.io, "cannot open a socket: \(local.detail)")
+        }
         if let local = LocalResourceError(errno: Int32(osError)) {
             return FetchFailure(.io, "\(detail) (\(local.detail))")
         }

@@ -44,6 +44,8 @@ final class CurlTransfer {
     var sendLog: SendLog?
     /// The transfer is paused by ``rateLimiter``: no bytes can arrive, so it is not stalled.
     var isPausedForRate = false
+    /// `errno` of a socket this machine could not create (`EMFILE`...); curl does not keep it.
+    var socketError: Int32?
 
     var head = ResponseHead()
     var body: [UInt8] = []
@@ -108,6 +110,7 @@ final class CurlTransfer {
         rateLimiter = nil
         sendLog = nil
         isPausedForRate = false
+        socketError = nil
         overflow = nil
         errorBuffer[0] = 0
     }
@@ -173,6 +176,14 @@ final class CurlTransfer {
             return 0  // CURL_PREREQFUNC_OK
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, context)
+        _ = CSDFetch_curl_easy_setopt_opensocket_callback(handle, CURLOPT_OPENSOCKETFUNCTION) { userData, _, address in
+            // What curl's default does, plus close-on-exec, and keeping errno on failure.
+            let socketType = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
+            let descriptor = socket(address.pointee.family, socketType, address.pointee.protocol)
+            if descriptor < 0 { CurlTransfer.from(userData: userData).socketError = errno }
+            return descriptor
+        }
+        _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
     }
 
     /// `--cacert`, `-k`, `--proxy`.

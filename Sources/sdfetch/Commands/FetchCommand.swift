@@ -38,6 +38,8 @@ struct FetchCommand: ParsableCommand {
         }
         let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
         let console = Console(environment: environment)
+        var options = options
+        options.concurrency = DescriptorLimit.cap(options.concurrency) { console.error($0) }
         let fetcher = Fetcher(options: options, cache: cache, notes: isVerbose ? VerboseNotes.printer(console) : nil)
         let reader = URLListReader(sources: sources)
         let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
