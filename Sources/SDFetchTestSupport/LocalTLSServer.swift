@@ -60,6 +60,16 @@ public final class LocalTLSServer: Sendable {
         self.port = port
     }
 
+    /// ``init(directory:)`` on a thread of its own: making keys and waiting for `openssl`
+    /// would otherwise park one of the few cooperative threads and starve other suites.
+    public static func start(directory: String) async throws -> LocalTLSServer {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try LocalTLSServer(directory: directory) }) }
+            thread.name = "LocalTLSServer"
+            thread.start()
+        }
+    }
+
     /// `https://127.0.0.1:PORT/name`.
     public func url(_ name: String) -> String { "https://127.0.0.1:\(port)/\(name)" }
 

@@ -34,6 +34,23 @@ struct HostileResponseTests {
         #expect(response.failure?.kind == .truncated)
     }
 
+    @Test("a header dripped a byte at a time is activity: only a real stall ends it")
+    func drippedHeaderIsActivity() async throws {
+        var steps: [RawResponseServer.Step] = [.init("HTTP/1.1 200 OK\r\nX-Slow: ")]
+        // 8 bytes 300 ms apart: 2.4 s for one header line under a 1 s stall timeout.
+        for byte in "abcdefgh" { steps.append(.init(String(byte), after: .milliseconds(300))) }
+        steps.append(.init("\r\nContent-Length: 2\r\n\r\nhi"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = try await perform(steps, timeout: .seconds(1))
+        #expect(response.failure == nil, "\(String(describing: response.failure))")
+        #expect(response.body == Array("hi".utf8))
+        #expect(clock.now - start >= .seconds(2))
+
+        let stalled = try await perform([.init("HTTP/1.1 200 OK\r\nX-Slow: a"), .init("b", after: .seconds(30))], timeout: .seconds(1))
+        #expect(stalled.failure?.kind == .timeout)
+    }
+
     @Test("a 1 MB header line is a clear truncated failure, not out of memory")
     func hugeHeaderLine() async throws {
         let line = "X-Big: " + String(repeating: "a", count: 1 << 20) + "\r\n"
@@ -50,10 +67,10 @@ struct ContentEncodingTests {
     let directory = TemporaryDirectory("encoding")
 
     /// `bytes` through the system's `gzip`.
-    private func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+    private func gzip(_ bytes: [UInt8]) async throws -> [UInt8] {
         let file = directory.appending("body")
         try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let run = try ProcessRun.run("/bin/gzip", ["-f", "-9", file])
+        let run = try await ProcessRun.launch("/bin/gzip", ["-f", "-9", file])
         #expect(run.status == 0)
         return Array(try Data(contentsOf: URL(fileURLWithPath: file + ".gz")))
     }
@@ -62,7 +79,7 @@ struct ContentEncodingTests {
     func gzipDecoded() async throws {
         let server = try await LoopbackServer()
         let png = SampleImages.png(width: 32, height: 32, seed: 5)
-        server.route("/a.png", .ok(try gzip(png), headers: [("Content-Encoding", "gzip")]))
+        server.route("/a.png", .ok(try await gzip(png), headers: [("Content-Encoding", "gzip")]))
         let fetcher = try Fetcher.forTesting(in: directory)
         let result = try await fetcher.fetch(url: server.url("/a.png"))
         fetcher.shutdown()
@@ -77,7 +94,7 @@ struct ContentEncodingTests {
     @Test("--max-bytes bounds the decoded size of a small gzip bomb")
     func gzipBombTooLarge() async throws {
         let server = try await LoopbackServer()
-        let bomb = try gzip([UInt8](repeating: 0, count: 4 << 20))
+        let bomb = try await gzip([UInt8](repeating: 0, count: 4 << 20))
         #expect(bomb.count < 64 << 10)
         server.route("/bomb.png", .ok(bomb, headers: [("Content-Encoding", "gzip")]))
         let engine = CurlEngine(maxTransfers: 1)

@@ -46,6 +46,11 @@ final class CurlTransfer {
     var isPausedForRate = false
     /// `errno` of a socket this machine could not create (`EMFILE`...); curl does not keep it.
     var socketError: Int32?
+    /// The loop's record of sockets, told about each one this transfer opens.
+    var sockets: SocketActivity?
+    /// Ports of the connection curl sends on, from the pre-request callback (0 before).
+    private(set) var localPort = 0
+    private(set) var remotePort = 0
 
     var head = ResponseHead()
     var body: [UInt8] = []
@@ -111,6 +116,9 @@ final class CurlTransfer {
         sendLog = nil
         isPausedForRate = false
         socketError = nil
+        sockets = nil
+        localPort = 0
+        remotePort = 0
         overflow = nil
         errorBuffer[0] = 0
     }
@@ -169,8 +177,11 @@ final class CurlTransfer {
             CurlTransfer.from(userData: userData).receive(header: data, count: size * count)
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
-        _ = CSDFetch_curl_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) { userData, _, _, _, _ in
+        _ = CSDFetch_curl_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) {
+            userData, _, _, remotePort, localPort in
             let transfer = CurlTransfer.from(userData: userData)
+            transfer.localPort = Int(localPort)
+            transfer.remotePort = Int(remotePort)
             transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
             transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
@@ -180,7 +191,8 @@ final class CurlTransfer {
             // What curl's default does, plus close-on-exec, and keeping errno on failure.
             let socketType = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
             let descriptor = socket(address.pointee.family, socketType, address.pointee.protocol)
-            if descriptor < 0 { CurlTransfer.from(userData: userData).socketError = errno }
+            let transfer = CurlTransfer.from(userData: userData)
+            if descriptor < 0 { transfer.socketError = errno } else { transfer.sockets?.opened(descriptor) }
             return descriptor
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
