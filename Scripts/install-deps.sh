@@ -4,7 +4,8 @@
 # Usage: Scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev pkg-config python3 "$@")
+# parallel: the scale-out test runs GNU parallel with several shards on one cache.
+packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev pkg-config python3 parallel "$@")
 
 missing=()
 for package in "${packages[@]}"; do
