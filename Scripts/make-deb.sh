@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds sdfetch_VERSION_ARCH.deb in the current directory from `make install` staged under
 # /usr. The binary carries the Swift runtime (--static-swift-stdlib), so Depends names only
-# the C libraries it links: libcurl4, libpng16-16, libjpeg62-turbo, libgif7 (and libc6).
+# the C libraries it links: libcurl4, libpng16-16, libjpeg62-turbo, libgif7 (and libc6,
+# libstdc++6, libgcc-s1, which the static Swift runtime needs).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 stage=$(mktemp -d)
@@ -17,7 +18,7 @@ Section: web
 Priority: optional
 Architecture: $arch
 Maintainer: sdfetch maintainers <sdfetch@localhost>
-Depends: libc6, libcurl4, libpng16-16, libjpeg62-turbo, libgif7
+Depends: libc6, libstdc++6, libgcc-s1, libcurl4, libpng16-16, libjpeg62-turbo, libgif7
 Description: batch image fetcher with a verified, de-duplicated disk cache
  Reads lists of image URLs, downloads each unique URL once, verifies the bytes
  are a real image and keeps them in a disk cache, with per-host politeness,
