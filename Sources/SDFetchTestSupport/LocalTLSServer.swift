@@ -88,12 +88,18 @@ public final class LocalTLSServer: Sendable {
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(
             to: URL(fileURLWithPath: directory + "/server.ext"))
         let steps: [[String]] = [
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-             "-subj", "/CN=sdfetch test CA"],
-            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj",
-             "/CN=127.0.0.1"],
-            ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out",
-             "server.pem", "-days", "2", "-extfile", "server.ext"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+                "-subj", "/CN=sdfetch test CA",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj",
+                "/CN=127.0.0.1",
+            ],
+            [
+                "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+                "server.pem", "-days", "2", "-extfile", "server.ext",
+            ],
         ]
         for arguments in steps {
             let process = Process()

@@ -7,7 +7,9 @@ import Testing
 /// by what happened on the wire, bytes arrived means `truncated`, never `connect`.
 @Suite("Hostile responses", .timeLimit(.minutes(1)))
 struct HostileResponseTests {
-    private func perform(_ steps: [RawResponseServer.Step], timeout: Duration = .seconds(5)) async throws -> TransferResponse {
+    private func perform(
+        _ steps: [RawResponseServer.Step], timeout: Duration = .seconds(5)
+    ) async throws -> TransferResponse {
         let server = try await RawResponseServer(steps)
         let engine = CurlEngine(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/x.png"), timeout: timeout))
@@ -30,7 +32,9 @@ struct HostileResponseTests {
 
     @Test("a NUL byte in Location is truncated")
     func nulInLocation() async throws {
-        let response = try await perform([.init(Array("HTTP/1.1 302 Found\r\nLocation: /a".utf8) + [0] + Array("b\r\nContent-Length: 0\r\n\r\n".utf8))])
+        let response = try await perform([
+            .init(Array("HTTP/1.1 302 Found\r\nLocation: /a".utf8) + [0] + Array("b\r\nContent-Length: 0\r\n\r\n".utf8))
+        ])
         #expect(response.failure?.kind == .truncated)
     }
 
@@ -47,8 +51,29 @@ struct HostileResponseTests {
         #expect(response.body == Array("hi".utf8))
         #expect(clock.now - start >= .seconds(2))
 
-        let stalled = try await perform([.init("HTTP/1.1 200 OK\r\nX-Slow: a"), .init("b", after: .seconds(30))], timeout: .seconds(1))
+        let stalled = try await perform(
+            [.init("HTTP/1.1 200 OK\r\nX-Slow: a"), .init("b", after: .seconds(30))], timeout: .seconds(1))
         #expect(stalled.failure?.kind == .timeout)
+    }
+
+    @Test("--max-time ends a transfer that keeps trickling, as timeout")
+    func maxTimeBoundsWholeTransfer() async throws {
+        var steps: [RawResponseServer.Step] = [.init("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")]
+        for _ in 0..<100 { steps.append(.init("x", after: .milliseconds(100))) }
+        let server = try await RawResponseServer(steps)
+        let engine = CurlEngine(maxTransfers: 1)
+        var request = TransferRequest(url: server.url("/slow.png"), timeout: .seconds(1))
+        request.maxTime = .seconds(1)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = await engine.perform(request)
+        let elapsed = clock.now - start
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(response.failure?.kind == .timeout)
+        #expect(elapsed >= .milliseconds(900))
+        #expect(elapsed < .seconds(3))
     }
 
     @Test("a 1 MB header line is a clear truncated failure, not out of memory")

@@ -20,7 +20,8 @@ struct PacingTests {
         var lines: [String] = []
         for index in 0..<8 {
             for server in [first, second] {
-                server.route("/\(index).png", ScriptedResponse(body: SampleImages.png(seed: index), delay: .milliseconds(120)))
+                server.route(
+                    "/\(index).png", ScriptedResponse(body: SampleImages.png(seed: index), delay: .milliseconds(120)))
                 lines.append(server.url("/\(index).png"))
             }
         }

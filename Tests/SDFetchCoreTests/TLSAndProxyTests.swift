@@ -30,7 +30,8 @@ struct TLSAndProxyTests {
         guard let server = try await startTLS() else { return }
         defer { server.stop() }
         let engine = CurlEngine(maxTransfers: 1)
-        let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
+        let response = await engine.perform(
+            request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
         engine.shutdown()
 
         #expect(response.failure == nil)

@@ -29,7 +29,8 @@ struct ScaleOutTests {
         }
     }
 
-    @Test("4 shards from --shard auto under GNU parallel share one cache: the union is the list, each URL requested once")
+    @Test(
+        "4 shards from --shard auto under GNU parallel share one cache: the union is the list, each URL requested once")
     func fourShardsOneCache() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.parallel) else {
             print("skipped: GNU parallel is not installed (Scripts/install-deps.sh installs it)")
@@ -38,8 +39,11 @@ struct ScaleOutTests {
         let (server, urls, list) = try await serve()
         let run = try await ProcessRun.launch(
             Self.parallel,
-            ["--will-cite", "-j4", "env", "SDFETCH_SHARD={}/4", BuiltProduct.path("sdfetch"), "--no-config", "-q",
-             "--cache-dir", directory.appending("cache"), "--shard", "auto", "--json", list, ":::", "0", "1", "2", "3"])
+            [
+                "--will-cite", "-j4", "env", "SDFETCH_SHARD={}/4", BuiltProduct.path("sdfetch"), "--no-config", "-q",
+                "--cache-dir", directory.appending("cache"), "--shard", "auto", "--json", list, ":::", "0", "1", "2",
+                "3",
+            ])
         try await server.shutdown()
 
         #expect(run.status == 0, "\(run.standardError)")
@@ -60,8 +64,10 @@ struct ScaleOutTests {
         let (server, urls, list) = try await serve()
         let run = try await ProcessRun.launch(
             Self.parallel,
-            ["--will-cite", "-j4", binary, "--no-config", "-q", "--cache-dir", directory.appending("cache-{}"),
-             "--shard", "{}/4", "--json", list, ":::", "0", "1", "2", "3"])
+            [
+                "--will-cite", "-j4", binary, "--no-config", "-q", "--cache-dir", directory.appending("cache-{}"),
+                "--shard", "{}/4", "--json", list, ":::", "0", "1", "2", "3",
+            ])
         try await server.shutdown()
         #expect(run.status == 0, "\(run.standardError)")
         #expect(Set(try reportedURLs(run.standardOutput)) == Set(urls))
@@ -74,9 +80,11 @@ struct ScaleOutTests {
         }
         let merged = directory.appending("merged")
         let merge = try await ProcessRun.launch(
-            binary, ["merge", "--no-config", "--cache-dir", merged] + (0..<4).map { directory.appending("cache-\($0)") })
+            binary,
+            ["merge", "--no-config", "--cache-dir", merged] + (0..<4).map { directory.appending("cache-\($0)") })
         #expect(merge.status == 0, "\(merge.standardError)")
-        let offline = try await ProcessRun.launch(binary, ["--no-config", "-q", "--offline", "--cache-dir", merged, list])
+        let offline = try await ProcessRun.launch(
+            binary, ["--no-config", "-q", "--offline", "--cache-dir", merged, list])
         #expect(offline.status == 0)
         #expect(offline.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("cached\t") })
     }

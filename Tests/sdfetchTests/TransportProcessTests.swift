@@ -21,8 +21,10 @@ struct TransportProcessTests {
         let script = "ulimit -n 40 && exec \"$0\" \"$@\""
         let run = try await ProcessRun.launch(
             "/bin/sh",
-            ["-c", script, BuiltProduct.path("sdfetch"), "--no-config", "-q", "-j", "64", "--json",
-             "--cache-dir", directory.appending("cache"), list])
+            [
+                "-c", script, BuiltProduct.path("sdfetch"), "--no-config", "-q", "-j", "64", "--json",
+                "--cache-dir", directory.appending("cache"), list,
+            ])
         try await server.shutdown()
 
         #expect(run.standardError.contains("-j 64 lowered to"))
@@ -38,7 +40,8 @@ struct TransportProcessTests {
         server.route("/moved\u{1B}.png", .redirect(to: "/a.png"))
         server.route("/moved%1B.png", .redirect(to: "/a.png"))
         server.route("/a.png", .ok(SampleImages.png(seed: 2)))
-        let list = directory.write([server.url("/flaky.png"), server.url("/moved%1B.png")].joined(separator: "\n"), to: "list.txt")
+        let list = directory.write(
+            [server.url("/flaky.png"), server.url("/moved%1B.png")].joined(separator: "\n"), to: "list.txt")
         let run = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"),
             ["--no-config", "-v", "--progress", "never", "--cache-dir", directory.appending("cache"), list])
@@ -48,9 +51,30 @@ struct TransportProcessTests {
         try await server.shutdown()
 
         #expect(run.status == 0)
-        #expect(run.standardError.contains("\(server.url("/flaky.png")): http-503 (server answered 503); retry 1 of 2 after waiting"))
-        #expect(run.standardError.contains("\(server.url("/moved%1B.png")): followed 1 redirect to \(server.url("/a.png"))"))
+        #expect(
+            run.standardError.contains(
+                "\(server.url("/flaky.png")): http-503 (server answered 503); retry 1 of 2 after waiting"))
+        #expect(
+            run.standardError.contains("\(server.url("/moved%1B.png")): followed 1 redirect to \(server.url("/a.png"))")
+        )
         #expect(!run.standardError.contains("\u{1B}"))
         #expect(!quiet.standardError.contains("followed"))
+    }
+
+    @Test("-v reports a revalidation and its 304")
+    func verboseRevalidation() async throws {
+        let server = try await LoopbackServer()
+        server.route(
+            "/a.png", .ok(SampleImages.png(seed: 3), headers: [("ETag", "\"v1\"")]),
+            .status(304, headers: [("ETag", "\"v1\"")]))
+        let list = directory.write(server.url("/a.png") + "\n", to: "list.txt")
+        let arguments = ["--no-config", "-v", "--progress", "never", "--cache-dir", directory.appending("cache"), list]
+        _ = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments + ["--refresh"])
+        try await server.shutdown()
+
+        #expect(second.standardOutput.hasPrefix("revalidated\t"))
+        #expect(second.standardError.contains("\(server.url("/a.png")): revalidating (If-None-Match)"))
+        #expect(second.standardError.contains("304 not modified"))
     }
 }

@@ -97,20 +97,28 @@ enum Completions {
             script += "    '\(command.name):\(quoteSingle(command.summary))'\n"
         }
         script += "    'help:show help for a command'\n  )\n"
-        script += "  local command=fetch\n  if (( CURRENT > 2 )) && (( ${commands[(I)${words[2]}:*]} )); then command=${words[2]}; fi\n"
+        script +=
+            "  local command=fetch\n  if (( CURRENT > 2 )) && (( ${commands[(I)${words[2]}:*]} )); then command=${words[2]}; fi\n"
         script += "  case $command in\n"
         for table in tables {
             script += "    \(table.name))\n      _arguments -s \\\n"
             for row in table.rows {
-                let help = quoteSingle(row.help).replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]")
-                let action = row.value.map { ["FILE", "DIR"].contains($0) ? ":\($0.lowercased()):_files" : ":\($0.lowercased()):" } ?? ""
+                let help = quoteSingle(row.help).replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(
+                    of: "]", with: "\\]")
+                let action =
+                    row.value.map {
+                        ["FILE", "DIR"].contains($0) ? ":\($0.lowercased()):_files" : ":\($0.lowercased()):"
+                    } ?? ""
                 if let short = row.short {
                     script += "        '(-\(short) --\(row.long))'{-\(short),--\(row.long)}'[\(help)]\(action)' \\\n"
                 } else {
                     script += "        '--\(row.long)[\(help)]\(action)' \\\n"
                 }
             }
-            script += table.name == FetchCommand.name ? "        '1: :{_describe command commands; _files}' '*:file:_files'\n      ;;\n" : "        '*:argument:_files'\n      ;;\n"
+            script +=
+                table.name == FetchCommand.name
+                ? "        '1: :{_describe command commands; _files}' '*:file:_files'\n      ;;\n"
+                : "        '*:argument:_files'\n      ;;\n"
         }
         script += "  esac\n}\n\n_sdfetch \"$@\"\n"
         return script

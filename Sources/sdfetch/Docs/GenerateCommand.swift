@@ -23,6 +23,8 @@ struct GenerateCommand: Command {
         guard arguments.count == 1, let name = arguments.first else {
             throw UsageError("--generate-completion takes one SHELL: bash, zsh or fish")
         }
-        return GenerateCommand(output: .completion(try ValueParsers.choice(name, option: "--generate-completion", of: Completions.Shell.self)))
+        return GenerateCommand(
+            output: .completion(
+                try ValueParsers.choice(name, option: "--generate-completion", of: Completions.Shell.self)))
     }
 }
