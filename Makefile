@@ -3,8 +3,16 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --product sdfetch
+# The installed binary carries the Swift runtime and Foundation inside it, so it runs where
+# Swift is not installed: ldd lists only system libraries (libcurl, libpng, libjpeg, giflib, libc).
+INSTALL_FLAGS = $(RELEASE_FLAGS) --static-swift-stdlib
+INSTALLED_BIN = "$$($(SWIFT) build $(INSTALL_FLAGS) --show-bin-path)/sdfetch"
+MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: deps build release test demo install uninstall clean fuzz bench format
+.PHONY: deps build release test demo install uninstall clean fuzz bench format deb
 
 deps:
 	Scripts/install-deps.sh
@@ -28,12 +36,22 @@ test: deps
 demo: build
 	Scripts/demo.sh
 
-install: release
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/sdfetch" $(DESTDIR)$(PREFIX)/bin/sdfetch
+# The man page and completions are printed by the binary from its option tables.
+install: deps
+	$(SWIFT) build $(INSTALL_FLAGS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(MANDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+	install -m 755 $(INSTALLED_BIN) $(DESTDIR)$(PREFIX)/bin/sdfetch
+	$(INSTALLED_BIN) --generate-man > $(MANDIR)/sdfetch.1
+	$(INSTALLED_BIN) --generate-completion bash > $(BASHDIR)/sdfetch
+	$(INSTALLED_BIN) --generate-completion zsh > $(ZSHDIR)/_sdfetch
+	$(INSTALLED_BIN) --generate-completion fish > $(FISHDIR)/sdfetch.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/sdfetch
+	rm -f $(DESTDIR)$(PREFIX)/bin/sdfetch $(MANDIR)/sdfetch.1 $(BASHDIR)/sdfetch $(ZSHDIR)/_sdfetch $(FISHDIR)/sdfetch.fish
+
+# A Debian package of what `make install` puts under /usr.
+deb: deps
+	Scripts/make-deb.sh
 
 fuzz: deps
 	Scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -4,7 +4,9 @@
 # Usage: Scripts/install-deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev zlib1g-dev pkg-config python3 zip unzip rsync "$@")
+# parallel: the scale-out test runs GNU parallel with several shards on one cache;
+# zip, unzip, rsync: the cache portability tests.
+packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev zlib1g-dev pkg-config python3 zip unzip rsync parallel "$@")
 
 missing=()
 for package in "${packages[@]}"; do

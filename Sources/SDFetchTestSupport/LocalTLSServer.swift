@@ -60,6 +60,16 @@ public final class LocalTLSServer: Sendable {
         self.port = port
     }
 
+    /// ``init(directory:)`` on a thread of its own: making keys and waiting for `openssl`
+    /// would otherwise park one of the few cooperative threads and starve other suites.
+    public static func start(directory: String) async throws -> LocalTLSServer {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try LocalTLSServer(directory: directory) }) }
+            thread.name = "LocalTLSServer"
+            thread.start()
+        }
+    }
+
     /// `https://127.0.0.1:PORT/name`.
     public func url(_ name: String) -> String { "https://127.0.0.1:\(port)/\(name)" }
 
@@ -78,12 +88,18 @@ public final class LocalTLSServer: Sendable {
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(
             to: URL(fileURLWithPath: directory + "/server.ext"))
         let steps: [[String]] = [
-            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-             "-subj", "/CN=sdfetch test CA"],
-            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj",
-             "/CN=127.0.0.1"],
-            ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out",
-             "server.pem", "-days", "2", "-extfile", "server.ext"],
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+                "-subj", "/CN=sdfetch test CA",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj",
+                "/CN=127.0.0.1",
+            ],
+            [
+                "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+                "server.pem", "-days", "2", "-extfile", "server.ext",
+            ],
         ]
         for arguments in steps {
             let process = Process()

@@ -9,12 +9,12 @@ import Testing
 struct TLSAndProxyTests {
     let directory = TemporaryDirectory("tls")
 
-    private func startTLS() throws -> LocalTLSServer? {
+    private func startTLS() async throws -> LocalTLSServer? {
         guard LocalTLSServer.isAvailable else {
             print("skipped: openssl is not installed, so no local TLS server")
             return nil
         }
-        let server = try LocalTLSServer(directory: directory.appending("tls"))
+        let server = try await LocalTLSServer.start(directory: directory.appending("tls"))
         try server.serve(SampleImages.png(seed: 3), as: "a.png")
         return server
     }
@@ -27,10 +27,11 @@ struct TLSAndProxyTests {
 
     @Test("--cacert with the server's CA fetches over HTTPS")
     func caCertificateTrusted() async throws {
-        guard let server = try startTLS() else { return }
+        guard let server = try await startTLS() else { return }
         defer { server.stop() }
         let engine = CurlEngine(maxTransfers: 1)
-        let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
+        let response = await engine.perform(
+            request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
         engine.shutdown()
 
         #expect(response.failure == nil)
@@ -39,7 +40,7 @@ struct TLSAndProxyTests {
 
     @Test("without the CA the certificate is refused as tls, a transient failure")
     func unknownCAIsTLSFailure() async throws {
-        guard let server = try startTLS() else { return }
+        guard let server = try await startTLS() else { return }
         defer { server.stop() }
         let engine = CurlEngine(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions()))
@@ -52,7 +53,7 @@ struct TLSAndProxyTests {
 
     @Test("-k fetches over HTTPS without verifying the certificate")
     func insecureSkipsVerification() async throws {
-        guard let server = try startTLS() else { return }
+        guard let server = try await startTLS() else { return }
         defer { server.stop() }
         let engine = CurlEngine(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(isInsecure: true)))

@@ -25,7 +25,9 @@ struct ConfigFileTests {
     @Test("options in the config file apply, comments and blank lines are skipped")
     func valuesApply() throws {
         let environment = try environment(
-            config: "# shared by fetch and clean\n\nmax-age = 2d\n--concurrency=12\nrefresh = true\noffline = false\nuser-agent = \"bot 1.0\"\n")
+            config:
+                "# shared by fetch and clean\n\nmax-age = 2d\n--concurrency=12\nrefresh = true\noffline = false\nuser-agent = \"bot 1.0\"\n"
+        )
         let fetch = try #require(try parse(["list.txt"], environment) as? FetchCommand)
         #expect(fetch.options.maxAge == .seconds(2 * 86400))
         #expect(fetch.options.concurrency == 12)
@@ -61,7 +63,9 @@ struct ConfigFileTests {
         let other = directory.write("concurrency = 20\n", to: "other.conf")
         let named = try #require(try parse(["--config", other, "list.txt"], environment) as? FetchCommand)
         #expect(named.options.concurrency == 20)
-        #expect(throws: UsageError.self) { try parse(["--config", directory.appending("missing.conf"), "x"], environment) }
+        #expect(throws: UsageError.self) {
+            try parse(["--config", directory.appending("missing.conf"), "x"], environment)
+        }
     }
 
     @Test("errors name the file and the line")

@@ -22,6 +22,16 @@ typedef int (*CSDFetch_curl_xferinfo_callback)(void *_Nullable, curl_off_t, curl
 /* CURLOPT_PREREQFUNCTION: called once a connection is made or reused, before the request is sent. */
 typedef int (*CSDFetch_curl_prereq_callback)(void *_Nullable, char *_Nullable, char *_Nullable, int, int);
 
+/* CURLOPT_OPENSOCKETFUNCTION: creates the socket for a connection, so a local failure
+   (EMFILE, ENOMEM) is seen with its errno, which curl itself does not keep. */
+typedef curl_socket_t (*CSDFetch_curl_opensocket_callback)(void *_Nullable, curlsocktype,
+                                                           struct curl_sockaddr *_Nonnull);
+
+static inline CURLcode CSDFetch_curl_easy_setopt_opensocket_callback(CURL *_Nonnull handle, CURLoption option,
+                                                                     CSDFetch_curl_opensocket_callback _Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
 static inline CURLcode CSDFetch_curl_easy_setopt_long(CURL *_Nonnull handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }

@@ -20,10 +20,11 @@ public final class FailureBlacklist: Sendable {
 
     /// The record for `key`, active or expired, or nil (also for a damaged file).
     public func record(for key: URLKey) -> FailureRecord? {
-        let folder = cache.failed.descriptor(Shards.index(of: key.digest), create: false)
-        guard folder >= 0 else { return nil }
-        return LineRecord.read(key.digest.hex, relativeTo: folder) { bytes, _ in
-            FailureRecord(fileBytes: bytes).flatMap { $0.url == key.redacted ? $0 : nil }
+        cache.failed.with(Shards.index(of: key.digest), create: false) { folder in
+            guard folder >= 0 else { return nil }
+            return LineRecord.read(key.digest.hex, relativeTo: folder) { bytes, _ in
+                FailureRecord(fileBytes: bytes).flatMap { $0.url == key.redacted ? $0 : nil }
+            }
         }
     }
 
@@ -38,29 +39,31 @@ public final class FailureBlacklist: Sendable {
     /// Writes `record` as `digest`'s record file, replacing any (and its time as the file's mtime).
     func write(_ record: FailureRecord, for digest: KeyDigest) -> Bool {
         let shard = Shards.index(of: digest)
-        let folder = cache.failed.descriptor(shard, create: true)
-        guard folder >= 0,
-            let temporary = try? AtomicWrite.writeTemporary(
-                record.fileBytes, in: cache.temporaryDirectory, modified: record.recordedAt)
-        else { return false }
-        return cache.shardLock(shard).withLock {
-            guard renameat(AT_FDCWD, temporary, folder, digest.hex) == 0 else {
-                unlink(temporary)
-                return false
+        return cache.failed.with(shard, create: true) { folder in
+            guard folder >= 0,
+                let temporary = try? AtomicWrite.writeTemporary(
+                    record.fileBytes, in: cache.temporaryDirectory, modified: record.recordedAt)
+            else { return false }
+            return cache.shardLock(shard).withLock {
+                guard renameat(AT_FDCWD, temporary, folder, digest.hex) == 0 else {
+                    unlink(temporary)
+                    return false
+                }
+                return true
             }
-            return true
         }
     }
 
     /// Every readable record with its digest, in shard order.
     func all() -> [(digest: KeyDigest, record: FailureRecord)] {
         (0..<Shards.count).flatMap { shard -> [(digest: KeyDigest, record: FailureRecord)] in
-            let folder = cache.failed.descriptor(shard, create: false)
-            return CacheScan.shard(folder).files.compactMap { file in
-                guard let digest = KeyDigest(hex: file.name),
-                    let record = LineRecord.read(file.name, relativeTo: folder, { bytes, _ in FailureRecord(fileBytes: bytes) })
-                else { return nil }
-                return (digest, record)
+            cache.failed.with(shard, create: false) { folder in
+                CacheScan.shard(folder).files.compactMap { file in
+                    guard let digest = KeyDigest(hex: file.name),
+                        let record = LineRecord.read(file.name, relativeTo: folder, { bytes, _ in FailureRecord(fileBytes: bytes) })
+                    else { return nil }
+                    return (digest, record)
+                }
             }
         }
     }
@@ -72,15 +75,18 @@ public final class FailureBlacklist: Sendable {
 
     /// The number of record files, read or not.
     public func count() -> Int {
-        (0..<Shards.count).reduce(0) { $0 + CacheScan.shard(cache.failed.descriptor($1, create: false)).files.count }
+        (0..<Shards.count).reduce(0) { count, shard in
+            count + cache.failed.with(shard, create: false) { CacheScan.shard($0).files.count }
+        }
     }
 
     /// Removes every record (`sdfetch failed clear`); returns how many there were.
     @discardableResult
     public func clear() -> Int {
         (0..<Shards.count).reduce(0) { count, shard in
-            let folder = cache.failed.descriptor(shard, create: false)
-            return count + CacheScan.shard(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
+            count + cache.failed.with(shard, create: false) { folder in
+                CacheScan.shard(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
+            }
         }
     }
 
@@ -88,8 +94,9 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func remove(_ keys: [URLKey]) -> Int {
         keys.filter { key in
-            let folder = cache.failed.descriptor(Shards.index(of: key.digest), create: false)
-            return folder >= 0 && unlinkat(folder, key.digest.hex, 0) == 0
+            cache.failed.with(Shards.index(of: key.digest), create: false) { folder in
+                folder >= 0 && unlinkat(folder, key.digest.hex, 0) == 0
+            }
         }
         .count
     }
@@ -104,18 +111,19 @@ public final class FailureBlacklist: Sendable {
             if dryRun || CacheScan.removeStray(fake, in: cache.failed.parent.value) { removed += 1 }
         }
         for shard in 0..<Shards.count {
-            let folder = cache.failed.descriptor(shard, create: false)
-            let scan = CacheScan.shard(folder)
-            let expired = scan.files.filter { $0.modifiedAt <= limit }
-            if dryRun {
-                removed += expired.count + scan.strays.count
-                continue
-            }
-            cache.shardLock(shard).withLock {
-                for file in expired where CacheScan.isUnchanged(file.name, in: folder, as: file) {
-                    if unlinkat(folder, file.name, 0) == 0 { removed += 1 }
+            cache.failed.with(shard, create: false) { folder in
+                let scan = CacheScan.shard(folder)
+                let expired = scan.files.filter { $0.modifiedAt <= limit }
+                if dryRun {
+                    removed += expired.count + scan.strays.count
+                    return
                 }
-                for stray in scan.strays where CacheScan.removeStray(stray, in: folder) { removed += 1 }
+                cache.shardLock(shard).withLock {
+                    for file in expired where CacheScan.isUnchanged(file.name, in: folder, as: file) {
+                        if unlinkat(folder, file.name, 0) == 0 { removed += 1 }
+                    }
+                    for stray in scan.strays where CacheScan.removeStray(stray, in: folder) { removed += 1 }
+                }
             }
         }
         return removed

@@ -100,8 +100,9 @@ extension DiskCache {
                 broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
                 report.removedTemp += sweep.strays.count
                 if !dryRun {
-                    let folder = entries.descriptor(shard, create: false)
-                    for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
+                    entries.with(shard, create: false) { folder in
+                        for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
+                    }
                 }
             }
             if let maxSize { victims += Self.leastRecentlyUsed(&kept, over: maxSize, protecting: []) }
@@ -153,7 +154,7 @@ extension DiskCache {
     /// memory holds one shard's records at a time). `each` sees every live entry's record.
     func sweep(_ shard: Int, _ each: (SweptEntry, CacheEntry) -> Void = { _, _ in }) -> ShardSweep {
         var sweep = ShardSweep()
-        let scan = CacheScan.shard(entries.descriptor(shard, create: false))
+        let scan = entries.with(shard, create: false) { CacheScan.shard($0) }
         sweep.temporaries = scan.temporaries
         sweep.strays = scan.strays
         guard !scan.files.isEmpty else { return sweep }
@@ -248,8 +249,13 @@ extension DiskCache {
     }
 
     private func remove(_ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, listing: Bool) -> Removal {
+        entries.with(shard, create: false) { folder in remove(items, broken: broken, in: shard, folder: folder, listing: listing) }
+    }
+
+    private func remove(
+        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, folder: Int32, listing: Bool
+    ) -> Removal {
         var removal = Removal()
-        let folder = entries.descriptor(shard, create: false)
         // Only listings need URLs: the bucket is read again for them, once per shard.
         let records = listing ? index.read(shard).entries : [:]
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {

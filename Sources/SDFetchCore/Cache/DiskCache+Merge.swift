@@ -37,31 +37,10 @@ extension DiskCache {
         return maintenanceLock.withLock {
             var report = MergeReport()
             for shard in 0..<Shards.count {
-                let folder = other.entries.descriptor(shard, create: false)
-                guard folder >= 0 else { continue }
-                let records = other.index.withBucket(shard) { $0.entries }
-                for (digest, entry) in records {
-                    if let current = index.entry(for: digest), current.storedAt >= entry.storedAt,
-                        isIntact(current, digest)
-                    {
-                        report.kept += 1
-                        continue
-                    }
-                    let fd = SafeOpen.file(digest.hex, in: folder, flags: O_RDONLY)
-                    guard fd >= 0 else { continue }  // a line whose file is gone: nothing to merge
-                    defer { close(fd) }
-                    guard let bytes = SafeOpen.readAll(fd, limit: Int(entry.bytes) + 1), bytes.count == entry.bytes,
-                        bytes.withUnsafeBytes(EntryFile.sha256(of:)) == entry.sha256
-                    else {
-                        report.bad += 1
-                        continue
-                    }
-                    do throws(FetchFailure) {
-                        try write(entry, digest, bytes: bytes)
-                        report.merged += 1
-                        report.mergedBytes += entry.bytes
-                    } catch {
-                        report.bad += 1
+                other.entries.with(shard, create: false) { folder in
+                    guard folder >= 0 else { return }
+                    for (digest, entry) in other.index.read(shard).entries {
+                        merge(entry, digest, from: folder, into: &report)
                     }
                 }
             }
@@ -71,6 +50,31 @@ extension DiskCache {
                 if blacklist.write(record, for: digest) { report.mergedFailed += 1 }
             }
             return report
+        }
+    }
+
+    /// Copies one entry of another cache (its file open in `folder`) in, unless this cache's
+    /// entry is as new or newer.
+    private func merge(_ entry: CacheEntry, _ digest: KeyDigest, from folder: Int32, into report: inout MergeReport) {
+        if let current = index.entry(for: digest), current.storedAt >= entry.storedAt, isIntact(current, digest) {
+            report.kept += 1
+            return
+        }
+        let fd = SafeOpen.file(digest.hex, in: folder, flags: O_RDONLY)
+        guard fd >= 0 else { return }  // a line whose file is gone: nothing to merge
+        defer { close(fd) }
+        guard let bytes = SafeOpen.readAll(fd, limit: Int(entry.bytes) + 1), bytes.count == entry.bytes,
+            bytes.withUnsafeBytes(EntryFile.sha256(of:)) == entry.sha256
+        else {
+            report.bad += 1
+            return
+        }
+        do throws(FetchFailure) {
+            try write(entry, digest, bytes: bytes)
+            report.merged += 1
+            report.mergedBytes += entry.bytes
+        } catch {
+            report.bad += 1
         }
     }
 
@@ -97,8 +101,9 @@ extension DiskCache {
 extension FailureBlacklist {
     /// The record file of `digest`, whatever its URL.
     func record(_ digest: KeyDigest) -> FailureRecord? {
-        let folder = cache.failed.descriptor(Shards.index(of: digest), create: false)
-        guard folder >= 0 else { return nil }
-        return LineRecord.read(digest.hex, relativeTo: folder) { bytes, _ in FailureRecord(fileBytes: bytes) }
+        cache.failed.with(Shards.index(of: digest), create: false) { folder in
+            guard folder >= 0 else { return nil }
+            return LineRecord.read(digest.hex, relativeTo: folder) { bytes, _ in FailureRecord(fileBytes: bytes) }
+        }
     }
 }

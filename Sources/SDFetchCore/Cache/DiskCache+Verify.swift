@@ -44,8 +44,11 @@ extension DiskCache {
     }
 
     private func verify(shard: Int) -> VerifyReport {
+        entries.with(shard, create: false) { verify(shard: shard, folder: $0) }
+    }
+
+    private func verify(shard: Int, folder: Int32) -> VerifyReport {
         var report = VerifyReport()
-        let folder = entries.descriptor(shard, create: false)
         var bad: [(ScannedFile, String?, String)] = []
         let sweep = sweep(shard) { item, entry in
             report.checked += 1

@@ -85,8 +85,10 @@ public final class DiskCache: Sendable {
             return DirectoryDescriptor(fd)
         }
         let entriesFolder = try folder("entries")
-        entries = ShardFolders(parent: entriesFolder)
-        failed = ShardFolders(parent: try folder("failed"))
+        // Entry folders are held for the hit path when the open-file limit has room; failure
+        // records are read only on misses, next to a network request: never held.
+        entries = ShardFolders(parent: entriesFolder, holds: ShardFolders.limitAllowsHolding)
+        failed = ShardFolders(parent: try folder("failed"), holds: false)
         index = CacheIndex(folder: try folder("index"), useInterval: useInterval)
         locks = try folder("locks")
         _ = try folder("tmp")
@@ -171,12 +173,13 @@ public final class DiskCache: Sendable {
 
     /// Whether `digest`'s entry file still holds `entry`'s bytes (see ``EntryFile``).
     func isIntact(_ entry: CacheEntry, _ digest: KeyDigest) -> Bool {
-        let folder = entries.descriptor(Shards.index(of: digest), create: false)
-        guard folder >= 0 else { return false }
-        switch EntryFile.check(entry, name: digest.hex, in: folder) {
-        case .intact: return true
-        case .changed: return false
-        case .unstamped: return EntryFile.rehash(entry, name: digest.hex, in: folder)
+        entries.with(Shards.index(of: digest), create: false) { folder in
+            guard folder >= 0 else { return false }
+            switch EntryFile.check(entry, name: digest.hex, in: folder) {
+            case .intact: return true
+            case .changed: return false
+            case .unstamped: return EntryFile.rehash(entry, name: digest.hex, in: folder)
+            }
         }
     }
 
@@ -216,8 +219,14 @@ public final class DiskCache: Sendable {
     /// describes; `merge` copies another cache's entries with it.
     func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8]) throws(FetchFailure) {
         let shard = Shards.index(of: digest)
-        let folder = entries.descriptor(shard, create: true)
-        guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Shards.name(shard))") }
+        try entries.with(shard, create: true) { (folder) throws(FetchFailure) in
+            guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Shards.name(shard))") }
+            try write(entry, digest, bytes: bytes, in: folder)
+        }
+    }
+
+    private func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], in folder: Int32) throws(FetchFailure) {
+        let shard = Shards.index(of: digest)
         let file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
         try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
         EntryFile.setStamp(file.fd, entry.stamp)

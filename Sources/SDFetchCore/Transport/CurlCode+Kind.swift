@@ -8,7 +8,10 @@ extension FetchFailure.Kind {
     /// the latest status line seen: a `3xx` means a refused hop is a `bad-redirect`, not a
     /// bad input URL, and a cut `4xx`/`5xx` body keeps the status the server gave, which
     /// already says what happened.
-    init(curlCode code: CURLcode, receivedBytes: Bool, httpStatus: Int) {
+    ///
+    /// `wasConnected` (the request was sent) tells a reply curl refuses to read as HTTP
+    /// (HTTP/0.9, a 4-digit status) from a refused connection: bytes arrived, so `truncated`.
+    init(curlCode code: CURLcode, receivedBytes: Bool, httpStatus: Int, wasConnected: Bool = false) {
         let isRedirect = (300...399).contains(httpStatus)
         // After a 3xx, the bytes seen belong to the redirect, not to the hop that failed.
         let hopReceivedBytes = receivedBytes && !isRedirect
@@ -25,8 +28,11 @@ extension FetchFailure.Kind {
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT, CURLE_USE_SSL_FAILED:
             self = .tls
         // A body shorter than its Content-Length (18), or a connection dropped mid-response.
+        // A reply that is not HTTP as curl reads it (a NUL in a header line): bytes arrived, whatever hop.
+        case CURLE_WEIRD_SERVER_REPLY:
+            self = httpStatus >= 400 ? .http(httpStatus) : .truncated
         case CURLE_PARTIAL_FILE, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2,
-            CURLE_HTTP2_STREAM, CURLE_WEIRD_SERVER_REPLY, CURLE_BAD_CONTENT_ENCODING:
+            CURLE_HTTP2_STREAM, CURLE_BAD_CONTENT_ENCODING:
             if httpStatus >= 400 {
                 self = .http(httpStatus)
             } else {
@@ -35,8 +41,14 @@ extension FetchFailure.Kind {
         case CURLE_TOO_MANY_REDIRECTS:
             self = .tooManyRedirects
         // A Location naming file://, ftp:// or garbage; curl refuses to follow it.
+        // The request URL is always http(s): on the first hop this is a reply curl would not
+        // read (HTTP/0.9, "Unsupported response code"), which means bytes arrived.
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            self = isRedirect ? .badRedirect : .connect
+            self = isRedirect ? .badRedirect : (wasConnected || receivedBytes ? .truncated : .connect)
+        // curl rejects a response header line over its 100 KB limit as out of memory: after a
+        // status line that is the server's doing, not this machine's.
+        case CURLE_OUT_OF_MEMORY where receivedBytes:
+            self = .truncated
         case CURLE_FILESIZE_EXCEEDED:
             self = .tooLarge
         case CURLE_ABORTED_BY_CALLBACK:

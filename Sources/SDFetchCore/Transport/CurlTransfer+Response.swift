@@ -1,6 +1,6 @@
 internal import CCurl
 internal import CSDFetchShims
-import Glibc
+import Foundation
 
 extension CurlTransfer {
     /// Builds the response once curl reports the transfer done with `code`.
@@ -19,11 +19,7 @@ extension CurlTransfer {
         case .discardedBody:
             failure = FetchFailure(.http(head.status), "server answered \(head.status)")
         case nil where code != CURLE_OK:
-            var kind = FetchFailure.Kind(curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status)
-            if (kind == .connect || kind == .dns) && isLocalExhaustion { kind = .io }
-            let message = String(cString: errorBuffer)
-            let detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-            failure = FetchFailure(kind, detail.lowercased())
+            failure = curlFailure(code)
         case nil where !head.isSuccess:
             failure = FetchFailure(.http(head.status), "server answered \(head.status)")
         case nil:
@@ -43,23 +39,25 @@ extension CurlTransfer {
         return response
     }
 
-    /// The failure came from this machine running out of descriptors or memory (curl reports
-    /// `EMFILE` from `socket()` as a connect error): `io`, never the server's fault, so it
-    /// must not count towards `host-down` (issue 16).
-    ///
-    /// curl does not always pass `socket()`'s errno on (`CURLINFO_OS_ERRNO` stays 0), so a
-    /// failed `dup` of standard error right now is taken as the same evidence.
-    private var isLocalExhaustion: Bool {
-        let exhausted = [EMFILE, ENFILE, ENOMEM, ENOBUFS]
-        var osErrno = 0
-        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osErrno)
-        if exhausted.contains(Int32(truncatingIfNeeded: osErrno)) { return true }
-        let probe = dup(STDERR_FILENO)
-        guard probe < 0 else {
-            close(probe)
-            return false
+    /// The failure for curl's `code`: kind from the one table, detail from curl's message,
+    /// and local resource exhaustion (`EMFILE`, `ENOMEM`) as `io`, never the host's fault.
+    private func curlFailure(_ code: CURLcode) -> FetchFailure {
+        var osError = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
+        let message = String(cString: errorBuffer)
+        var detail = (message.isEmpty ? String(cString: curl_easy_strerror(code)) : message).lowercased()
+        if let socketError, let local = LocalResourceError(errno: socketError) {
+            return FetchFailure(.io, "cannot open a socket: \(local.detail)")
         }
-        return exhausted.contains(errno)
+        if let local = LocalResourceError(errno: Int32(osError)) {
+            return FetchFailure(.io, "\(detail) (\(local.detail))")
+        }
+        let kind = FetchFailure.Kind(
+            curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status, wasConnected: isConnected)
+        if code == CURLE_OUT_OF_MEMORY, kind == .truncated {
+            detail = "response header too large (a header line over curl's 100 KB limit)"
+        }
+        return FetchFailure(kind, detail)
     }
 
     /// The response of a transfer the loop ended itself: no byte for `--timeout`.
@@ -85,5 +83,26 @@ extension Double {
     /// `1` for whole numbers, `0.5` otherwise: what a person writes for seconds.
     fileprivate var plainText: String {
         self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
+    }
+}
+
+/// Errors that say this machine ran out of something, not that the server failed.
+enum LocalResourceError {
+    case descriptors
+    case memory
+
+    init?(errno code: Int32) {
+        switch code {
+        case EMFILE, ENFILE: self = .descriptors
+        case ENOMEM, ENOBUFS: self = .memory
+        default: return nil
+        }
+    }
+
+    var detail: String {
+        switch self {
+        case .descriptors: "out of file descriptors on this machine"
+        case .memory: "out of memory on this machine"
+        }
     }
 }

@@ -44,6 +44,13 @@ final class CurlTransfer {
     var sendLog: SendLog?
     /// The transfer is paused by ``rateLimiter``: no bytes can arrive, so it is not stalled.
     var isPausedForRate = false
+    /// `errno` of a socket this machine could not create (`EMFILE`...); curl does not keep it.
+    var socketError: Int32?
+    /// The loop's record of sockets, told about each one this transfer opens.
+    var sockets: SocketActivity?
+    /// Ports of the connection curl sends on, from the pre-request callback (0 before).
+    private(set) var localPort = 0
+    private(set) var remotePort = 0
 
     var head = ResponseHead()
     var body: [UInt8] = []
@@ -108,6 +115,10 @@ final class CurlTransfer {
         rateLimiter = nil
         sendLog = nil
         isPausedForRate = false
+        socketError = nil
+        sockets = nil
+        localPort = 0
+        remotePort = 0
         overflow = nil
         errorBuffer[0] = 0
     }
@@ -166,13 +177,25 @@ final class CurlTransfer {
             CurlTransfer.from(userData: userData).receive(header: data, count: size * count)
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
-        _ = CSDFetch_curl_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) { userData, _, _, _, _ in
+        _ = CSDFetch_curl_easy_setopt_prereq_callback(handle, CURLOPT_PREREQFUNCTION) {
+            userData, _, _, remotePort, localPort in
             let transfer = CurlTransfer.from(userData: userData)
+            transfer.localPort = Int(localPort)
+            transfer.remotePort = Int(remotePort)
             transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
             transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, context)
+        _ = CSDFetch_curl_easy_setopt_opensocket_callback(handle, CURLOPT_OPENSOCKETFUNCTION) { userData, _, address in
+            // What curl's default does, plus close-on-exec, and keeping errno on failure.
+            let socketType = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
+            let descriptor = socket(address.pointee.family, socketType, address.pointee.protocol)
+            let transfer = CurlTransfer.from(userData: userData)
+            if descriptor < 0 { transfer.socketError = errno } else { transfer.sockets?.opened(descriptor) }
+            return descriptor
+        }
+        _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
     }
 
     /// `--cacert`, `-k`, `--proxy`.

@@ -29,6 +29,8 @@ final class TransferLoop {
     private let sendLog = SendLog()
     /// `--limit-rate`; nil without a cap.
     private let rateLimiter: RateLimiter?
+    /// Sockets opened for transfers, asked before a quiet transfer is declared stalled.
+    private let sockets = SocketActivity()
 
     /// How often running transfers are checked for stalls; `--timeout` is whole seconds,
     /// so a stall is reported at most a tenth of a second late.
@@ -191,6 +193,7 @@ final class TransferLoop {
             id: pending.id, request: pending.request, hostFailureLimit: pending.hostFailureLimit, host: host,
             continuation: pending.continuation, now: now)
         transfer.rateLimiter = rateLimiter
+        transfer.sockets = sockets
         if scheduler != nil { transfer.sendLog = sendLog }
         running[pending.id] = transfer
         curl_multi_add_handle(engine.multi, transfer.handle)
@@ -240,6 +243,14 @@ final class TransferLoop {
                 transfer.hasNewBytes = false
                 transfer.lastActivity = now
             } else if now &- transfer.lastActivity > transfer.timeoutNanoseconds {
+                // Bytes of a head still being dripped reach no callback until a line is whole.
+                if let quiet = sockets.millisecondsSinceReceive(
+                    localPort: transfer.localPort, remotePort: transfer.remotePort),
+                    quiet * 1_000_000 < transfer.timeoutNanoseconds
+                {
+                    transfer.lastActivity = now &- quiet * 1_000_000
+                    continue
+                }
                 stalled.append(transfer)
             }
         }
@@ -255,7 +266,7 @@ final class TransferLoop {
         scheduler?.finished(transfer.host, wasSent: transfer.isConnected)
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
-            // Local failures (`io`: no descriptor, no memory) say nothing about the host.
+            // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.
             let failed = response.failure.map { $0.kind != .interrupted && $0.kind != .io } ?? false
             engine.hostHealth.record(
                 transfer.host, reachedServer: transfer.isConnected, failed: failed, limit: transfer.hostFailureLimit)

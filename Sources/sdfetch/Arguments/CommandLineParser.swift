@@ -20,6 +20,10 @@ enum CommandLineParser {
         switch arguments.first {
         case "--version":
             return VersionCommand()
+        case "--generate-man":
+            return GenerateCommand(output: .manPage)
+        case "--generate-completion":
+            return try GenerateCommand.completion(rest)
         case "--help", "-h":
             return HelpCommand(topic: nil)
         case "help":

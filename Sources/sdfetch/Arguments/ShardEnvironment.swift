@@ -32,9 +32,12 @@ enum ShardEnvironment {
         // GitLab's `parallel:` numbers jobs from 1.
         Runner(name: "GitLab", index: "CI_NODE_INDEX", count: "CI_NODE_TOTAL", first: .fixed(1)),
         Runner(name: "CircleCI", index: "CIRCLE_NODE_INDEX", count: "CIRCLE_NODE_TOTAL", first: .fixed(0)),
-        Runner(name: "Buildkite", index: "BUILDKITE_PARALLEL_JOB", count: "BUILDKITE_PARALLEL_JOB_COUNT", first: .fixed(0)),
+        Runner(
+            name: "Buildkite", index: "BUILDKITE_PARALLEL_JOB", count: "BUILDKITE_PARALLEL_JOB_COUNT", first: .fixed(0)),
         // `--array=1-4` numbers tasks from 1: the index is counted from the array's first task.
-        Runner(name: "Slurm", index: "SLURM_ARRAY_TASK_ID", count: "SLURM_ARRAY_TASK_COUNT", first: .variable("SLURM_ARRAY_TASK_MIN")),
+        Runner(
+            name: "Slurm", index: "SLURM_ARRAY_TASK_ID", count: "SLURM_ARRAY_TASK_COUNT",
+            first: .variable("SLURM_ARRAY_TASK_MIN")),
     ]
 
     /// The shard the environment names, or a usage error saying which variables were looked for.

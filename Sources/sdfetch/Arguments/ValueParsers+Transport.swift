@@ -10,7 +10,9 @@ extension ValueParsers {
         do throws(UsageError) {
             bytes = try size(String(body), option: option)
         } catch {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a rate (bytes per second, or a number with K, M or G, e.g. 500K)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' is not a rate (bytes per second, or a number with K, M or G, e.g. 500K)"
+            )
         }
         guard bytes > 0 else { throw UsageError("option \(option): the rate must be more than 0") }
         return bytes
@@ -19,7 +21,8 @@ extension ValueParsers {
     /// `--proxy`: a URL with a host, as curl takes it (`http://`, `https://`, `socks5h://`, or a bare `host:port`).
     static func proxy(_ text: String, option: String) throws(UsageError) -> String {
         guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a proxy URL (e.g. http://proxy:3128)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' is not a proxy URL (e.g. http://proxy:3128)")
         }
         return text
     }

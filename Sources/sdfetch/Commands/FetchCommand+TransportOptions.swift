@@ -5,11 +5,13 @@ import SDFetchCore
 /// `--help`, the man page, the completions and the config file.
 extension FetchCommand {
     static let transportOptions: [OptionSpec<FetchCommand>] = [
-        OptionSpec("per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit (default 0)") {
+        OptionSpec("per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit (default 0)")
+        {
             c, v, n in
             c.options.pacing.perHost = try ValueParsers.integer(v, option: n, in: 0...1024)
         },
-        OptionSpec("wait", .value("DUR"), help: "at least DUR between request starts to one host (default 0)") { c, v, n in
+        OptionSpec("wait", .value("DUR"), help: "at least DUR between request starts to one host (default 0)") {
+            c, v, n in
             let wait = try ValueParsers.duration(v, option: n)
             guard wait <= .seconds(86_400) else { throw UsageError("option \(n): the wait must be at most 1d") }
             c.options.pacing.wait = wait
@@ -27,7 +29,8 @@ extension FetchCommand {
             c, v, n in
             c.options.connection.caCertificateFile = try ValueParsers.readableFile(v, option: n)
         },
-        OptionSpec("insecure", short: "k", help: "do not verify TLS certificates (connections stay encrypted)") { c, _, _ in
+        OptionSpec("insecure", short: "k", help: "do not verify TLS certificates (connections stay encrypted)") {
+            c, _, _ in
             c.options.connection.isInsecure = true
         },
         OptionSpec("proxy", .value("URL"), help: "send every request through this proxy (default: http_proxy etc.)") {

@@ -20,7 +20,9 @@ struct ConfigFile: Equatable {
     let lines: [Line]
 
     /// The file the command line and environment select, read; nil when there is none to read.
-    static func load(for arguments: ArraySlice<String>, environment: ProcessEnvironment) throws(UsageError) -> ConfigFile? {
+    static func load(
+        for arguments: ArraySlice<String>, environment: ProcessEnvironment
+    ) throws(UsageError) -> ConfigFile? {
         var explicit: String?
         var index = arguments.startIndex
         while index < arguments.endIndex {
@@ -70,7 +72,9 @@ struct ConfigFile: Equatable {
             if let equals = line.firstIndex(of: "=") {
                 name = line[..<equals].trimmingCharacters(in: .whitespaces)
                 value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                    value = String(value.dropFirst().dropLast())
+                }
             }
             if name.hasPrefix("--") { name = String(name.dropFirst(2)) }
             guard !name.isEmpty, !name.contains(" ") else {

@@ -1,0 +1,12 @@
+/// The C libraries sdfetch runs on and their versions, for `sdfetch --version`.
+public enum LibraryVersions {
+    /// `(name, version)` in a fixed order: libcurl, libpng, libjpeg-turbo, giflib.
+    public static var all: [(name: String, version: String)] {
+        [
+            ("libcurl", CurlEngine.libraryVersion),
+            ("libpng", CodecVersions.png),
+            ("libjpeg-turbo", CodecVersions.jpegTurbo),
+            ("giflib", CodecVersions.gif),
+        ]
+    }
+}

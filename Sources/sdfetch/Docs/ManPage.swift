@@ -1,0 +1,78 @@
+import SDFetchCore
+
+/// `sdfetch.1`, rendered from the same option tables as `--help` and the completions.
+enum ManPage {
+    static func render() -> String {
+        var page = """
+            .TH SDFETCH 1 "" "sdfetch \(SDFetchVersion.string)" "User Commands"
+            .SH NAME
+            sdfetch \\- fetch, verify and cache images listed by URL
+            .SH SYNOPSIS
+
+            """
+        for command in CommandLineParser.commands {
+            page += ".B sdfetch\n\(roff(command.usage))\n.br\n"
+        }
+        page += ".B sdfetch\nhelp [COMMAND] | \\-\\-help | \\-\\-version\n"
+        page += ".SH DESCRIPTION\n\(roff(FetchCommand.abstract))\n"
+        page += ".SH COMMANDS\n"
+        for command in CommandLineParser.commands {
+            page += ".TP\n.B \(command.name)\n\(roff(command.summary))\n"
+        }
+        page += ".SH FETCH OPTIONS\n" + options(FetchCommand.allOptions)
+        for command in CommandLineParser.commands where command.name != FetchCommand.name {
+            page += ".SH \(command.name.uppercased()) OPTIONS\n" + roff(command.abstract) + "\n" + optionRows(command)
+        }
+        page += """
+            .SH CONFIGURATION
+            Options may be set in \\fI$XDG_CONFIG_HOME/sdfetch/config\\fR (else \\fI~/.config/sdfetch/config\\fR),
+            or in the file named by \\fB\\-\\-config\\fR; \\fB\\-\\-no\\-config\\fR reads none. Each line is
+            \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false; \\fB#\\fR starts a comment.
+            Options given on the command line win. One file serves every command, so \\fBfetch\\fR and
+            \\fBclean\\fR share one \\fBmax\\-age\\fR.
+            .SH ENVIRONMENT
+            .TP
+            .B SDFETCH_CACHE_DIR
+            cache directory; else \\fI$XDG_CACHE_HOME/sdfetch\\fR; else \\fI~/.cache/sdfetch\\fR
+            .TP
+            .B SDFETCH_SHARD
+            K/N for \\fB\\-\\-shard auto\\fR; also read: CI_NODE_INDEX/CI_NODE_TOTAL (GitLab, 1-based),
+            CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT,
+            SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT
+            .TP
+            .B NO_COLOR, TERM=dumb
+            no colour; TERM=dumb also means no redrawn progress bar
+            .TP
+            .B http_proxy, https_proxy, no_proxy
+            as in curl, unless \\fB\\-\\-proxy\\fR is given
+            .SH EXIT STATUS
+            0 every URL downloaded, cached or revalidated; 1 some URL failed, skipped or invalid;
+            2 usage error; 3 unusable cache directory or unreadable input file; 130 interrupted.
+            .SH SEE ALSO
+            .BR curl (1),
+            .BR parallel (1)
+
+            """
+        return page
+    }
+
+    private static func optionRows<C: ParsableCommand>(_ command: C.Type) -> String {
+        options(C.allOptions)
+    }
+
+    private static func options<T>(_ rows: [OptionSpec<T>]) -> String {
+        rows.map { row in
+            var head = row.short.map { "\\fB\\-\($0)\\fR, " } ?? ""
+            head += "\\fB\\-\\-\(roff(row.long))\\fR"
+            if case .value(let name) = row.arity { head += " \\fI\(roff(name))\\fR" }
+            return ".TP\n\(head)\n\(roff(row.help))\n"
+        }.joined()
+    }
+
+    /// Text safe in a roff line: backslashes and dashes escaped, no line starting with a control character.
+    static func roff(_ text: String) -> String {
+        var escaped = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
+        return escaped
+    }
+}

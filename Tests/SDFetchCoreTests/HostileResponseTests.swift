@@ -1,0 +1,132 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// Replies no HTTP library would send, written byte by byte (issue 16): each is reported
+/// by what happened on the wire, bytes arrived means `truncated`, never `connect`.
+@Suite("Hostile responses", .timeLimit(.minutes(1)))
+struct HostileResponseTests {
+    private func perform(
+        _ steps: [RawResponseServer.Step], timeout: Duration = .seconds(5)
+    ) async throws -> TransferResponse {
+        let server = try await RawResponseServer(steps)
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(TransferRequest(url: server.url("/x.png"), timeout: timeout))
+        engine.shutdown()
+        try await server.shutdown()
+        return response
+    }
+
+    @Test("an HTTP/0.9 reply (no status line) is truncated")
+    func http09() async throws {
+        let response = try await perform([.init("just some bytes, no status line\n")])
+        #expect(response.failure?.kind == .truncated)
+    }
+
+    @Test("a 4-digit status is truncated")
+    func fourDigitStatus() async throws {
+        let response = try await perform([.init("HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nhi")])
+        #expect(response.failure?.kind == .truncated)
+    }
+
+    @Test("a NUL byte in Location is truncated")
+    func nulInLocation() async throws {
+        let response = try await perform([
+            .init(Array("HTTP/1.1 302 Found\r\nLocation: /a".utf8) + [0] + Array("b\r\nContent-Length: 0\r\n\r\n".utf8))
+        ])
+        #expect(response.failure?.kind == .truncated)
+    }
+
+    @Test("a header dripped a byte at a time is activity: only a real stall ends it")
+    func drippedHeaderIsActivity() async throws {
+        var steps: [RawResponseServer.Step] = [.init("HTTP/1.1 200 OK\r\nX-Slow: ")]
+        // 8 bytes 300 ms apart: 2.4 s for one header line under a 1 s stall timeout.
+        for byte in "abcdefgh" { steps.append(.init(String(byte), after: .milliseconds(300))) }
+        steps.append(.init("\r\nContent-Length: 2\r\n\r\nhi"))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = try await perform(steps, timeout: .seconds(1))
+        #expect(response.failure == nil, "\(String(describing: response.failure))")
+        #expect(response.body == Array("hi".utf8))
+        #expect(clock.now - start >= .seconds(2))
+
+        let stalled = try await perform(
+            [.init("HTTP/1.1 200 OK\r\nX-Slow: a"), .init("b", after: .seconds(30))], timeout: .seconds(1))
+        #expect(stalled.failure?.kind == .timeout)
+    }
+
+    @Test("--max-time ends a transfer that keeps trickling, as timeout")
+    func maxTimeBoundsWholeTransfer() async throws {
+        var steps: [RawResponseServer.Step] = [.init("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")]
+        for _ in 0..<100 { steps.append(.init("x", after: .milliseconds(100))) }
+        let server = try await RawResponseServer(steps)
+        let engine = CurlEngine(maxTransfers: 1)
+        var request = TransferRequest(url: server.url("/slow.png"), timeout: .seconds(1))
+        request.maxTime = .seconds(1)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = await engine.perform(request)
+        let elapsed = clock.now - start
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(response.failure?.kind == .timeout)
+        #expect(elapsed >= .milliseconds(900))
+        #expect(elapsed < .seconds(3))
+    }
+
+    @Test("a 1 MB header line is a clear truncated failure, not out of memory")
+    func hugeHeaderLine() async throws {
+        let line = "X-Big: " + String(repeating: "a", count: 1 << 20) + "\r\n"
+        let response = try await perform([.init("HTTP/1.1 200 OK\r\n" + line + "Content-Length: 2\r\n\r\nhi")])
+        #expect(response.failure?.kind == .truncated)
+        #expect(response.failure?.detail.contains("header too large") == true)
+        #expect(response.failure?.detail.contains("out of memory") == false)
+    }
+}
+
+/// `Content-Encoding` decoded by curl, with `--max-bytes` on the decoded size.
+@Suite("Content encoding", .timeLimit(.minutes(1)))
+struct ContentEncodingTests {
+    let directory = TemporaryDirectory("encoding")
+
+    /// `bytes` through the system's `gzip`.
+    private func gzip(_ bytes: [UInt8]) async throws -> [UInt8] {
+        let file = directory.appending("body")
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let run = try await ProcessRun.launch("/bin/gzip", ["-f", "-9", file])
+        #expect(run.status == 0)
+        return Array(try Data(contentsOf: URL(fileURLWithPath: file + ".gz")))
+    }
+
+    @Test("a gzip-encoded PNG is decoded and downloaded")
+    func gzipDecoded() async throws {
+        let server = try await LoopbackServer()
+        let png = SampleImages.png(width: 32, height: 32, seed: 5)
+        server.route("/a.png", .ok(try await gzip(png), headers: [("Content-Encoding", "gzip")]))
+        let fetcher = try Fetcher.forTesting(in: directory)
+        let result = try await fetcher.fetch(url: server.url("/a.png"))
+        fetcher.shutdown()
+        try await server.shutdown()
+
+        #expect(result.status == .downloaded)
+        #expect(result.bytes == Int64(png.count))
+        let stored = try #require(result.path.flatMap { FileManager.default.contents(atPath: $0) })
+        #expect(Array(stored) == png)
+    }
+
+    @Test("--max-bytes bounds the decoded size of a small gzip bomb")
+    func gzipBombTooLarge() async throws {
+        let server = try await LoopbackServer()
+        let bomb = try await gzip([UInt8](repeating: 0, count: 4 << 20))
+        #expect(bomb.count < 64 << 10)
+        server.route("/bomb.png", .ok(bomb, headers: [("Content-Encoding", "gzip")]))
+        let engine = CurlEngine(maxTransfers: 1)
+        let response = await engine.perform(TransferRequest(url: server.url("/bomb.png"), maxBytes: 1 << 20))
+        engine.shutdown()
+        try await server.shutdown()
+
+        #expect(response.failure?.kind == .tooLarge)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import SDFetchTestSupport
+import Testing
+
+@testable import sdfetch
+
+/// The man page and completion scripts come from the option tables, so they list exactly
+/// what the parser accepts; these tests render and load them with the real tools.
+@Suite("generated man page and completions", .timeLimit(.minutes(1)))
+struct GeneratedDocsTests {
+    let directory = TemporaryDirectory("docs")
+
+    private func generate(_ arguments: [String], to name: String) async throws -> String {
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        #expect(run.status == 0)
+        let path = directory.appending(name)
+        try Data(run.standardOutput.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("the man page renders with man -l and lists every fetch option")
+    func manPageRenders() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/man") else {
+            print("skipped: man (man-db) is not installed")
+            return
+        }
+        let page = try await generate(["--generate-man"], to: "sdfetch.1")
+        let run = try await ProcessRun.launch(
+            "/usr/bin/man", ["-l", page], environment: ["MANWIDTH": "100", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+        #expect(run.status == 0)
+        #expect(!run.standardError.contains("warning"), "\(run.standardError)")
+        #expect(run.standardOutput.contains("SDFETCH(1)"))
+        for option in FetchCommand.allOptions {
+            #expect(run.standardOutput.contains("--" + option.long), "--\(option.long)")
+        }
+    }
+
+    @Test("the bash completion loads and completes options per command")
+    func bashCompletionLoads() async throws {
+        let script = try await generate(["--generate-completion", "bash"], to: "sdfetch.bash")
+        let probe = """
+            source "$1" || exit 9
+            complete -p sdfetch || exit 8
+            COMP_WORDS=(sdfetch --per); COMP_CWORD=1; _sdfetch; echo "fetch: ${COMPREPLY[*]}"
+            COMP_WORDS=(sdfetch clean --dr); COMP_CWORD=2; _sdfetch; echo "clean: ${COMPREPLY[*]}"
+            COMP_WORDS=(sdfetch --per); COMP_CWORD=1; _sdfetch; echo "fetch again: ${COMPREPLY[*]}"
+            """
+        let run = try await ProcessRun.launch("/bin/bash", ["-c", probe, "probe", script])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("fetch: --per-host\n"))
+        #expect(run.standardOutput.contains("clean: --dry-run\n"))
+    }
+
+    @Test("zsh and fish scripts are generated for every option")
+    func otherShells() async throws {
+        let zsh = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--generate-completion", "zsh"])
+        let fish = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--generate-completion", "fish"])
+        for option in FetchCommand.allOptions {
+            #expect(zsh.standardOutput.contains("--\(option.long)"))
+            #expect(fish.standardOutput.contains("-l \(option.long)"))
+        }
+        let bad = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--generate-completion", "csh"])
+        #expect(bad.status == 2)
+    }
+
+    @Test("--version lists libcurl, libpng, libjpeg-turbo and giflib")
+    func versionListsLibraries() async throws {
+        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--version"])
+        for library in ["libcurl/", "libpng/", "libjpeg-turbo/", "giflib/"] {
+            #expect(run.standardOutput.contains(library), "\(library)")
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// The built binary under conditions only a process can set up: a low open-file limit,
+/// and `-v`'s notes on standard error.
+@Suite("transport in the binary", .timeLimit(.minutes(1)))
+struct TransportProcessTests {
+    let directory = TemporaryDirectory("transport-process")
+
+    @Test("under ulimit -n 40, -j 64 is lowered with a notice and no URL is blamed on the host")
+    func descriptorLimit() async throws {
+        let server = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<120 {
+            server.route("/\(index).png", .ok(SampleImages.png(seed: index)))
+            lines.append(server.url("/\(index).png"))
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let script = "ulimit -n 40 && exec \"$0\" \"$@\""
+        let run = try await ProcessRun.launch(
+            "/bin/sh",
+            [
+                "-c", script, BuiltProduct.path("sdfetch"), "--no-config", "-j", "64", "--json",
+                "--cache-dir", directory.appending("cache"), list,
+            ])
+        try await server.shutdown()
+
+        #expect(run.standardError.contains("-j 64 lowered to"))
+        #expect(!run.standardOutput.contains("host-down"))
+        let downloaded = run.standardOutput.split(separator: "\n").filter { $0.contains("\"status\":\"downloaded\"") }
+        #expect(downloaded.count == 120)
+    }
+
+    @Test("-v reports a retry with its wait and a redirect, escaped")
+    func verboseNotes() async throws {
+        let server = try await LoopbackServer()
+        server.route("/flaky.png", .status(503), .ok(SampleImages.png(seed: 1)))
+        server.route("/moved\u{1B}.png", .redirect(to: "/a.png"))
+        server.route("/moved%1B.png", .redirect(to: "/a.png"))
+        server.route("/a.png", .ok(SampleImages.png(seed: 2)))
+        let list = directory.write(
+            [server.url("/flaky.png"), server.url("/moved%1B.png")].joined(separator: "\n"), to: "list.txt")
+        let run = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"),
+            ["--no-config", "-v", "--progress", "never", "--cache-dir", directory.appending("cache"), list])
+        let quiet = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"),
+            ["--no-config", "--refresh", "--progress", "never", "--cache-dir", directory.appending("cache2"), list])
+        try await server.shutdown()
+
+        #expect(run.status == 0)
+        #expect(
+            run.standardError.contains(
+                "\(server.url("/flaky.png")): http-503 (server answered 503); retry 1 of 2 after waiting"))
+        #expect(
+            run.standardError.contains("\(server.url("/moved%1B.png")): followed 1 redirect to \(server.url("/a.png"))")
+        )
+        #expect(!run.standardError.contains("\u{1B}"))
+        #expect(!quiet.standardError.contains("followed"))
+    }
+
+    @Test("-v reports a revalidation and its 304")
+    func verboseRevalidation() async throws {
+        let server = try await LoopbackServer()
+        server.route(
+            "/a.png", .ok(SampleImages.png(seed: 3), headers: [("ETag", "\"v1\"")]),
+            .status(304, headers: [("ETag", "\"v1\"")]))
+        let list = directory.write(server.url("/a.png") + "\n", to: "list.txt")
+        let arguments = ["--no-config", "-v", "--progress", "never", "--cache-dir", directory.appending("cache"), list]
+        _ = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
+        let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments + ["--refresh"])
+        try await server.shutdown()
+
+        #expect(second.standardOutput.hasPrefix("revalidated\t"))
+        #expect(second.standardError.contains("\(server.url("/a.png")): revalidating (If-None-Match)"))
+        #expect(second.standardError.contains("304 not modified"))
+    }
+}
