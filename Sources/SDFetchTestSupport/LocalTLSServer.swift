@@ -85,7 +85,7 @@ public final class LocalTLSServer: Sendable {
     }
 
     /// EC keys: made in milliseconds, where RSA keys would load a machine whose other tests measure time.
-    private static func makeCertificates(openssl: String, in directory: String) throws {
+    static func makeCertificates(openssl: String, in directory: String) throws {
         try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(
             to: URL(fileURLWithPath: directory + "/server.ext"))
         let steps: [[String]] = [
