@@ -87,7 +87,6 @@ struct PacingTests {
         _ = await engine.perform(TransferRequest(url: polite.url("/a.png")))
         async let held = engine.perform(TransferRequest(url: polite.url("/b.png")))
         let free = await engine.perform(TransferRequest(url: other.url("/c.png")))
-        let freeDone = ContinuousClock.now
         _ = await held
         engine.shutdown()
         try await polite.shutdown()
@@ -96,8 +95,11 @@ struct PacingTests {
         #expect(free.failure == nil)
         let heldArrival = try #require(polite.recordedRequests(for: "/b.png").first?.receivedAt)
         let firstArrival = try #require(polite.recordedRequests(for: "/a.png").first?.receivedAt)
-        #expect(heldArrival - firstArrival >= .milliseconds(975))
-        #expect(freeDone < heldArrival)
+        // The first request opened the connection, whose accept can delay its stamp on a busy machine.
+        #expect(heldArrival - firstArrival >= .milliseconds(900))
+        // Server-side stamps: the servers' own threads, not the test's (busy) task pool.
+        let freeArrival = try #require(other.recordedRequests(for: "/c.png").first?.receivedAt)
+        #expect(freeArrival < heldArrival)
     }
 
     @Test("a run under --limit-rate takes at least bytes / rate")

@@ -63,6 +63,34 @@ struct TLSAndProxyTests {
         #expect(response.body == SampleImages.png(seed: 3))
     }
 
+    @Test("over HTTP/2 several images share one connection")
+    func http2Multiplexes() async throws {
+        guard LocalNginx.isAvailable else {
+            print("skipped: nginx (with http2) or openssl is not installed")
+            return
+        }
+        let nginx = try await LocalNginx.start(directory: directory.appending("nginx"))
+        defer { nginx.stop() }
+        for index in 0..<8 { try nginx.serve(SampleImages.png(seed: index), as: "\(index).png") }
+        let engine = CurlEngine(maxTransfers: 8)
+        let connection = ConnectionOptions(caCertificateFile: nginx.caFile)
+        let responses = await withTaskGroup(of: TransferResponse.self) { group in
+            for index in 0..<8 {
+                group.addTask { await engine.perform(self.request(nginx.url("\(index).png"), connection)) }
+            }
+            var responses: [TransferResponse] = []
+            for await response in group { responses.append(response) }
+            return responses
+        }
+        engine.shutdown()
+
+        #expect(responses.allSatisfy { $0.failure == nil })
+        let logged = nginx.loggedRequests
+        #expect(logged.count == 8)
+        #expect(logged.allSatisfy { $0.protocol == "HTTP/2.0" })
+        #expect(Set(logged.map(\.connection)).count == 1)
+    }
+
     @Test("--proxy sends the request through the proxy, even for a host nobody can resolve")
     func proxyRoutesRequests() async throws {
         let proxy = try await LoopbackServer()

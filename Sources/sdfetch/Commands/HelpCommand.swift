@@ -80,7 +80,11 @@ enum HelpText {
           SDFETCH_CACHE_DIR   cache directory; else $XDG_CACHE_HOME/sdfetch; else ~/.cache/sdfetch
           NO_COLOR            no colour on standard error
           TERM=dumb           no colour and no redrawn progress bar under --progress auto
-          http_proxy, https_proxy, no_proxy   as in curl
+          http_proxy, https_proxy, no_proxy   as in curl (unless --proxy is given)
+          SDFETCH_SHARD       K/N for --shard auto (also GitLab, CircleCI, Buildkite, Slurm variables)
+
+        Config file: $XDG_CONFIG_HOME/sdfetch/config, else ~/.config/sdfetch/config: 'option = value'
+        lines with long option names, read by every command; the command line wins.
 
         Exit status: 0 every URL downloaded, cached or revalidated; 1 some URL failed, skipped
         or invalid (or a 'path' URL has no entry); 2 usage error; 3 unusable cache directory or
