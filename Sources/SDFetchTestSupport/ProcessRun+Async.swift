@@ -20,3 +20,18 @@ extension ProcessRun {
         }
     }
 }
+
+extension Process {
+    /// `waitUntilExit()` on a thread of its own, awaited without parking a cooperative thread
+    /// (see ``ProcessRun/launch(_:_:input:environment:)``).
+    public func exited() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                self.waitUntilExit()
+                continuation.resume()
+            }
+            thread.name = "Process.exited"
+            thread.start()
+        }
+    }
+}

@@ -47,7 +47,7 @@ struct BlockedOutputSignalTests {
         kill(process.processIdentifier, SIGINT)
         let waited = await waitForExit(process, within: .seconds(10))
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        await process.exited()
         _ = output
 
         #expect(waited < .seconds(2), "took \(waited)")
@@ -63,7 +63,7 @@ struct BlockedOutputSignalTests {
         kill(process.processIdentifier, SIGINT)
         let waited = await waitForExit(process, within: .seconds(10))
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        await process.exited()
         _ = output
 
         #expect(waited < .milliseconds(1000), "took \(waited)")

@@ -73,7 +73,8 @@ struct CacheProcessTests {
 
     @Test("kill -9 during a 300-URL run leaves only complete entries")
     func killNine() async throws {
-        let (server, bodies) = try await serve(300) { .milliseconds(5 + $0 % 10) }
+        // Slow enough (about a second at -j 8) that the kill lands mid-run on a busy machine.
+        let (server, bodies) = try await serve(300) { .milliseconds(20 + $0 % 20) }
         let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
         let process = try launch(["--cache-dir", cachePath, "-j", "8", list])
         let deadline = ContinuousClock.now + .seconds(20)
@@ -81,7 +82,7 @@ struct CacheProcessTests {
             try await Task.sleep(for: .milliseconds(5))
         }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        await process.exited()
         try await server.shutdown()
 
         #expect(process.terminationReason == .uncaughtSignal)
@@ -112,7 +113,7 @@ struct CacheProcessTests {
             evicted += try cache.clean(maxAge: .seconds(7 * 86400), maxSize: cap, dryRun: false).removedEntries
             cleans += 1
         }
-        for process in processes { process.waitUntilExit() }
+        for process in processes { await process.exited() }
         try await server.shutdown()
 
         #expect(processes.allSatisfy { $0.terminationStatus == 0 })

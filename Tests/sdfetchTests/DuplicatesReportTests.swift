@@ -64,7 +64,7 @@ struct DuplicatesReportTests {
         try await Task.sleep(for: .milliseconds(300))  // let the result complete; it must not be final yet
         try input.fileHandleForWriting.write(contentsOf: Data((server.url("/a.png") + "\n").utf8))
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        await process.exited()
         let text = collected.wait()
         try await server.shutdown()
 

@@ -25,7 +25,7 @@ struct ProgressTerminalTests {
         try process.run()
         terminal.closeSlave()
         let bytes = await terminal.captureInBackground(until: .now + .seconds(30))
-        process.waitUntilExit()
+        await process.exited()
         try await server.shutdown()
         let text = String(decoding: bytes, as: UTF8.self)
         let attachment = directory.path + ".capture"
@@ -57,7 +57,7 @@ struct ProgressTerminalTests {
         try process.run()
         terminal.closeSlave()
         let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
-        process.waitUntilExit()
+        await process.exited()
         try await server.shutdown()
 
         #expect(process.terminationStatus == 0)
@@ -87,7 +87,7 @@ struct ProgressTerminalTests {
         try process.run()
         terminal.closeSlave()
         let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(40)), as: UTF8.self)
-        process.waitUntilExit()
+        await process.exited()
         try await server.shutdown()
 
         let redraws = text.components(separatedBy: "\r").dropFirst().filter { $0.contains("downloaded") && !$0.hasPrefix("sdfetch") && !$0.hasPrefix("\u{1B}[K") }
@@ -115,7 +115,7 @@ struct ProgressTerminalTests {
         try process.run()
         terminal.closeSlave()
         let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
-        process.waitUntilExit()
+        await process.exited()
         try await server.shutdown()
 
         #expect(process.terminationStatus == 1)

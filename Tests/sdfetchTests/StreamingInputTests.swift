@@ -40,7 +40,7 @@ struct StreamingInputTests {
         let secondBefore = server.requests(for: "/second.png")
         try input.fileHandleForWriting.write(contentsOf: Data((server.url("/second.png") + "\n").utf8))
         try input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        await process.exited()
         let finalText = collected.wait()
         try await server.shutdown()
 
