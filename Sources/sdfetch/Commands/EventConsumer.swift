@@ -58,7 +58,7 @@ struct EventConsumer {
                 do throws(OutputError) {
                     let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
                     path = try placer.place(
-                        cacheFile, as: OutputNamer.name(for: key, format: result.format),
+                        cacheFile, at: placer.template.render(key, format: result.format),
                         placed: result.status == .downloaded ? nil : placed)
                 } catch {
                     result.status = .failed

@@ -64,6 +64,12 @@ extension FetchCommand {
             guard !v.isEmpty else { throw UsageError("option \(n) needs a directory") }
             c.outputDirectory = v
         },
+        OptionSpec(
+            "name", .value("TEMPLATE"),
+            help: "with -o, file names from {host} {path} {stem} {hash} {ext} (default {stem}-{hash}{ext})"
+        ) { c, v, n in
+            c.nameTemplate = try NameTemplate(parsing: v, option: n)
+        },
         OptionSpec("shard", .value("K/N|auto"), help: "only URLs whose key hash falls in shard K of N (0-based); auto: the job runner's") {
             c, v, n in
             c.isShardAuto = v == "auto"

@@ -13,6 +13,8 @@ struct FetchCommand: ParsableCommand {
     var outputDirectory: String?
     /// `--link`: hard links under `-o` instead of reflinks or copies.
     var isLinking = false
+    /// `--name`: how `-o` names files.
+    var nameTemplate = NameTemplate.standard
     var shard: Shard?
     /// `--shard auto`: ``shard`` comes from the job runner's variables at validation.
     var isShardAuto = false
@@ -42,7 +44,8 @@ struct FetchCommand: ParsableCommand {
                 return .unusableCacheOrInput
             }
             do throws(OutputError) {
-                placer = try OutputPlacer(directory: ProcessEnvironment.absolute(outputDirectory), isLinking: isLinking)
+                placer = try OutputPlacer(
+                    directory: ProcessEnvironment.absolute(outputDirectory), isLinking: isLinking, template: nameTemplate)
             } catch {
                 StandardError.write("sdfetch: \(Escaping.terminal(error.detail))\n")
                 return ExitStatus(error)

@@ -23,13 +23,37 @@ enum OutputNamer {
     /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
     static func name(for key: URLKey, format: ImageFormat?) -> String {
         let suffix = "-" + String(key.digest.hex.prefix(8)) + (format?.fileExtension ?? "")
-        var stem = sanitise(percentDecode(lastSegment(of: key.string)))
+        return truncate(sanitise(stem(of: lastSegment(of: key.string))), toBytes: maxBytes - suffix.utf8.count) + suffix
+    }
+
+    /// The last segment percent-decoded, without an image extension or leading dots;
+    /// ``fallbackStem`` when nothing is left. Not yet made safe.
+    static func stem(of segment: Substring) -> String {
+        var stem = percentDecode(segment)
         if let dot = stem.lastIndex(of: "."), imageExtensions.contains(stem[stem.index(after: dot)...].lowercased()) {
             stem = String(stem[..<dot])
         }
         while stem.hasPrefix(".") { stem.removeFirst() }
-        if stem.isEmpty { stem = fallbackStem }
-        return truncate(stem, toBytes: maxBytes - suffix.utf8.count) + suffix
+        return sanitise(stem).isEmpty ? fallbackStem : stem
+    }
+
+    /// The segments of the URL's path (query excluded); the last one may be empty.
+    static func pathSegments(of url: String) -> [Substring] {
+        guard let schemeEnd = url.range(of: "://"), let pathStart = url[schemeEnd.upperBound...].firstIndex(of: "/")
+        else { return [""] }
+        let path = url[url.index(after: pathStart)...].prefix { $0 != "?" }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        // Empty folders (`a//b`) vanish; the last segment stays, even when empty.
+        return segments.dropLast().filter { !$0.isEmpty } + [segments.last ?? ""]
+    }
+
+    /// One path part made safe: ``sanitise``d, no leading dot (so never `.` or `..`), not
+    /// empty, at most `limit` bytes.
+    static func safePart(_ text: String, limit: Int) -> String {
+        var part = sanitise(text)
+        while part.hasPrefix(".") { part.replaceSubrange(part.startIndex...part.startIndex, with: "_") }
+        if part.isEmpty { part = "_" }
+        return truncate(part, toBytes: limit)
     }
 
     /// The path part after the last `/`, query excluded (the key has no fragment).

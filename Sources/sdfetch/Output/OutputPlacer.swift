@@ -18,11 +18,13 @@ import SDFetchCore
 struct OutputPlacer {
     let directory: String
     let isLinking: Bool
+    /// How files are named (`--name`).
+    let template: NameTemplate
     /// DIR, held open: a hit's look at its output file resolves one name, not a whole path.
     private let folder: Int32
 
     /// Creates DIR (and parents) if needed.
-    init(directory: String, isLinking: Bool = false) throws(OutputError) {
+    init(directory: String, isLinking: Bool = false, template: NameTemplate = .standard) throws(OutputError) {
         var info = stat()
         if lstat(directory, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR && stat(directory, &info) == 0
             && (info.st_mode & S_IFMT) != S_IFDIR
@@ -39,62 +41,97 @@ struct OutputPlacer {
         }
         self.directory = directory
         self.isLinking = isLinking
+        self.template = template
         folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
 
-    /// Places `cacheFile` as `name` in DIR and returns the new path.
+    /// Places `cacheFile` at `relativePath` (a ``NameTemplate`` rendering: safe parts joined
+    /// by `/`) in DIR and returns the new path. Folders on the way are created inside DIR
+    /// and entered only as real directories, never through a link.
     ///
     /// - Parameter placed: the image's size and the cache file's stamp when the file
     ///   probably is there already (a cache hit on a re-run): an output of that size and
     ///   mtime is left as it is, found with one `fstatat`. Nil for a new download, which is
     ///   written at once.
-    func place(_ cacheFile: String, as name: String, placed: (bytes: Int64, stamp: Int64)?) throws(OutputError) -> String {
-        precondition(!name.utf8.contains(UInt8(ascii: "/")) && !name.hasPrefix("."), "OutputNamer makes plain names")
-        let target = directory + "/" + name
-        if let placed, isPlaced(name, placed) { return target }
+    func place(_ cacheFile: String, at relativePath: String, placed: (bytes: Int64, stamp: Int64)?) throws(OutputError)
+        -> String
+    {
+        let parts = relativePath.split(separator: "/").map(String.init)
+        precondition(!parts.isEmpty && parts.allSatisfy { !$0.hasPrefix(".") }, "NameTemplate makes safe parts")
+        let target = directory + "/" + relativePath
+        guard parts.count > 1 else {
+            return try place(cacheFile, as: parts[0], in: folder, target: target, placed: placed)
+        }
+        let parent = try enter(parts.dropLast())
+        defer { close(parent) }
+        return try place(cacheFile, as: parts[parts.count - 1], in: parent, target: target, placed: placed)
+    }
+
+    /// The descriptor of DIR/`folders`, made as needed; every step refuses links.
+    private func enter(_ folders: ArraySlice<String>) throws(OutputError) -> Int32 {
+        var current = dup(folder)
+        for name in folders {
+            var next = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0 && errno == ENOENT {
+                _ = mkdirat(current, name, 0o755)
+                next = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            let reason = Self.errnoText()
+            close(current)
+            guard next >= 0 else { throw OutputError(detail: "cannot enter \(name) under \(directory): \(reason)") }
+            current = next
+        }
+        return current
+    }
+
+    private func place(
+        _ cacheFile: String, as name: String, in folder: Int32, target: String, placed: (bytes: Int64, stamp: Int64)?
+    ) throws(OutputError) -> String {
+        if let placed, isPlaced(name, in: folder, placed) { return target }
         // link(2) never follows or replaces anything already at the name.
-        if isLinking && link(cacheFile, target) == 0 { return target }
+        if isLinking && linkat(AT_FDCWD, cacheFile, folder, name, 0) == 0 { return target }
         var source = stat()
         guard stat(cacheFile, &source) == 0 else {
             throw OutputError(detail: "cannot read \(cacheFile): \(Self.errnoText())")
         }
-        if !isLinking, let placed = try copyUnnamed(cacheFile, as: name, modified: source.st_mtim) { return placed }
-        let temporary = directory + "/.sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        if !isLinking || link(cacheFile, temporary) != 0 {
-            let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            guard output >= 0 else { throw OutputError(detail: "cannot create \(temporary): \(Self.errnoText())") }
+        if !isLinking, try copyUnnamed(cacheFile, as: name, in: folder, modified: source.st_mtim) { return target }
+        let temporary = ".sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        if !isLinking || linkat(AT_FDCWD, cacheFile, folder, temporary, 0) != 0 {
+            let output = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            guard output >= 0 else { throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())") }
             do throws(OutputError) {
                 try copy(cacheFile, into: output, modified: source.st_mtim)
             } catch {
-                unlink(temporary)
+                unlinkat(folder, temporary, 0)
                 throw error
             }
         }
-        guard rename(temporary, target) == 0 else {
+        guard renameat(folder, temporary, folder, name) == 0 else {
             let reason = Self.errnoText()
-            unlink(temporary)
+            unlinkat(folder, temporary, 0)
             throw OutputError(detail: "cannot write \(target): \(reason)")
         }
         return target
     }
 
-    /// A copy made as an unnamed file in DIR (`O_TMPFILE`) and linked to `name` when the name
-    /// is free: one directory operation, where a temporary name and a rename cost two, which
-    /// on ext4 after many deletions nearby is most of a cold run's time. Nil when the file
+    /// A copy made as an unnamed file (`O_TMPFILE`) and linked to `name` when the name is
+    /// free: one directory operation, where a temporary name and a rename cost two, which on
+    /// ext4 after many deletions nearby is most of a cold run's time. False when the file
     /// system has no `O_TMPFILE` or the name is taken (the caller then renames over it).
-    private func copyUnnamed(_ cacheFile: String, as name: String, modified: timespec) throws(OutputError) -> String? {
+    private func copyUnnamed(_ cacheFile: String, as name: String, in folder: Int32, modified: timespec)
+        throws(OutputError) -> Bool
+    {
         let output = openat(folder, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
-        guard output >= 0 else { return nil }
+        guard output >= 0 else { return false }
         defer { close(output) }
         try copy(cacheFile, into: output, modified: modified, closing: false)
-        guard linkat(AT_FDCWD, "/proc/self/fd/\(output)", folder, name, AT_SYMLINK_FOLLOW) == 0 else { return nil }
-        return directory + "/" + name
+        return linkat(AT_FDCWD, "/proc/self/fd/\(output)", folder, name, AT_SYMLINK_FOLLOW) == 0
     }
 
     /// Whether `name` already is the image: a regular file of its size and the cache
     /// file's stamp as mtime (the cache file itself under `--link`, or a copy made by an
     /// earlier run and not written since).
-    private func isPlaced(_ name: String, _ placed: (bytes: Int64, stamp: Int64)) -> Bool {
+    private func isPlaced(_ name: String, in folder: Int32, _ placed: (bytes: Int64, stamp: Int64)) -> Bool {
         var existing = stat()
         guard fstatat(folder, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, (existing.st_mode & S_IFMT) == S_IFREG
         else { return false }

@@ -1,0 +1,103 @@
+import SDFetchCore
+
+/// `--name TEMPLATE`: how `-o` names files, from fields of the URL (SPEC "Output files").
+///
+/// Fields: `{host}` (the key's host), `{path}` (the URL path's folders, each a folder
+/// under DIR; only as a whole `/`-separated part), `{stem}` (the last segment without an
+/// image extension), `{hash}` (8 hex digits of the key's digest) and `{ext}` (the sniffed
+/// format's extension, with its dot). The default is `{stem}-{hash}{ext}`; a wget `-x`-like
+/// mirror is `{host}/{path}/{stem}-{hash}{ext}`.
+///
+/// Guarantees, whatever the template: every part is made safe on its own (no `/`, no
+/// control character, no leading `.`, so no `..`; at most ``OutputNamer/maxBytes`` bytes),
+/// so nothing lands outside DIR; names depend on the URL alone, so re-runs and shards agree;
+/// and a template without `{hash}` gets `-{hash}` before its extension (or at its end), since
+/// two URLs could otherwise share a name and overwrite each other.
+struct NameTemplate: Sendable, Equatable {
+    enum Piece: Sendable, Equatable {
+        case text(String)
+        case host, stem, hash, ext
+    }
+
+    /// A part between slashes: `{path}` alone, or pieces.
+    enum Part: Sendable, Equatable {
+        case path
+        case pieces([Piece])
+    }
+
+    let parts: [Part]
+
+    static let standard = try! NameTemplate(parsing: "{stem}-{hash}{ext}")
+
+    /// - Throws: ``UsageError`` naming the problem (unknown field, `{path}` inside a part,
+    ///   an empty template).
+    init(parsing text: String, option: String = "--name") throws(UsageError) {
+        var parts: [Part] = []
+        for raw in text.split(separator: "/", omittingEmptySubsequences: true) {
+            if raw == "{path}" {
+                parts.append(.path)
+                continue
+            }
+            var pieces: [Piece] = []
+            var rest = Substring(raw)
+            while let open = rest.firstIndex(of: "{") {
+                if open > rest.startIndex { pieces.append(.text(String(rest[..<open]))) }
+                guard let close = rest[open...].firstIndex(of: "}") else {
+                    throw UsageError("option \(option): '\(text)' has a '{' without '}'")
+                }
+                switch rest[rest.index(after: open)..<close] {
+                case "host": pieces.append(.host)
+                case "stem": pieces.append(.stem)
+                case "hash": pieces.append(.hash)
+                case "ext": pieces.append(.ext)
+                case "path": throw UsageError("option \(option): {path} must be a part of its own, as in {host}/{path}/{stem}{ext}")
+                case let other:
+                    throw UsageError("option \(option): unknown field {\(other)} (fields: {host} {path} {stem} {hash} {ext})")
+                }
+                rest = rest[rest.index(after: close)...]
+            }
+            if !rest.isEmpty { pieces.append(.text(String(rest))) }
+            parts.append(.pieces(pieces))
+        }
+        guard case .pieces(var last)? = parts.last else {
+            throw UsageError("option \(option): '\(text)' names no file (it must end with a file name part)")
+        }
+        let hasHash = parts.contains { if case .pieces(let pieces) = $0 { pieces.contains(.hash) } else { false } }
+        if !hasHash {
+            let position = last.lastIndex(of: .ext) ?? last.endIndex
+            last.insert(contentsOf: [.text("-"), .hash], at: position)
+            parts[parts.count - 1] = .pieces(last)
+        }
+        self.parts = parts
+    }
+
+    /// The path, relative to DIR, of `key`'s image of `format`: parts joined by `/`, each safe.
+    func render(_ key: URLKey, format: ImageFormat?) -> String {
+        let segments = OutputNamer.pathSegments(of: key.string)
+        let stem = OutputNamer.stem(of: segments.last ?? "")
+        var rendered: [String] = []
+        for (index, part) in parts.enumerated() {
+            switch part {
+            case .path:
+                rendered += segments.dropLast().map { OutputNamer.safePart(OutputNamer.percentDecode($0), limit: OutputNamer.maxBytes) }
+            case .pieces(let pieces):
+                let isFile = index == parts.count - 1
+                // Fixed pieces first: the stem is what gives way when the name is too long.
+                let fixed = pieces.map { piece -> String in
+                    switch piece {
+                    case .text(let text): text
+                    case .host: key.host
+                    case .hash: String(key.digest.hex.prefix(8))
+                    case .ext: isFile ? (format?.fileExtension ?? "") : ""
+                    case .stem: ""
+                    }
+                }
+                let room = OutputNamer.maxBytes - fixed.reduce(0) { $0 + $1.utf8.count }
+                let stemText = OutputNamer.truncate(OutputNamer.sanitise(stem), toBytes: max(0, room))
+                let text = zip(pieces, fixed).map { piece, value in piece == .stem ? stemText : value }.joined()
+                rendered.append(OutputNamer.safePart(text, limit: OutputNamer.maxBytes))
+            }
+        }
+        return rendered.joined(separator: "/")
+    }
+}
