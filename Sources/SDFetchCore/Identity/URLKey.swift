@@ -144,10 +144,16 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
             else { throw InvalidURL(reason: "bad IPv6 address") }
             return
         }
-        // curl's hostname check refuses these bytes (lib/urlapi.c, hostname_check's strcspn set).
-        let refused = Set(" \r\n\t/:#?!@{}[]\\$'\"^`*<>=;,+&()%".utf8)
-        if host.contains(where: { refused.contains($0) }) { throw InvalidURL(reason: "bad host name") }
+        if host.contains(where: { refusedHostBytes[Int($0)] }) { throw InvalidURL(reason: "bad host name") }
     }
+
+    /// The bytes curl's hostname check refuses (lib/urlapi.c, hostname_check's strcspn set),
+    /// as a 256-entry table: this runs for every input line.
+    private static let refusedHostBytes: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in " \r\n\t/:#?!@{}[]\\$'\"^`*<>=;,+&()%".utf8 { table[Int(byte)] = true }
+        return table
+    }()
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)

@@ -35,6 +35,9 @@ struct FetchCommand: ParsableCommand {
         } catch {
             return cacheFailure(error)
         }
+        // A list long enough to touch most of the 256 index buckets: read them all at once,
+        // in parallel with the run's start (64 KiB of URLs is about a thousand lines).
+        if sources.contains(where: { $0.isLargeFile(over: 64 << 10) }) { cache.preloadIndex() }
         if let outputDirectory {
             // Said plainly here: Foundation's own words for this case are "a file with the same name already exists".
             var status = stat()

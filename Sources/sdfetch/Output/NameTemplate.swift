@@ -73,7 +73,10 @@ struct NameTemplate: Sendable, Equatable {
 
     /// The path, relative to DIR, of `key`'s image of `format`: parts joined by `/`, each safe.
     func render(_ key: URLKey, format: ImageFormat?) -> String {
-        let segments = OutputNamer.pathSegments(of: key.string)
+        // The default is every warm hit's name under -o: its own, allocation-light path.
+        if self == Self.standard { return OutputNamer.name(for: key, format: format) }
+        let hasPath = parts.contains(.path)
+        let segments = hasPath ? OutputNamer.pathSegments(of: key.string) : [OutputNamer.lastSegment(of: key.string)]
         let stem = OutputNamer.stem(of: segments.last ?? "")
         var rendered: [String] = []
         for (index, part) in parts.enumerated() {
