@@ -66,6 +66,14 @@ final class CacheIndex: Sendable {
         return bucket
     }
 
+    /// Shard `index`'s bucket as ``IndexRecord/Summary``s, read without keeping it.
+    func summaries(_ index: Int) -> [KeyDigest: IndexRecord.Summary] {
+        let fd = SafeOpen.file(Shards.name(index), in: folder.value, flags: O_RDONLY)
+        guard fd >= 0 else { return [:] }
+        defer { close(fd) }
+        return IndexBucket.summaries(from: fd)
+    }
+
     /// Forgets shard `index`'s bucket, so the next use reads it afresh (after a compaction).
     func forget(_ index: Int) {
         slots[index].bucket.withLock { $0.invalidate() }
@@ -129,32 +137,60 @@ final class CacheIndex: Sendable {
 
     // MARK: - Compaction
 
-    /// Rewrites shard `index`'s bucket with one line per entry that `keep` accepts (its uses
-    /// folded in), dropping superseded and torn lines. Call under the shard lock.
+    /// Rewrites shard `index`'s bucket with the latest line of each entry that `keep`
+    /// accepts (given its stored time in ns), and its latest use, dropping superseded, torn
+    /// and older use lines. Call under the shard lock.
     /// Returns the entries kept.
     @discardableResult
-    func compact(_ index: Int, keeping keep: (KeyDigest, CacheEntry) -> Bool) -> Int {
+    func compact(_ index: Int, keeping keep: (KeyDigest, _ storedAt: Int64) -> Bool) -> Int {
         let name = Shards.name(index)
         let old = SafeOpen.file(name, in: folder.value, flags: O_RDONLY)
         guard old >= 0 else { return 0 }
         defer { close(old) }
-        var bucket = IndexBucket()
-        bucket.read(from: old)
-        let live = bucket.entries.filter { keep($0.key, $0.value) }
+        guard let bytes = SafeOpen.readAll(old) else { return 0 }
+        let consumed = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
+        // The latest put line of each digest, copied as it is (no string is decoded), and
+        // the latest use after it, written as one more line.
+        var puts: [KeyDigest: (line: Range<Int>, summary: IndexRecord.Summary)] = [:]
+        var lineCount = 0
+        bytes.withUnsafeBytes { raw in
+            var start = 0
+            for position in 0..<consumed where raw[position] == 0x0A {
+                defer { start = position + 1 }
+                guard position > start else { continue }
+                lineCount += 1
+                guard let line = IndexRecord.summary(line: UnsafeRawBufferPointer(rebasing: raw[start..<position]))
+                else { continue }
+                if line.isPut {
+                    puts[line.digest] = (start..<position, line)
+                } else if var put = puts[line.digest], line.usedAt > put.summary.usedAt {
+                    put.summary.usedAt = line.usedAt
+                    puts[line.digest] = put
+                }
+            }
+        }
+        let live = puts.filter { keep($0.key, $0.value.summary.storedAt) }
         // Nothing to drop: leave the file (and its inode) alone.
-        if live.count == bucket.lineCount { return live.count }
-        let lines = live.sorted { $0.key.hex < $1.key.hex }.flatMap { IndexRecord.put($0.key, $0.value).line }
+        if live.count == lineCount { return live.count }
+        var lines: [UInt8] = []
+        for (digest, put) in live.sorted(by: { $0.value.line.lowerBound < $1.value.line.lowerBound }) {
+            lines.append(0x0A)
+            lines += bytes[put.line]
+            lines.append(0x0A)
+            let written = bytes[put.line].withUnsafeBytes { IndexRecord.summary(line: $0)?.usedAt } ?? 0
+            if put.summary.usedAt > written { lines += IndexRecord.use(digest, usedAt: put.summary.usedAt).line }
+        }
         let temporary = ".\(name)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(FileIO.temporarySuffix)"
         let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)
-        guard fd >= 0 else { return bucket.entries.count }
+        guard fd >= 0 else { return puts.count }
         let written = FileIO.writeAll(lines, to: fd)
         close(fd)
         guard written, renameat(folder.value, temporary, folder.value, name) == 0 else {
             unlinkat(folder.value, temporary, 0)
-            return bucket.entries.count
+            return puts.count
         }
         // Lines appended to the old file after it was read: carry them over.
-        if let tail = SafeOpen.readAll(old, from: bucket.offset), !tail.isEmpty {
+        if let tail = SafeOpen.readAll(old, from: consumed), !tail.isEmpty {
             _ = Self.append(tail, to: name, in: folder.value)
         }
         forget(index)

@@ -82,11 +82,54 @@ enum CacheScan {
         return names
     }
 
-    /// Whether `name` in `folder` is still the file scanned (same inode and size).
+    /// The files of the shard folder open as `folder` from `readdir` alone: names, types and
+    /// inode numbers, no `stat` (sizes and times are unknown: -1). Names whose type the file
+    /// system does not report, temporaries and other names are `stat`ed as ``shard(_:)`` does.
+    /// What `clean` and the trim walk, where the index knows every entry's size.
+    static func shardWithoutStat(_ folder: Int32) -> ShardScan {
+        var scan = ShardScan()
+        guard folder >= 0 else { return scan }
+        let copy = dup(folder)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return shard(folder)
+        }
+        defer { closedir(directory) }
+        rewinddir(directory)
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        while let item = readdir(directory) {
+            let name = String(
+                cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+            if name == "." || name == ".." { continue }
+            let type = item.pointee.d_type
+            if type == UInt8(DT_REG), name.utf8.count == 32, name.utf8.allSatisfy(isHexDigit) {
+                scan.files.append(ScannedFile(name: name, bytes: -1, modifiedAt: -1, inode: UInt64(item.pointee.d_ino)))
+                continue
+            }
+            var info = stat()
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            guard (info.st_mode & S_IFMT) == S_IFREG else {
+                scan.strays.append(name)
+                continue
+            }
+            let file = ScannedFile(
+                name: name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
+                inode: UInt64(info.st_ino))
+            if name.utf8.count == 32 && name.utf8.allSatisfy(isHexDigit) {
+                scan.files.append(file)
+            } else if name.hasSuffix(FileIO.temporarySuffix) {
+                scan.temporaries.append(file)
+            }
+        }
+        return scan
+    }
+
+    /// Whether `name` in `folder` is still the file scanned (same inode, and same size when
+    /// the scan knew it).
     static func isUnchanged(_ name: String, in folder: Int32, as scanned: ScannedFile) -> Bool {
         var info = stat()
         return fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && UInt64(info.st_ino) == scanned.inode
-            && Int64(info.st_size) == scanned.bytes
+            && (scanned.bytes < 0 || Int64(info.st_size) == scanned.bytes)
     }
 
     /// Removes the non-file `name` from `folder`: the link or node itself, never its target;

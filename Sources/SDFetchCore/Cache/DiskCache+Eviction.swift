@@ -37,17 +37,26 @@ struct SweptEntry: Sendable {
     let bytes: Int64
 
     init(shard: Int, digest: KeyDigest, file: ScannedFile, entry: CacheEntry) {
+        self.init(
+            shard: shard, digest: digest, file: file, storedAt: FileTime.nanoseconds(entry.storedAt),
+            accessedAt: FileTime.nanoseconds(entry.accessedAt), lineBytes: IndexRecord.lineLength(of: entry))
+    }
+
+    init(shard: Int, digest: KeyDigest, file: ScannedFile, storedAt: Int64, accessedAt: Int64, lineBytes: Int) {
         self.shard = shard
         self.digest = digest
         inode = file.inode
         fileBytes = file.bytes
         modifiedAt = file.modifiedAt
-        storedAt = FileTime.nanoseconds(entry.storedAt)
-        accessedAt = FileTime.nanoseconds(entry.accessedAt)
-        bytes = file.bytes + Int64(IndexRecord.lineLength(of: entry))
+        self.storedAt = storedAt
+        self.accessedAt = accessedAt
+        bytes = file.bytes + Int64(lineBytes)
     }
 
     var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode) }
+
+    /// The file by inode alone, for the check before removal.
+    var fileIdentity: ScannedFile { ScannedFile(name: digest.hex, bytes: -1, modifiedAt: modifiedAt, inode: inode) }
 }
 
 /// What a sweep of one shard found.
@@ -152,8 +161,42 @@ extension DiskCache {
 
     /// Joins shard `shard`'s files with its index bucket, read afresh from disk (and not kept:
     /// memory holds one shard's records at a time). `each` sees every live entry's record.
-    func sweep(_ shard: Int, _ each: (SweptEntry, CacheEntry) -> Void = { _, _ in }) -> ShardSweep {
+    func sweep(_ shard: Int, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil) -> ShardSweep {
         var sweep = ShardSweep()
+        guard let each else {
+            // Numbers only (clean, the trim): no record decoded into strings, and no `stat` of
+            // an entry file the index describes (its size is the record's; `verify` and every
+            // hit check the bytes themselves).
+            let scan = entries.with(shard, create: false) { CacheScan.shardWithoutStat($0) }
+            sweep.temporaries = scan.temporaries
+            sweep.strays = scan.strays
+            guard !scan.files.isEmpty else { return sweep }
+            let summaries = index.summaries(shard)
+            for scanned in scan.files {
+                guard let digest = KeyDigest(hex: scanned.name), let line = summaries[digest],
+                    scanned.bytes < 0 || line.bytes == scanned.bytes
+                else {
+                    // Not described by the index: its size and age decide, as for any stray file.
+                    var file = scanned
+                    if file.bytes < 0 {
+                        var info = stat()
+                        let found = entries.with(shard, create: false) { fstatat($0, scanned.name, &info, AT_SYMLINK_NOFOLLOW) == 0 }
+                        guard found else { continue }
+                        file = ScannedFile(
+                            name: scanned.name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
+                            inode: UInt64(info.st_ino))
+                    }
+                    sweep.broken.append(file)
+                    continue
+                }
+                let file = ScannedFile(name: scanned.name, bytes: line.bytes, modifiedAt: scanned.modifiedAt, inode: scanned.inode)
+                sweep.live.append(
+                    SweptEntry(
+                        shard: shard, digest: digest, file: file, storedAt: line.storedAt, accessedAt: line.usedAt,
+                        lineBytes: line.lineBytes))
+            }
+            return sweep
+        }
         let scan = entries.with(shard, create: false) { CacheScan.shard($0) }
         sweep.temporaries = scan.temporaries
         sweep.strays = scan.strays
@@ -261,7 +304,9 @@ extension DiskCache {
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
             shardLock(shard).withLock {
                 for (position, item) in items[start..<min(start + Self.removalBatch, items.count)] {
-                    if CacheScan.isUnchanged(item.file.name, in: folder, as: item.file),
+                    // Still the file swept (same inode): one replaced since is kept. Its size is
+                    // not asked: an entry chosen to go goes, edited or not.
+                    if CacheScan.isUnchanged(item.file.name, in: folder, as: item.fileIdentity),
                         unlinkat(folder, item.file.name, 0) == 0
                     {
                         removal.report.removedEntries += 1
@@ -290,12 +335,12 @@ extension DiskCache {
     /// the sweep saw (`present`, less what was removed since) and the lines of the last
     /// hour, whose files a writer may be about to name (it appends before it links).
     func compactAll(present: [Set<KeyDigest>], removed: Set<KeyDigest>) {
-        let limit = now().addingTimeInterval(-Self.strayTemporaryAge.timeInterval)
+        let limit = FileTime.nanoseconds(now()) - Self.nanoseconds(Self.strayTemporaryAge)
         ShardWorkers.map(Array(0..<Shards.count)) { shard in
             self.shardLock(shard).withLock {
-                self.index.compact(shard) { digest, entry in
+                self.index.compact(shard) { digest, storedAt in
                     // A young line may be a store made after the sweep (even of a key just removed).
-                    entry.storedAt > limit || (present[shard].contains(digest) && !removed.contains(digest))
+                    storedAt > limit || (present[shard].contains(digest) && !removed.contains(digest))
                 }
             }
         }

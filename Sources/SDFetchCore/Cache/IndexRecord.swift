@@ -141,6 +141,50 @@ enum IndexRecord: Equatable {
         }
     }
 
+    /// What a sweep needs of a line, read without making a single string: the digest, and for
+    /// a put its stored and use times and body size, with the line's exact length.
+    struct Summary {
+        var digest: KeyDigest
+        var isPut: Bool
+        var storedAt: Int64 = 0
+        var usedAt: Int64
+        var bytes: Int64 = 0
+        /// The whole line's bytes, both newlines included.
+        var lineBytes: Int
+    }
+
+    /// ``Summary`` of one line without its newlines; nil when the check fails or the fields
+    /// a sweep reads are malformed (the rest is checked by the full parse on use).
+    static func summary(line: UnsafeRawBufferPointer) -> Summary? {
+        guard line.count > 19, line[16] == 0x20, let check = hexValue(UnsafeRawBufferPointer(rebasing: line[0..<16])),
+            check == checksum(UnsafeRawBufferPointer(rebasing: line[17...]))
+        else { return nil }
+        let payload = UnsafeRawBufferPointer(rebasing: line[17...])
+        var fields: [Range<Int>] = []
+        fields.reserveCapacity(6)
+        var start = 0
+        for index in 0..<payload.count where payload[index] == 0x09 {
+            fields.append(start..<index)
+            start = index + 1
+            if fields.count == 6 { break }
+        }
+        if fields.count < 6 { fields.append(start..<payload.count) }
+        func bytes(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: payload[fields[index]]) }
+        guard fields.count >= 3, fields[0].count == 1, let digest = KeyDigest(hexBytes: bytes(1)) else { return nil }
+        switch payload[0] {
+        case UInt8(ascii: "U"):
+            guard let used = integer(bytes(2)) else { return nil }
+            return Summary(digest: digest, isPut: false, usedAt: used, lineBytes: line.count + 2)
+        case UInt8(ascii: "P"):
+            guard fields.count == 6, let stored = integer(bytes(3)), let used = integer(bytes(4)),
+                let size = integer(bytes(5)), size >= 0
+            else { return nil }
+            return Summary(digest: digest, isPut: true, storedAt: stored, usedAt: used, bytes: size, lineBytes: line.count + 2)
+        default:
+            return nil
+        }
+    }
+
     /// An escaped text field as a string; nil when it is not UTF-8 or has a bad escape.
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
         guard bytes.contains(0x5C) else {
