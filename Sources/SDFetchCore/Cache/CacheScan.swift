@@ -23,10 +23,10 @@ struct ShardScan: Sendable {
 /// Directory walking with `readdir` and `fstatat` relative to held descriptors: no per-file
 /// `open`, no link followed.
 enum CacheScan {
-    /// Calls `body` with each name in the folder open as `folder` but `.` and `..`.
-    /// Returns false when it cannot be read.
+    /// Calls `body` with each name in the folder open as `folder` but `.` and `..`, with
+    /// the type and inode number `readdir` reports. Returns false when it cannot be read.
     @discardableResult
-    static func forEachName(in folder: Int32, _ body: (String) -> Void) -> Bool {
+    static func forEachEntry(in folder: Int32, _ body: (_ name: String, _ type: UInt8, _ inode: UInt64) -> Void) -> Bool {
         let copy = dup(folder)
         guard copy >= 0, let directory = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
@@ -39,9 +39,15 @@ enum CacheScan {
             let name = String(
                 cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
             if name == "." || name == ".." { continue }
-            body(name)
+            body(name, item.pointee.d_type, UInt64(item.pointee.d_ino))
         }
         return true
+    }
+
+    /// ``forEachEntry(in:_:)`` for names only.
+    @discardableResult
+    static func forEachName(in folder: Int32, _ body: (String) -> Void) -> Bool {
+        forEachEntry(in: folder) { name, _, _ in body(name) }
     }
 
     /// The files of the shard folder open as `folder` (nothing when it is -1).
@@ -89,29 +95,14 @@ enum CacheScan {
     static func shardWithoutStat(_ folder: Int32) -> ShardScan {
         var scan = ShardScan()
         guard folder >= 0 else { return scan }
-        let copy = dup(folder)
-        guard copy >= 0, let directory = fdopendir(copy) else {
-            if copy >= 0 { close(copy) }
-            return shard(folder)
-        }
-        defer { closedir(directory) }
-        rewinddir(directory)
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-        while let item = readdir(directory) {
-            let name = String(
-                cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
-            if name == "." || name == ".." { continue }
-            let type = item.pointee.d_type
+        let listed = forEachEntry(in: folder) { name, type, inode in
             if type == UInt8(DT_REG), name.utf8.count == 32, name.utf8.allSatisfy(isHexDigit) {
-                scan.files.append(ScannedFile(name: name, bytes: -1, modifiedAt: -1, inode: UInt64(item.pointee.d_ino)))
-                continue
+                scan.files.append(ScannedFile(name: name, bytes: -1, modifiedAt: -1, inode: inode))
+                return
             }
             var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-            guard (info.st_mode & S_IFMT) == S_IFREG else {
-                scan.strays.append(name)
-                continue
-            }
+            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { return scan.strays.append(name) }
             let file = ScannedFile(
                 name: name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
                 inode: UInt64(info.st_ino))
@@ -121,6 +112,7 @@ enum CacheScan {
                 scan.temporaries.append(file)
             }
         }
+        if !listed { return shard(folder) }
         return scan
     }
 

@@ -107,14 +107,7 @@ enum IndexRecord: Equatable {
             check == Self.checksum(UnsafeRawBufferPointer(rebasing: line[17...]))
         else { return nil }
         let payload = UnsafeRawBufferPointer(rebasing: line[17...])
-        var fields: [Range<Int>] = []
-        fields.reserveCapacity(13)
-        var start = 0
-        for index in 0..<payload.count where payload[index] == 0x09 {
-            fields.append(start..<index)
-            start = index + 1
-        }
-        fields.append(start..<payload.count)
+        let fields = Self.fields(of: payload, upTo: 14)
         func bytes(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: payload[fields[index]]) }
         guard fields[0].count == 1, fields.count >= 3, let digest = KeyDigest(hexBytes: bytes(1)) else { return nil }
         switch payload[0] {
@@ -160,15 +153,7 @@ enum IndexRecord: Equatable {
             check == checksum(UnsafeRawBufferPointer(rebasing: line[17...]))
         else { return nil }
         let payload = UnsafeRawBufferPointer(rebasing: line[17...])
-        var fields: [Range<Int>] = []
-        fields.reserveCapacity(6)
-        var start = 0
-        for index in 0..<payload.count where payload[index] == 0x09 {
-            fields.append(start..<index)
-            start = index + 1
-            if fields.count == 6 { break }
-        }
-        if fields.count < 6 { fields.append(start..<payload.count) }
+        let fields = fields(of: payload, upTo: 7)
         func bytes(_ index: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: payload[fields[index]]) }
         guard fields.count >= 3, fields[0].count == 1, let digest = KeyDigest(hexBytes: bytes(1)) else { return nil }
         switch payload[0] {
@@ -176,13 +161,28 @@ enum IndexRecord: Equatable {
             guard let used = integer(bytes(2)) else { return nil }
             return Summary(digest: digest, isPut: false, usedAt: used, lineBytes: line.count + 2)
         case UInt8(ascii: "P"):
-            guard fields.count == 6, let stored = integer(bytes(3)), let used = integer(bytes(4)),
+            guard fields.count == 7, let stored = integer(bytes(3)), let used = integer(bytes(4)),
                 let size = integer(bytes(5)), size >= 0
             else { return nil }
             return Summary(digest: digest, isPut: true, storedAt: stored, usedAt: used, bytes: size, lineBytes: line.count + 2)
         default:
             return nil
         }
+    }
+
+    /// The tab-separated fields of `payload`, at most `limit` of them (the last then runs to
+    /// the end of the line, tabs and all; a full parse asks for one more than it accepts).
+    private static func fields(of payload: UnsafeRawBufferPointer, upTo limit: Int) -> [Range<Int>] {
+        var fields: [Range<Int>] = []
+        fields.reserveCapacity(limit)
+        var start = 0
+        for index in 0..<payload.count where payload[index] == 0x09 {
+            fields.append(start..<index)
+            start = index + 1
+            if fields.count == limit - 1 { break }
+        }
+        fields.append(start..<payload.count)
+        return fields
     }
 
     /// An escaped text field as a string; nil when it is not UTF-8 or has a bad escape.
