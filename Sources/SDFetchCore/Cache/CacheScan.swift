@@ -50,18 +50,28 @@ enum CacheScan {
         forEachEntry(in: folder) { name, _, _ in body(name) }
     }
 
-    /// The files of the shard folder open as `folder` (nothing when it is -1).
-    static func shard(_ folder: Int32) -> ShardScan {
+    /// The files of the shard folder open as `folder` (nothing when it is -1), each `stat`ed.
+    ///
+    /// With `statEntries` false, entry files are taken from `readdir` alone: name, type and
+    /// inode number, sizes and times unknown (-1). What `clean` and the trim walk, where the
+    /// index knows every entry's size. Names whose type the file system does not report,
+    /// temporaries and other names are still `stat`ed.
+    static func shard(_ folder: Int32, statEntries: Bool = true) -> ShardScan {
         var scan = ShardScan()
         guard folder >= 0 else { return scan }
-        forEachName(in: folder) { name in
+        forEachEntry(in: folder) { name, type, inode in
+            let isEntryName = name.utf8.count == 32 && name.utf8.allSatisfy(isHexDigit)
+            if !statEntries, isEntryName, type == UInt8(DT_REG) {
+                scan.files.append(ScannedFile(name: name, bytes: -1, modifiedAt: -1, inode: inode))
+                return
+            }
             var info = stat()
             guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
             guard (info.st_mode & S_IFMT) == S_IFREG else { return scan.strays.append(name) }
             let file = ScannedFile(
                 name: name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
                 inode: UInt64(info.st_ino))
-            if name.utf8.count == 32 && name.utf8.allSatisfy(isHexDigit) {
+            if isEntryName {
                 scan.files.append(file)
             } else if name.hasSuffix(FileIO.temporarySuffix) {
                 scan.temporaries.append(file)
@@ -86,34 +96,6 @@ enum CacheScan {
             names.append(name)
         }
         return names
-    }
-
-    /// The files of the shard folder open as `folder` from `readdir` alone: names, types and
-    /// inode numbers, no `stat` (sizes and times are unknown: -1). Names whose type the file
-    /// system does not report, temporaries and other names are `stat`ed as ``shard(_:)`` does.
-    /// What `clean` and the trim walk, where the index knows every entry's size.
-    static func shardWithoutStat(_ folder: Int32) -> ShardScan {
-        var scan = ShardScan()
-        guard folder >= 0 else { return scan }
-        let listed = forEachEntry(in: folder) { name, type, inode in
-            if type == UInt8(DT_REG), name.utf8.count == 32, name.utf8.allSatisfy(isHexDigit) {
-                scan.files.append(ScannedFile(name: name, bytes: -1, modifiedAt: -1, inode: inode))
-                return
-            }
-            var info = stat()
-            guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
-            guard (info.st_mode & S_IFMT) == S_IFREG else { return scan.strays.append(name) }
-            let file = ScannedFile(
-                name: name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
-                inode: UInt64(info.st_ino))
-            if name.utf8.count == 32 && name.utf8.allSatisfy(isHexDigit) {
-                scan.files.append(file)
-            } else if name.hasSuffix(FileIO.temporarySuffix) {
-                scan.temporaries.append(file)
-            }
-        }
-        if !listed { return shard(folder) }
-        return scan
     }
 
     /// Whether `name` in `folder` is still the file scanned (same inode, and same size when

@@ -167,7 +167,7 @@ extension DiskCache {
             // Numbers only (clean, the trim): no record decoded into strings, and no `stat` of
             // an entry file the index describes (its size is the record's; `verify` and every
             // hit check the bytes themselves).
-            let scan = entries.with(shard, create: false) { CacheScan.shardWithoutStat($0) }
+            let scan = entries.with(shard, create: false) { CacheScan.shard($0, statEntries: false) }
             sweep.temporaries = scan.temporaries
             sweep.strays = scan.strays
             guard !scan.files.isEmpty else { return sweep }
