@@ -1,7 +1,7 @@
 /*
- * Linux file APIs that Glibc's Swift module does not export: the extended-attribute calls
- * of <sys/xattr.h>, O_TMPFILE (a composite macro Swift cannot import), the inode-flag and
- * reflink ioctls (variadic), and copy_file_range (declared only under _GNU_SOURCE).
+ * Linux file APIs that Glibc's Swift module does not export: O_TMPFILE (a composite macro
+ * Swift cannot import), the inode-flag and reflink ioctls (variadic), and copy_file_range
+ * (declared only under _GNU_SOURCE).
  */
 #ifndef CSDFETCH_FILES_H
 #define CSDFETCH_FILES_H
@@ -10,7 +10,6 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 /* open(2) flag for an unnamed file in a directory, linked into place later with linkat. */
@@ -20,21 +19,6 @@ static inline int CSDFetch_O_TMPFILE(void) {
 #else
     return __O_TMPFILE; /* what O_TMPFILE expands to; glibc defines the name only with _GNU_SOURCE */
 #endif
-}
-
-static inline int CSDFetch_fsetxattr(int fd, const char *_Nonnull name, const void *_Nonnull value, size_t size) {
-    return fsetxattr(fd, name, value, size, 0);
-}
-
-static inline ssize_t CSDFetch_fgetxattr(int fd, const char *_Nonnull name, void *_Nullable value, size_t size) {
-    return fgetxattr(fd, name, value, size);
-}
-
-static inline int CSDFetch_fremovexattr(int fd, const char *_Nonnull name) { return fremovexattr(fd, name); }
-
-static inline ssize_t CSDFetch_lgetxattr(const char *_Nonnull path, const char *_Nonnull name, void *_Nullable value,
-                                         size_t size) {
-    return lgetxattr(path, name, value, size);
 }
 
 /* Marks the directory open as `fd` as the top of a hierarchy (FS_TOPDIR_FL, `chattr +T`),
