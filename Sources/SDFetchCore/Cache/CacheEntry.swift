@@ -43,14 +43,6 @@ public struct CacheEntry: Sendable, Equatable {
         self.stamp = stamp
     }
 
-    /// Whether a conditional request can revalidate it.
-    public var hasValidators: Bool { etag != nil || lastModified != nil }
-
-    /// Whether it is fresh at `now` (SPEC: stored time + `--max-age`).
-    public func isFresh(now: Date, maxAge: Duration) -> Bool {
-        Self.isFresh(storedAt: storedAt, now: now, maxAge: maxAge)
-    }
-
     /// The one freshness rule, for callers holding only a stored time.
     public static func isFresh(storedAt: Date, now: Date, maxAge: Duration) -> Bool {
         now.timeIntervalSince(storedAt) < maxAge.timeInterval

@@ -48,10 +48,16 @@ final class CacheIndex: Sendable {
     }
 
     private func load(_ index: Int, into bucket: inout IndexBucket) {
+        guard withFile(index, { bucket.read(from: $0) }) != nil else { return bucket.markEmpty() }
+    }
+
+    /// Runs `body` with shard `index`'s bucket file open for reading; nil when there is none
+    /// (or it is not a regular file).
+    private func withFile<T>(_ index: Int, _ body: (Int32) -> T) -> T? {
         let fd = SafeOpen.file(Shards.name(index), in: folder.value, flags: O_RDONLY)
-        guard fd >= 0 else { return bucket.markEmpty() }
+        guard fd >= 0 else { return nil }
         defer { close(fd) }
-        bucket.read(from: fd)
+        return body(fd)
     }
 
     /// Reads what other processes appended to shard `index` since this process last looked.
@@ -68,10 +74,9 @@ final class CacheIndex: Sendable {
 
     /// Shard `index`'s bucket as ``IndexRecord/Summary``s, read without keeping it.
     func summaries(_ index: Int) -> [KeyDigest: IndexRecord.Summary] {
-        let fd = SafeOpen.file(Shards.name(index), in: folder.value, flags: O_RDONLY)
-        guard fd >= 0 else { return [:] }
-        defer { close(fd) }
-        return IndexBucket.summaries(from: fd)
+        let bytes = withFile(index) { SafeOpen.readAll($0) } ?? nil
+        guard let bytes, let end = bytes.lastIndex(of: 0x0A) else { return [:] }
+        return bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end + 1).puts.mapValues(\.summary) }
     }
 
     /// Forgets shard `index`'s bucket, so the next use reads it afresh (after a compaction).
@@ -151,24 +156,7 @@ final class CacheIndex: Sendable {
         let consumed = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
         // The latest put line of each digest, copied as it is (no string is decoded), and
         // the latest use after it, written as one more line.
-        var puts: [KeyDigest: (line: Range<Int>, summary: IndexRecord.Summary)] = [:]
-        var lineCount = 0
-        bytes.withUnsafeBytes { raw in
-            var start = 0
-            for position in 0..<consumed where raw[position] == 0x0A {
-                defer { start = position + 1 }
-                guard position > start else { continue }
-                lineCount += 1
-                guard let line = IndexRecord.summary(line: UnsafeRawBufferPointer(rebasing: raw[start..<position]))
-                else { continue }
-                if line.isPut {
-                    puts[line.digest] = (start..<position, line)
-                } else if var put = puts[line.digest], line.usedAt > put.summary.usedAt {
-                    put.summary.usedAt = line.usedAt
-                    puts[line.digest] = put
-                }
-            }
-        }
+        let (puts, lineCount) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: consumed) }
         let live = puts.filter { keep($0.key, $0.value.summary.storedAt) }
         // Nothing to drop: leave the file (and its inode) alone.
         if live.count == lineCount { return live.count }
@@ -177,8 +165,7 @@ final class CacheIndex: Sendable {
             lines.append(0x0A)
             lines += bytes[put.line]
             lines.append(0x0A)
-            let written = bytes[put.line].withUnsafeBytes { IndexRecord.summary(line: $0)?.usedAt } ?? 0
-            if put.summary.usedAt > written { lines += IndexRecord.use(digest, usedAt: put.summary.usedAt).line }
+            if put.isUsedSince { lines += IndexRecord.use(digest, usedAt: put.summary.usedAt).line }
         }
         let temporary = ".\(name)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(FileIO.temporarySuffix)"
         let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)

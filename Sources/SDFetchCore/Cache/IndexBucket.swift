@@ -66,40 +66,54 @@ struct IndexBucket {
         // Only whole lines: a line still being written is read next time.
         guard let end = bytes.lastIndex(of: 0x0A) else { return }
         bytes.withUnsafeBytes { raw in
-            var start = 0
-            for index in 0...end where raw[index] == 0x0A {
-                if index > start {
-                    if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[start..<index])) {
-                        apply(record)
-                    } else {
-                        lineCount += 1  // torn or foreign: garbage for compaction to drop
-                    }
+            Self.forEachLine(in: raw, upTo: end + 1) { line in
+                if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[line])) {
+                    apply(record)
+                } else {
+                    lineCount += 1  // torn or foreign: garbage for compaction to drop
                 }
-                start = index + 1
             }
         }
         offset += end + 1
     }
 
-    /// The latest put per digest in the bucket file open as `fd`, with uses folded in, read as
-    /// ``IndexRecord/Summary``s: what `clean` and the trim need, at a fraction of the cost.
-    static func summaries(from fd: Int32) -> [KeyDigest: IndexRecord.Summary] {
-        var result: [KeyDigest: IndexRecord.Summary] = [:]
-        guard let bytes = SafeOpen.readAll(fd), let end = bytes.lastIndex(of: 0x0A) else { return result }
-        bytes.withUnsafeBytes { raw in
-            var start = 0
-            for index in 0...end where raw[index] == 0x0A {
-                defer { start = index + 1 }
-                guard index > start, let line = IndexRecord.summary(line: UnsafeRawBufferPointer(rebasing: raw[start..<index]))
-                else { continue }
-                if line.isPut {
-                    result[line.digest] = line
-                } else if let put = result[line.digest], line.usedAt > put.usedAt {
-                    result[line.digest]?.usedAt = line.usedAt
-                }
+    /// Calls `body` with the range of each non-empty line in `raw[..<end]` (newlines excluded).
+    static func forEachLine(in raw: UnsafeRawBufferPointer, upTo end: Int, _ body: (Range<Int>) -> Void) {
+        var start = 0
+        for index in 0..<end where raw[index] == 0x0A {
+            if index > start { body(start..<index) }
+            start = index + 1
+        }
+    }
+
+    /// A digest's latest put line and its summary, with the last use folded in.
+    struct LatestPut {
+        var line: Range<Int>
+        var summary: IndexRecord.Summary
+        /// A use line after the put moved `summary.usedAt` past what the put line says.
+        var isUsedSince: Bool
+    }
+
+    /// The latest put line of each digest in `raw[..<end]` with later uses folded into its
+    /// summary, and how many lines there were (damaged ones included), read as
+    /// ``IndexRecord/Summary``s without decoding a string: what `clean`, the trim and
+    /// compaction need.
+    static func latestPuts(in raw: UnsafeRawBufferPointer, upTo end: Int)
+        -> (puts: [KeyDigest: LatestPut], lineCount: Int)
+    {
+        var puts: [KeyDigest: LatestPut] = [:]
+        var lineCount = 0
+        forEachLine(in: raw, upTo: end) { range in
+            lineCount += 1
+            guard let line = IndexRecord.summary(line: UnsafeRawBufferPointer(rebasing: raw[range])) else { return }
+            if line.isPut {
+                puts[line.digest] = LatestPut(line: range, summary: line, isUsedSince: false)
+            } else if let put = puts[line.digest], line.usedAt > put.summary.usedAt {
+                puts[line.digest]?.summary.usedAt = line.usedAt
+                puts[line.digest]?.isUsedSince = true
             }
         }
-        return result
+        return (puts, lineCount)
     }
 
     /// Marks the bucket as read when it has no file yet.
