@@ -34,6 +34,8 @@ public final class DiskCache: Sendable {
     let entries: ShardFolders
     let failed: ShardFolders
     let locks: DirectoryDescriptor
+    /// `tmp/`: large downloads arrive here as unnamed files (``SpilledBody``).
+    let temporary: DirectoryDescriptor
     let index: CacheIndex
     /// Set by this instance's first store (see ``forgetCapRecord()``).
     let hasStored = Atomic<Bool>(false)
@@ -91,7 +93,7 @@ public final class DiskCache: Sendable {
         failed = ShardFolders(parent: try folder("failed"), holds: false)
         index = CacheIndex(folder: try folder("index"), useInterval: useInterval)
         locks = try folder("locks")
-        _ = try folder("tmp")
+        temporary = try folder("tmp")
         guard readOnly || faccessat(rootFD, "tmp", W_OK, 0) == 0 else {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
         }
@@ -215,7 +217,8 @@ public final class DiskCache: Sendable {
     /// On any failure nothing new is visible.
     @discardableResult
     public func store(
-        _ body: [UInt8], for key: URLKey, image: VerifiedImage, etag: String?, lastModified: String?
+        _ body: [UInt8], spilled: SpilledBody? = nil, for key: URLKey, image: VerifiedImage, etag: String?,
+        lastModified: String?
     ) throws(FetchFailure) -> CacheEntry {
         let date = now()
         let entry = CacheEntry(
@@ -223,24 +226,32 @@ public final class DiskCache: Sendable {
             lastModified: Self.keepable(lastModified), format: image.format, bytes: Int64(body.count),
             width: image.width, height: image.height, sha256: body.withUnsafeBytes(EntryFile.sha256(of:)),
             stamp: EntryFile.stamp(for: date))
-        try write(entry, key.digest, bytes: body)
+        try write(entry, key.digest, bytes: body, spilled: spilled)
         return entry
     }
 
-    /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:for:image:etag:lastModified:)``
-    /// describes; `merge` copies another cache's entries with it.
-    func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8]) throws(FetchFailure) {
+    /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:spilled:for:image:etag:lastModified:)``
+    /// describes; `merge` copies another cache's entries with it. A `spilled` download that
+    /// holds the same bytes becomes the entry file itself, without writing them again.
+    func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody? = nil) throws(FetchFailure) {
         let shard = Shards.index(of: digest)
         try entries.with(shard, create: true) { (folder) throws(FetchFailure) in
             guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Shards.name(shard))") }
-            try write(entry, digest, bytes: bytes, in: folder)
+            try write(entry, digest, bytes: bytes, spilled: spilled, in: folder)
         }
     }
 
-    private func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], in folder: Int32) throws(FetchFailure) {
+    private func write(
+        _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody?, in folder: Int32
+    ) throws(FetchFailure) {
         let shard = Shards.index(of: digest)
-        let file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
-        try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+        let file: NewEntryFile
+        if let spilled, let adopted = NewEntryFile(adopting: spilled, in: folder) {
+            file = adopted
+        } else {
+            file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
+            try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+        }
         EntryFile.setStamp(file.fd, entry.stamp)
         forgetCapRecord()
         let record = IndexRecord.put(digest, entry)
@@ -252,6 +263,9 @@ public final class DiskCache: Sendable {
             }
         }
     }
+
+    /// Where ``TransferRequest/spillFolder`` points: `tmp/`, or -1 for a read-only cache.
+    public var spillFolder: Int32 { temporary.value }
 
     /// Renews `entry` after a `304`: stored and access times become now, validators are
     /// updated when the server sent new ones; the body is not rewritten.

@@ -129,6 +129,21 @@ final class NewEntryFile {
         self.fd = fd
     }
 
+    /// Takes over a download's unnamed spill file (a duplicate of its descriptor), which
+    /// already holds the bytes: nil when it lives on another file system than `folder`
+    /// (a `tmp/` that is a mount of its own), where it could not be linked.
+    init?(adopting body: SpilledBody, in folder: Int32) {
+        var file = stat()
+        var directory = stat()
+        guard fstat(body.fd, &file) == 0, fstat(folder, &directory) == 0, file.st_dev == directory.st_dev,
+            Int64(file.st_size) == body.count
+        else { return nil }
+        let fd = dup(body.fd)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        self.folder = folder
+    }
+
     deinit {
         close(fd)
         if let temporaryName { unlinkat(folder, temporaryName, 0) }

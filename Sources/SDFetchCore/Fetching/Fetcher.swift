@@ -105,6 +105,7 @@ public actor Fetcher {
             maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
         request.maxTime = options.maxTime
         request.connection = options.connection
+        request.spillFolder = cache.spillFolder
         if !validators.isEmpty { note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))") }
         let response = await download(request, key: key, spelling: spelling)
         if let failure = response.failure {
@@ -168,15 +169,21 @@ public actor Fetcher {
     /// Verifies a `2xx` body and stores it as the key's entry (replacing any older one).
     private nonisolated func store(_ response: TransferResponse, key: URLKey, spelling: String) async -> FetchResult {
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
+        // A spilled body is read back here, on a pool thread: at most one per thread at a time.
+        guard let body = response.spilled.map({ $0.bytes() }) ?? response.body else {
+            let failure = FetchFailure(.io, "cannot read the download back from the cache's tmp folder: \(errnoText())")
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
         let image: VerifiedImage
-        switch verifier.verify(response.body) {
+        switch verifier.verify(body) {
         case .success(let verified): image = verified
         case .failure(let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         do throws(FetchFailure) {
             let entry = try cache.store(
-                response.body, for: key, image: image, etag: response.etag, lastModified: response.lastModified)
+                body, spilled: response.spilled, for: key, image: image, etag: response.etag,
+                lastModified: response.lastModified)
             var result = cachedResult(entry, key: key, spelling: spelling, status: .downloaded)
             result.httpStatus = response.httpStatus
             return result

@@ -12,12 +12,14 @@ extension CurlTransfer {
         var status = 0
         _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         if status != 0 { head.status = status }
-        let failure: FetchFailure?
+        var failure: FetchFailure?
         switch overflow {
         case .tooLarge:
             failure = FetchFailure(.tooLarge, "body exceeds \(ByteCountText.render(request.maxBytes))")
         case .discardedBody:
             failure = FetchFailure(.http(head.status), "server answered \(head.status)")
+        case .spillFailed(let code):
+            failure = Self.spillFailure(code)
         case nil where code != CURLE_OK:
             failure = curlFailure(code)
         case nil where !head.isSuccess:
@@ -25,9 +27,14 @@ extension CurlTransfer {
         case nil:
             failure = nil
         }
+        var body: (bytes: [UInt8], spilled: SpilledBody?) = ([], nil)
+        if failure == nil {
+            if let taken = takeBody() { body = taken } else { failure = Self.spillFailure(errno) }
+        }
         var response = TransferResponse(
-            failure: failure, httpStatus: head.status, body: failure == nil ? body : [], etag: head.etag,
+            failure: failure, httpStatus: head.status, body: body.bytes, etag: head.etag,
             lastModified: head.lastModified, retryAfter: head.retryAfter)
+        response.spilled = body.spilled
         var redirects = 0
         _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
         if redirects > 0 {
@@ -37,6 +44,11 @@ extension CurlTransfer {
             response.finalURL = url.map { String(cString: $0) }
         }
         return response
+    }
+
+    /// A body that could not be written to its spill file (a full disk): this machine's fault.
+    private static func spillFailure(_ code: Int32) -> FetchFailure {
+        FetchFailure(.io, "cannot write the download to the cache's tmp folder: \(errnoText(code))")
     }
 
     /// The failure for curl's `code`: kind from the one table, detail from curl's message,

@@ -19,6 +19,8 @@ final class CurlTransfer {
         case tooLarge
         /// A non-`2xx` body went past `maxBytes`; its status says what happened.
         case discardedBody
+        /// The body's spill file could not be written (`errno`): a local `io` failure.
+        case spillFailed(Int32)
     }
 
     let handle: UnsafeMutableRawPointer
@@ -53,7 +55,15 @@ final class CurlTransfer {
     private(set) var remotePort = 0
 
     var head = ResponseHead()
+    /// The body in memory, or, once it outgrew ``SpilledBody/spillThreshold``, the bytes not
+    /// yet written to `spillFile`.
     var body: [UInt8] = []
+    /// The unnamed file a large body goes to (see ``SpilledBody``); -1 while in memory.
+    var spillFile: Int32 = -1
+    /// Bytes already written to `spillFile`.
+    var spilledBytes: Int64 = 0
+    /// `O_TMPFILE` failed for this body: it stays in memory rather than failing.
+    var cannotSpill = false
     var discardedBytes: Int64 = 0
     var receivedBytes = false
     var overflow: Overflow?
@@ -69,6 +79,7 @@ final class CurlTransfer {
     }
 
     deinit {
+        if spillFile >= 0 { close(spillFile) }
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
@@ -109,6 +120,10 @@ final class CurlTransfer {
         hasNewBytes = false
         head = ResponseHead()
         body = []
+        if spillFile >= 0 { close(spillFile) }
+        spillFile = -1
+        spilledBytes = 0
+        cannotSpill = false
         discardedBytes = 0
         receivedBytes = false
         isConnected = false
@@ -241,15 +256,45 @@ final class CurlTransfer {
             }
             return count
         }
-        guard Int64(body.count + count) <= request.maxBytes else {
+        guard spilledBytes + Int64(body.count + count) <= request.maxBytes else {
             overflow = .tooLarge
             return 0
         }
-        if body.isEmpty, let length = head.contentLength, length <= request.maxBytes {
-            body.reserveCapacity(Int(length))
+        if body.isEmpty, spilledBytes == 0, let length = head.contentLength, length <= request.maxBytes {
+            body.reserveCapacity(Int(min(length, Int64(SpilledBody.spillThreshold + Self.chunkAllowance))))
         }
         body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
+        if body.count > SpilledBody.spillThreshold, !spill() { return 0 }
         return count
+    }
+
+    /// Moves the bytes held in `body` to the spill file (created on the first call); false
+    /// when the file cannot be written. Without `O_TMPFILE` the body stays in memory.
+    private func spill() -> Bool {
+        if spillFile < 0 {
+            guard !cannotSpill, request.spillFolder >= 0, let fd = SpilledBody.create(in: request.spillFolder) else {
+                cannotSpill = true
+                return true
+            }
+            spillFile = fd
+        }
+        guard FileIO.writeAll(body, to: spillFile) else {
+            overflow = .spillFailed(errno)
+            return false
+        }
+        spilledBytes += Int64(body.count)
+        body.removeAll(keepingCapacity: true)
+        return true
+    }
+
+    /// The finished body as the response carries it: in memory, or its spill file (which
+    /// the response then owns).
+    func takeBody() -> (bytes: [UInt8], spilled: SpilledBody?)? {
+        guard spillFile >= 0 else { return (body, nil) }
+        guard spill() else { return nil }
+        let spilled = SpilledBody(fd: spillFile, count: spilledBytes)
+        spillFile = -1
+        return ([], spilled)
     }
 
     /// Parses a header line; a declared `2xx` body over `maxBytes` is refused before it starts.
@@ -267,6 +312,9 @@ final class CurlTransfer {
 extension CurlTransfer {
     /// `CURL_WRITEFUNC_PAUSE` (0x10000001): the macro is not imported into Swift.
     static let pauseWrite = 0x1000_0001
+    /// The most curl hands one write callback (`CURL_MAX_WRITE_SIZE`), so a spilling body's
+    /// buffer never grows past the threshold plus this.
+    static let chunkAllowance = 16 << 10
 }
 
 /// Requests curl is about to send, noted by pre-request callbacks during one

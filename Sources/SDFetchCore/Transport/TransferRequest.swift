@@ -14,6 +14,9 @@ public struct TransferRequest: Sendable {
     public var maxTime: Duration?
     /// How TLS and proxies are set up (`--cacert`, `-k`, `--proxy`).
     public var connection = ConnectionOptions()
+    /// A folder descriptor where a `2xx` body larger than ``SpilledBody/spillThreshold`` goes
+    /// while it arrives (the cache's `tmp/`); -1 keeps every body in memory.
+    public var spillFolder: Int32 = -1
 
     public init(
         url: String, headers: [String] = [], userAgent: String = "sdfetch", timeout: Duration = .seconds(15),
@@ -34,8 +37,11 @@ public struct TransferResponse: Sendable {
     public var failure: FetchFailure?
     /// Final response status after redirects; 0 when no response arrived.
     public var httpStatus: Int
-    /// The body of a 2xx response; empty otherwise.
+    /// The body of a 2xx response when it stayed in memory; empty otherwise.
     public var body: [UInt8]
+    /// The body of a 2xx response that went to a file as it arrived (see ``SpilledBody``);
+    /// `body` is then empty.
+    public var spilled: SpilledBody?
     public var etag: String?
     public var lastModified: String?
     /// `Retry-After` in seconds, when the server sent the delta form or a date.

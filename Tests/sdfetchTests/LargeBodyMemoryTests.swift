@@ -1,0 +1,35 @@
+import Foundation
+import SDFetchTestSupport
+import Testing
+
+/// SPEC "Limits": memory does not scale with `-j` x body size, because bodies past the
+/// spill threshold go to a file as they arrive.
+@Suite("memory with large bodies", .timeLimit(.minutes(2)))
+struct LargeBodyMemoryTests {
+    let directory = TemporaryDirectory("large-body-memory")
+
+    @Test("32 bodies of 4 MB at -j 32 peak far below the 128 MB they would take in memory")
+    func peakMemoryIsBoundedByTheSpillThreshold() async throws {
+        // 1000 x 1000 RGBA, stored deflate: 4 MB each, all distinct URLs (no coalescing).
+        let body = SampleImages.png(width: 1000, height: 1000, seed: 3)
+        let server = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<32 {
+            // The delay holds every response until all 32 requests are in: the bodies then arrive together.
+            server.route("/big/\(index).png", ScriptedResponse(status: 200, body: body, delay: .milliseconds(400)))
+            lines.append(server.url("/big/\(index).png"))
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let measured = try await PeakMemoryRun.launch(
+            BuiltProduct.path("sdfetch"), ["--no-config", "-j", "32", "--cache-dir", directory.appending("cache"), list],
+            report: directory.appending("peak.txt"))
+        try await server.shutdown()
+
+        let results = measured.run.standardOutput.split(separator: "\n")
+        #expect(measured.run.status == 0)
+        #expect(results.filter { $0.hasPrefix("downloaded\t") }.count == 32)
+        #expect(server.peakConcurrentRequests == 32, "the transfers overlapped")
+        // The process alone is about 35 MB; held in memory the bodies would add 128 MB.
+        #expect(measured.peakKiB < 100 << 10, "peak RSS \(measured.peakKiB) KiB")
+    }
+}
