@@ -71,7 +71,10 @@ struct OutputDirectoryTests {
         let second = directory.appending("out2")
         let third = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", second, "--json", list])
+        // The edited output itself is rewritten whole from the cache on the next run into it.
+        let fourth = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         try await server.shutdown()
+        #expect(fourth.status == 0 && FileManager.default.contents(atPath: placed) == Data(SampleImages.png()))
         #expect(third.standardOutput.contains("\"cached\"") && server.requests(for: "/x.png") == 1)
         #expect(FileManager.default.contents(atPath: cacheFile) == Data(SampleImages.png()))
         let copies = try FileManager.default.contentsOfDirectory(atPath: second)

@@ -1,6 +1,7 @@
 internal import CSDFetchShims
 import Foundation
 import SDFetchCore
+import Synchronization
 
 /// Puts an image from the cache into the `-o` directory under an ``OutputNamer`` name.
 ///
@@ -22,6 +23,9 @@ struct OutputPlacer {
     let template: NameTemplate
     /// DIR, held open: a hit's look at its output file resolves one name, not a whole path.
     private let folder: Int32
+    /// Set once `FICLONE` between the cache and DIR was refused (ext4, tmpfs): later copies
+    /// go straight to `copy_file_range` instead of asking again for every image.
+    private let reflinkRefused = ReflinkMemo()
 
     /// Creates DIR (and parents) if needed.
     init(directory: String, isLinking: Bool = false, template: NameTemplate = .standard) throws(OutputError) {
@@ -90,17 +94,23 @@ struct OutputPlacer {
         if let placed, isPlaced(name, in: folder, placed) { return target }
         // link(2) never follows or replaces anything already at the name.
         if isLinking && linkat(AT_FDCWD, cacheFile, folder, name, 0) == 0 { return target }
+        let input = open(cacheFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         var source = stat()
-        guard stat(cacheFile, &source) == 0 else {
-            throw OutputError(detail: "cannot read \(cacheFile): \(Self.errnoText())")
+        guard input >= 0, fstat(input, &source) == 0 else {
+            let reason = Self.errnoText()
+            if input >= 0 { close(input) }
+            throw OutputError(detail: "cannot read \(cacheFile): \(reason)")
         }
-        if !isLinking, try copyUnnamed(cacheFile, as: name, in: folder, modified: source.st_mtim) { return target }
+        defer { close(input) }
+        let file = SourceFile(fd: input, size: Int64(source.st_size), modified: source.st_mtim)
+        if !isLinking, try copyUnnamed(file, as: name, in: folder) { return target }
+        lseek(input, 0, SEEK_SET)  // after a copy whose name was taken
         let temporary = ".sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         if !isLinking || linkat(AT_FDCWD, cacheFile, folder, temporary, 0) != 0 {
             let output = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard output >= 0 else { throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())") }
             do throws(OutputError) {
-                try copy(cacheFile, into: output, modified: source.st_mtim)
+                try copy(file, into: output)
             } catch {
                 unlinkat(folder, temporary, 0)
                 throw error
@@ -118,13 +128,11 @@ struct OutputPlacer {
     /// free: one directory operation, where a temporary name and a rename cost two, which on
     /// ext4 after many deletions nearby is most of a cold run's time. False when the file
     /// system has no `O_TMPFILE` or the name is taken (the caller then renames over it).
-    private func copyUnnamed(_ cacheFile: String, as name: String, in folder: Int32, modified: timespec)
-        throws(OutputError) -> Bool
-    {
+    private func copyUnnamed(_ cacheFile: SourceFile, as name: String, in folder: Int32) throws(OutputError) -> Bool {
         let output = openat(folder, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
         guard output >= 0 else { return false }
         defer { close(output) }
-        try copy(cacheFile, into: output, modified: modified, closing: false)
+        try copy(cacheFile, into: output, closing: false)
         return linkat(AT_FDCWD, "/proc/self/fd/\(output)", folder, name, AT_SYMLINK_FOLLOW) == 0
     }
 
@@ -139,36 +147,49 @@ struct OutputPlacer {
             && existing.st_mtim.tv_nsec == 0
     }
 
+    /// The open cache file a copy reads, with what one `fstat` said of it.
+    private struct SourceFile {
+        let fd: Int32
+        let size: Int64
+        let modified: timespec
+    }
+
     /// Fills the new file `output` with `source`'s bytes: a reflink, else `copy_file_range`,
-    /// else plain reads and writes (file systems that refuse both), and gives it `modified`
-    /// as mtime. Closes `output` unless told not to.
-    private func copy(_ source: String, into output: Int32, modified: timespec, closing: Bool = true) throws(OutputError) {
-        let input = open(source, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard input >= 0 else {
-            if closing { close(output) }
-            throw OutputError(detail: "cannot read \(source): \(Self.errnoText())")
-        }
-        defer { close(input) }
+    /// else plain reads and writes (file systems that refuse both), and gives it the source's
+    /// mtime. Closes `output` unless told not to.
+    private func copy(_ source: SourceFile, into output: Int32, closing: Bool = true) throws(OutputError) {
         var failure: String?
-        if CSDFetch_ficlone(output, input) != 0 && !Self.copyInKernel(input, output) {
-            lseek(input, 0, SEEK_SET)
+        if !reflinked(source.fd, output) && !Self.copyInKernel(source.fd, output, size: source.size) {
+            lseek(source.fd, 0, SEEK_SET)
             lseek(output, 0, SEEK_SET)
             ftruncate(output, 0)
-            failure = Self.copyInUserSpace(input, output)
+            failure = Self.copyInUserSpace(source.fd, output)
         }
-        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), modified]  // atime: UTIME_OMIT
+        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), source.modified]  // atime: UTIME_OMIT
         _ = futimens(output, &times)
         if closing, close(output) != 0, failure == nil { failure = "cannot write to \(directory): \(Self.errnoText())" }
         if let failure { throw OutputError(detail: failure) }
     }
 
-    /// `copy_file_range` to the end; false when the kernel refuses it for these files.
-    private static func copyInKernel(_ input: Int32, _ output: Int32) -> Bool {
+    /// `FICLONE`, unless this run already saw it refused.
+    private func reflinked(_ input: Int32, _ output: Int32) -> Bool {
+        guard !reflinkRefused.value.load(ordering: .relaxed) else { return false }
+        if CSDFetch_ficlone(output, input) == 0 { return true }
+        if [EOPNOTSUPP, EXDEV, EINVAL, ENOTTY].contains(errno) { reflinkRefused.value.store(true, ordering: .relaxed) }
+        return false
+    }
+
+    /// `copy_file_range` of `size` bytes (the end, if the file grew meanwhile: no short
+    /// output); false when the kernel refuses it for these files.
+    private static func copyInKernel(_ input: Int32, _ output: Int32, size: Int64) -> Bool {
+        var copied: Int64 = 0
         while true {
-            let copied = CSDFetch_copy_file_range(input, output, 1 << 30)
-            if copied == 0 { return true }
-            if copied < 0 && errno == EINTR { continue }
-            if copied < 0 { return false }
+            let count = CSDFetch_copy_file_range(input, output, max(1, Int(min(size - copied, 1 << 30))))
+            if count == 0 { return true }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { return false }
+            copied += Int64(count)
+            if copied >= size { return true }
         }
     }
 
@@ -191,6 +212,11 @@ struct OutputPlacer {
     }
 
     private static func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
+}
+
+/// Shared by copies of one ``OutputPlacer``.
+private final class ReflinkMemo: Sendable {
+    let value = Atomic<Bool>(false)
 }
 
 /// The `-o` directory or a file in it could not be written.
