@@ -60,6 +60,15 @@ final class CacheIndex: Sendable {
         return body(fd)
     }
 
+    /// Which bucket file shard `index` has and how long it is: every replacement of an
+    /// entry file appends to its bucket under the shard lock, so an unchanged state under that
+    /// lock means no entry file of the shard was replaced since the state was taken.
+    func fileState(_ index: Int) -> BucketFileState? {
+        var info = stat()
+        guard fstatat(folder.value, Shards.name(index), &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+    }
+
     /// Reads what other processes appended to shard `index` since this process last looked.
     func refresh(_ index: Int) {
         slots[index].bucket.withLock { bucket in load(index, into: &bucket) }
@@ -183,4 +192,10 @@ final class CacheIndex: Sendable {
         forget(index)
         return live.count
     }
+}
+
+/// A bucket file's identity and length (see ``CacheIndex/fileState(_:)``).
+struct BucketFileState: Sendable, Equatable {
+    let inode: UInt64
+    let size: Int64
 }

@@ -66,6 +66,8 @@ struct ShardSweep: Sendable {
     var broken: [ScannedFile] = []
     var temporaries: [ScannedFile] = []
     var strays: [String] = []
+    /// The shard's bucket file before the folder was read (see ``CacheIndex/fileState(_:)``).
+    var bucket: BucketFileState?
 }
 
 extension DiskCache {
@@ -115,7 +117,8 @@ extension DiskCache {
                 }
             }
             if let maxSize { victims += Self.leastRecentlyUsed(&kept, over: maxSize, protecting: []) }
-            let removed = remove(victims, broken: broken, dryRun: dryRun, listing: listing, into: &report)
+            let removed = remove(
+                victims, broken: broken, swept: sweeps.map(\.bucket), dryRun: dryRun, listing: listing, into: &report)
             if !dryRun { compactAll(present: sweeps.map { Set($0.live.map(\.digest)) }, removed: removed) }
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
@@ -141,9 +144,13 @@ extension DiskCache {
                 report.wasSkipped = true
                 return report
             }
-            var kept = ShardWorkers.map(Array(0..<Shards.count)) { self.sweep($0).live }.flatMap { $0 }
+            let sweeps = ShardWorkers.map(Array(0..<Shards.count)) { shard in
+                let sweep = self.sweep(shard)
+                return (live: sweep.live, bucket: sweep.bucket)
+            }
+            var kept = sweeps.flatMap(\.live)
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
-            remove(victims, broken: [], dryRun: false, listing: listing, into: &report)
+            remove(victims, broken: [], swept: sweeps.map(\.bucket), dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             recordWithin(maxBytes)
@@ -163,6 +170,7 @@ extension DiskCache {
     /// memory holds one shard's records at a time). `each` sees every live entry's record.
     func sweep(_ shard: Int, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil) -> ShardSweep {
         var sweep = ShardSweep()
+        sweep.bucket = index.fileState(shard)
         guard let each else {
             // Numbers only (clean, the trim): no record decoded into strings, and no `stat` of
             // an entry file the index describes (its size is the record's; `verify` and every
@@ -245,8 +253,8 @@ extension DiskCache {
     /// the entries removed.
     @discardableResult
     private func remove(
-        _ victims: [SweptEntry], broken: [(Int, ScannedFile)], dryRun: Bool, listing: Bool,
-        into report: inout CleanReport
+        _ victims: [SweptEntry], broken: [(Int, ScannedFile)], swept buckets: [BucketFileState?], dryRun: Bool,
+        listing: Bool, into report: inout CleanReport
     ) -> Set<KeyDigest> {
         if dryRun {
             report.removedEntries += victims.count
@@ -267,7 +275,7 @@ extension DiskCache {
         let partials = ShardWorkers.map(shards) { shard in
             self.remove(
                 (byShard[shard] ?? []).map { ($0.offset, $0.element) }, broken: (brokenByShard[shard] ?? []).map(\.1),
-                in: shard, listing: listing)
+                in: shard, swept: buckets[shard], listing: listing)
         }
         var removedURLs: [(position: Int, url: String)] = []
         var removed = Set<KeyDigest>()
@@ -291,22 +299,30 @@ extension DiskCache {
         var digests = Set<KeyDigest>()
     }
 
-    private func remove(_ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, listing: Bool) -> Removal {
-        entries.with(shard, create: false) { folder in remove(items, broken: broken, in: shard, folder: folder, listing: listing) }
+    private func remove(
+        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, swept bucket: BucketFileState?, listing: Bool
+    ) -> Removal {
+        entries.with(shard, create: false) { folder in
+            remove(items, broken: broken, in: shard, folder: folder, swept: bucket, listing: listing)
+        }
     }
 
     private func remove(
-        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, folder: Int32, listing: Bool
+        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, folder: Int32,
+        swept bucket: BucketFileState?, listing: Bool
     ) -> Removal {
         var removal = Removal()
         // Only listings need URLs: the bucket is read again for them, once per shard.
         let records = listing ? index.read(shard).entries : [:]
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
             shardLock(shard).withLock {
+                // A bucket untouched since the sweep proves no file of the shard was replaced
+                // (see CacheIndex.fileState), which spares a stat per file.
+                let untouched = bucket != nil && index.fileState(shard) == bucket
                 for (position, item) in items[start..<min(start + Self.removalBatch, items.count)] {
                     // Still the file swept (same inode): one replaced since is kept. Its size is
                     // not asked: an entry chosen to go goes, edited or not.
-                    if CacheScan.isUnchanged(item.file.name, in: folder, as: item.fileIdentity),
+                    if untouched || CacheScan.isUnchanged(item.file.name, in: folder, as: item.fileIdentity),
                         unlinkat(folder, item.file.name, 0) == 0
                     {
                         removal.report.removedEntries += 1
