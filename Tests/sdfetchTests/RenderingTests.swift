@@ -42,6 +42,10 @@ struct RenderingTests {
         #expect(try name("http://h/.hidden.png").hasPrefix("hidden-"))
         #expect(try name("http://h/a%2f..%2fb.png").hasPrefix("a_.._b-"))
         #expect(try name("http://h/a%00%1bb.gif", .gif).hasPrefix("a__b-"))
+        #expect(try name("http://h/x.tar.gz.PNG").hasPrefix("x.tar.gz-"))
+        #expect(try name("http://h/a~b+c=d.webp", .webp).hasPrefix("a~b+c=d-"))
+        let longASCII = try name("http://h/" + String(repeating: "a", count: 250) + ".png")
+        #expect(longASCII.utf8.count == 200 && longASCII.hasPrefix("aaa") && longASCII.hasSuffix(".png"))
         let long = try name("http://h/" + String(repeating: "é", count: 300) + ".png")
         #expect(long.utf8.count <= 200 && long.hasSuffix(".png"))
         for sample in [ax, bx, long] { #expect(!sample.contains("/") && !sample.hasPrefix(".")) }

@@ -23,7 +23,25 @@ enum OutputNamer {
     /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
     static func name(for key: URLKey, format: ImageFormat?) -> String {
         let suffix = "-" + String(key.digest.hex.prefix(8)) + (format?.fileExtension ?? "")
-        return truncate(sanitise(stem(of: lastSegment(of: key.string))), toBytes: maxBytes - suffix.utf8.count) + suffix
+        let segment = lastSegment(of: key.string)
+        if let plain = plainStem(of: segment), plain.utf8.count <= maxBytes - suffix.utf8.count {
+            return plain + suffix
+        }
+        return truncate(sanitise(stem(of: segment)), toBytes: maxBytes - suffix.utf8.count) + suffix
+    }
+
+    /// The stem of a segment that needs no decoding or escaping (printable ASCII without
+    /// `%` or `\`, not starting with a dot): most URLs, named without building a string
+    /// character by character. Nil sends the segment down the general path.
+    private static func plainStem(of segment: Substring) -> Substring? {
+        let bytes = segment.utf8
+        guard let first = bytes.first, first != UInt8(ascii: "."),
+            bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "\\") })
+        else { return nil }
+        guard let dot = segment.lastIndex(of: "."),
+            imageExtensions.contains(segment[segment.index(after: dot)...].lowercased())
+        else { return segment }
+        return segment[..<dot]
     }
 
     /// The last segment percent-decoded, without an image extension or leading dots;
