@@ -381,7 +381,7 @@ class Runner:
             extra += '; CAPPED at %ds after %d result lines (RSS is the peak so far)' % (timeout, done)
         rss = r['rss_mib']
         if rss is not None:
-            extra += '; peak RSS %s 150 MiB target' % ('within' if rss <= 150 else 'OVER')
+            extra += '; peak RSS %s 100 MB target' % ('within' if rss * 2**20 <= 100e6 else 'OVER')
         self.record(case, j, 'sdfetch', lines, r, 1, note=extra)
         self.add_row(case, j, 'sdfetch', lines, [r], extra, done=done if r['capped'] else None)
         shutil.rmtree(out, ignore_errors=True)
@@ -545,8 +545,8 @@ def targets(rows, a):
                 verdict(r['req_max'] == 0 and (r['urls_per_s'] or 0) >= 100000)))
         if case.startswith('mem') and r['rss_mib'] is not None:
             scale = '' if r['lines'] >= 1000000 else ' (list has %d lines, not 1,000,000: indicative only)' % r['lines']
-            out.append('%s: peak RSS %.1f MiB (<= 150 MB)%s: %s' % (
-                case, r['rss_mib'], scale, verdict(r['rss_mib'] * 2**20 <= 150e6 and not r['capped'])))
+            out.append('%s: peak RSS %.1f MiB (<= 100 MB)%s: %s' % (
+                case, r['rss_mib'], scale, verdict(r['rss_mib'] * 2**20 <= 100e6 and not r['capped'])))
     c = by.get(('clean', 0, 'sdfetch clean'))
     if c:
         scale = '' if c['lines'] >= 100000 else ' (%d entries, not 100,000: indicative only)' % c['lines']
