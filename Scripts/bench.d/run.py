@@ -220,7 +220,9 @@ class Runner:
     # -- helpers
     def dirs(self, case, tool, j):
         key = re.sub(r'[^A-Za-z0-9_.-]', '_', '%s-%s-j%d' % (case, tool, j))
-        return os.path.join(self.work, 'out', key), os.path.join(self.work, 'cache', key)
+        # The -tmpfs cases put outputs and caches on tmpfs: the file system's cost out.
+        root = self.a.tmpfs_work if case.endswith('-tmpfs') else self.work
+        return os.path.join(root, 'out', key), os.path.join(root, 'cache', key)
 
     @staticmethod
     def fresh(*paths):
@@ -321,7 +323,7 @@ class Runner:
             if warm and is_sd:
                 bad = [r['requests'] for r in samples[name] if r['requests']]
                 note += '; requests: %s' % ('0 as required' if not bad else 'NOT ZERO (%s)' % bad)
-            if case == 'dup5' and is_sd:
+            if case.startswith('dup5') and is_sd:
                 uniq = lines // 5
                 got = sorted(set(r['requests'] for r in samples[name]))
                 note += '; %s' % ('requests = unique URLs' if got == [uniq] else 'requests %s != %d unique' % (got, uniq))
@@ -517,9 +519,9 @@ def targets(rows, a):
     for (case, j, tool), r in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if tool != 'sdfetch':
             continue
-        if case == 'cold' and (case, j, 'curl') in by:
+        if case.startswith('cold') and (case, j, 'curl') in by:
             c = by[(case, j, 'curl')]
-            out.append('cold -j %d: sdfetch %.3f s vs curl --parallel %.3f s = %.2fx (>= 1.3x): %s' % (
+            out.append(case + ' -j %d: sdfetch %.3f s vs curl --parallel %.3f s = %.2fx (>= 1.3x): %s' % (
                 j, r['median'], c['median'], c['median'] / r['median'], verdict(r['median'] * 1.3 <= c['median'])))
         if case == 'full' and (case, j, 'curl + decode') in by:
             c = by[(case, j, 'curl + decode')]
@@ -532,11 +534,11 @@ def targets(rows, a):
                 line += '; CPU %.2f s vs 1.15 x (decoders %.2f s + curl %.2f s) = %.2f s: %s' % (
                     r['cpu'], floor['cpu'], curl['cpu'], bound, verdict(r['cpu'] <= bound))
             out.append(line)
-        if case == 'dup5':
+        if case.startswith('dup5'):
             uniq = r['lines'] // 5
             w = by.get((case, j, 'wget2'))
             ok = r['req_max'] == uniq and (w is None or r['median'] * 1.3 <= w['median'])
-            out.append('dup5 -j %d: requests %s for %d unique URLs; sdfetch %.3f s vs wget2 %s: %s' % (
+            out.append(case + ' -j %d: requests %s for %d unique URLs; sdfetch %.3f s vs wget2 %s: %s' % (
                 j, r['req_max'] if r['req_min'] == r['req_max'] else '%d-%d' % (r['req_min'], r['req_max']),
                 uniq, r['median'], '%.3f s' % w['median'] if w else 'not run', verdict(ok)))
         if case in ('warm', 'restore'):
@@ -566,7 +568,8 @@ def main():
     ap.add_argument('--access-log', required=True)
     ap.add_argument('--work', required=True)
     ap.add_argument('--results', required=True)
-    ap.add_argument('--cases', default='cold,full,dup,warm,restore,mem,clean')
+    ap.add_argument('--cases', default='cold,tmpfs,full,dup,warm,restore,mem,clean')
+    ap.add_argument('--tmpfs-work', default='/dev/shm/sdfetch-bench-%d' % os.getuid())
     ap.add_argument('--js', default='6,32')
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--warmup', type=int, default=1)
@@ -595,9 +598,10 @@ def main():
     os.makedirs(a.results, exist_ok=True)
     LOGFILE[0] = open(os.path.join(a.results, 'progress.log'), 'a')
     cases = [c for c in a.cases.split(',') if c]
-    unknown = [c for c in cases if c not in ('cold', 'full', 'dup', 'warm', 'restore', 'mem', 'clean')]
+    known = ('cold', 'tmpfs', 'full', 'dup', 'warm', 'restore', 'mem', 'clean')
+    unknown = [c for c in cases if c not in known]
     if unknown:
-        sys.exit('bench: unknown case(s) %s (cases: cold,full,dup,warm,restore,mem,clean)' % ','.join(unknown))
+        sys.exit('bench: unknown case(s) %s (cases: %s)' % (','.join(unknown), ','.join(known)))
     js = [int(x) for x in re.split(r'[ ,]+', a.js.strip()) if x]
     peers = [p for p in a.peers.split(',') if p]
 
@@ -624,6 +628,22 @@ def main():
         for j in js:
             log('bench: cold, %d URLs, -j %d' % (n, j))
             r.fetch_case('cold', lst, j, [sd_tool] + peer_tools)
+    if 'tmpfs' in cases:
+        if subprocess.run(['stat', '-f', '-c', '%T', os.path.dirname(a.tmpfs_work)],
+                          capture_output=True, text=True).stdout.strip() != 'tmpfs':
+            header.append('tmpfs not run: %s is not on tmpfs' % os.path.dirname(a.tmpfs_work))
+        else:
+            os.makedirs(a.tmpfs_work, exist_ok=True)
+            unique = write_list(os.path.join(lists_dir, 'unique.txt'), urls)
+            d = urls * 5
+            random.Random('sdfetch-bench/dup5').shuffle(d)
+            dup5 = write_list(os.path.join(lists_dir, 'dup5.txt'), d)
+            for j in js:
+                log('bench: cold-tmpfs, %d URLs, -j %d (outputs and caches on tmpfs)' % (n, j))
+                r.fetch_case('cold-tmpfs', unique, j, [sd_tool] + [t for t in peer_tools if t[0] in ('curl', 'wget2')])
+                log('bench: dup5-tmpfs, %d lines (%d unique), -j %d (outputs and caches on tmpfs)' % (len(d), n, j))
+                r.fetch_case('dup5-tmpfs', dup5, j, [sd_tool] + [(p, PEERS[p], False) for p in ('wget2',) if p in PEERS])
+            shutil.rmtree(a.tmpfs_work, ignore_errors=True)
     if 'full' in cases:
         decoder = build_decode_pass(a)
         if decoder is None:
