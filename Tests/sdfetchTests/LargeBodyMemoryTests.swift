@@ -2,7 +2,7 @@ import Foundation
 import SDFetchTestSupport
 import Testing
 
-/// SPEC "Limits": memory does not scale with `-j` x body size, because bodies past the
+/// Memory does not scale with `-j` x body size, because bodies past the
 /// spill threshold go to a file as they arrive.
 @Suite("memory with large bodies", .timeLimit(.minutes(2)))
 struct LargeBodyMemoryTests {

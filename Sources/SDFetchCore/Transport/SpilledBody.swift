@@ -3,7 +3,7 @@ import Foundation
 
 /// A response body that went to an unnamed file while it arrived, so a transfer holds at
 /// most ``spillThreshold`` bytes of it in memory whatever the body's size: memory is bound
-/// by `-j` x the threshold, not `-j` x `--max-bytes` (SPEC "Limits").
+/// by `-j` x the threshold, not `-j` x `--max-bytes`.
 ///
 /// The file is created with `O_TMPFILE` in the cache's `tmp/` folder, so the store can name
 /// it as the entry without copying a byte (``DiskCache``), and it vanishes when its last
