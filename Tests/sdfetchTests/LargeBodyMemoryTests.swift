@@ -33,3 +33,35 @@ struct LargeBodyMemoryTests {
         #expect(measured.peakKiB < 100 << 10, "peak RSS \(measured.peakKiB) KiB")
     }
 }
+
+/// A spill file that cannot grow (here `ulimit -f`, as a full disk would) fails only that URL.
+@Suite("large bodies when the disk refuses", .timeLimit(.minutes(1)))
+struct SpillWriteFailureTests {
+    let directory = TemporaryDirectory("spill-write-failure")
+
+    @Test("a body whose spill file cannot be written is an io failure, not blacklisted; small ones still land")
+    func unwritableSpillIsAnIOFailure() async throws {
+        let server = try await LoopbackServer()
+        server.route("/big.png", .ok(SampleImages.png(width: 640, height: 640, seed: 1)))
+        server.route("/small.png", .ok(SampleImages.png(seed: 2)))
+        let list = directory.write([server.url("/big.png"), server.url("/small.png")].joined(separator: "\n"), to: "list.txt")
+        let cache = directory.appending("cache")
+        // Files may not grow past 600 KiB (dash counts 512-byte blocks); SIGXFSZ ignored so
+        // write(2) fails with EFBIG instead of killing the process.
+        let script = "trap '' XFSZ && ulimit -f 1200 && exec \"$0\" \"$@\""
+        let run = try await ProcessRun.launch(
+            "/bin/sh", ["-c", script, BuiltProduct.path("sdfetch"), "--no-config", "--json", "--cache-dir", cache, list])
+        let again = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["--no-config", "--json", "--cache-dir", cache, list])
+        try await server.shutdown()
+
+        let big = try #require(run.standardOutput.split(separator: "\n").first { $0.contains("/big.png") })
+        #expect(big.contains("\"status\":\"failed\"") && big.contains("\"error\":\"io\""))
+        #expect(big.contains("tmp folder"))
+        #expect(run.standardOutput.contains("\"status\":\"downloaded\""))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
+        // Not a permanent failure: the next run without the limit fetches it.
+        #expect(server.requests(for: "/big.png") == 2)
+        #expect(again.standardOutput.split(separator: "\n").first { $0.contains("/big.png") }?.contains("\"downloaded\"") == true)
+    }
+}
