@@ -50,7 +50,7 @@ struct CacheBenchmarkTests {
             print("bench: \(label): \(clock.now - start)")
             return result
         }
-        let before = try timed("stats") { try DiskCache.stats(directory: path, now: Date()) }
+        let before = try timed("stats") { try DiskCache.stats(directory: path) }
         print("bench: \(before.entries) entries, \(before.bytes) bytes")
         let cache = try DiskCache(directory: path)
         let dry = try timed("clean --max-age 7d --dry-run") {

@@ -167,7 +167,7 @@ struct TransportTests {
         try await server.shutdown()
 
         #expect(result.failure?.kind == .tooLarge)
-        #expect(result.failure?.detail == "body exceeds 1 MB")
+        #expect(result.failure?.detail == "body exceeds 1.0 MiB")
         #expect(server.bytesSent(for: "/big.png") < body.count / 4)
     }
 

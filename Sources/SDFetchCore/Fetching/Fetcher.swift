@@ -130,7 +130,7 @@ public actor Fetcher {
     /// any entry `--offline`.
     private nonisolated func isServable(storedAt: Date) -> Bool {
         options.offline
-            || (!options.refresh && CacheEntry.isFresh(storedAt: storedAt, now: now(), maxAge: options.maxAge))
+            || (!options.refresh && Freshness(maxAge: options.maxAge).isFresh(storedAt, now: now()))
     }
 
     /// `cached` when `entry` may be served as is; records the use.

@@ -104,7 +104,7 @@ struct FetchCommand: ParsableCommand {
             let text = SummaryFile.json(
                 consumer, elapsed: ContinuousClock.now - started, interrupted: interrupted)
             if !SummaryFile.write(text, to: summaryFile) {
-                let reason = String(cString: strerror(errno))
+                let reason = errnoText()
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
         }

@@ -95,7 +95,7 @@ struct OutputPlacer {
             throw OutputError(detail: "cannot read \(cacheFile): \(Self.errnoText())")
         }
         if !isLinking, try copyUnnamed(cacheFile, as: name, in: folder, modified: source.st_mtim) { return target }
-        let temporary = ".sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let temporary = FileIO.temporaryName(prefix: ".sdfetch-")
         if !isLinking || linkat(AT_FDCWD, cacheFile, folder, temporary, 0) != 0 {
             let output = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard output >= 0 else { throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())") }
@@ -190,7 +190,7 @@ struct OutputPlacer {
         }
     }
 
-    private static func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
+    private static func errnoText() -> String { SDFetchCore.errnoText() }
 }
 
 /// The `-o` directory or a file in it could not be written.
