@@ -5,7 +5,7 @@ import Testing
 
 /// The blacklist as the fetcher uses it: `skipped` without a request, `--retry-failed`,
 /// expiry by `--max-age`, transient failures never recorded.
-@Suite("Blacklist in the fetcher", .timeLimit(.minutes(1)))
+@Suite("Blacklist in the fetcher", .cleansUp, .timeLimit(.minutes(1)))
 struct BlacklistFetchTests {
     let directory = TemporaryDirectory("skip")
     let clock = ManualClock()
@@ -15,8 +15,7 @@ struct BlacklistFetchTests {
         options.retryFailed = retryFailed
         options.retries = 0
         let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read)
-        let fetcher = Fetcher(options: options, cache: cache, now: clock.read)
-        defer { fetcher.shutdown() }
+        let fetcher = Fetcher.scoped(options: options, cache: cache, now: clock.read)
         return await fetcher.fetch(try URLKey(parsing: url), spelling: url)
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// warm hits >= 100,000 URLs/s, `clean` over 100,000 entries under 1 s). Measurements, not
 /// timed tests: they run only when their environment variable names the directory, via
 /// `Scripts/cache-bench.sh`, and print their numbers.
-@Suite("Cache benchmark")
+@Suite("Cache benchmark", .cleansUp)
 struct CacheBenchmarkTests {
     static let environment = ProcessInfo.processInfo.environment
 
@@ -17,8 +17,7 @@ struct CacheBenchmarkTests {
         let list = path + ".txt"
         let text = try String(contentsOfFile: list, encoding: .utf8)
         let urls = text.split(separator: "\n").map(String.init)
-        let fetcher = Fetcher(options: FetchOptions(), cache: try DiskCache(directory: path))
-        defer { fetcher.shutdown() }
+        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: try DiskCache(directory: path))
         let clock = ContinuousClock()
         for round in 1...3 {
             var start = clock.now

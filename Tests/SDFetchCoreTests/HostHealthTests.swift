@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// `--host-failures`: a host that refuses connections stops being dialled.
-@Suite("Host health", .timeLimit(.minutes(1)))
+@Suite("Host health", .cleansUp, .timeLimit(.minutes(1)))
 struct HostHealthTests {
     let directory = TemporaryDirectory("host-health")
 
@@ -20,10 +20,9 @@ struct HostHealthTests {
         var options = FetchOptions()
         options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         configure(&options)
-        let fetcher = Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache")))
+        let fetcher = Fetcher.scoped(options: options, cache: try DiskCache(directory: directory.appending("cache")))
         let list = directory.write(urls.joined(separator: "\n"), to: "list.txt")
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        fetcher.shutdown()
         return collected
     }
 

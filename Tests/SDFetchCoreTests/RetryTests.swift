@@ -6,7 +6,7 @@ import Testing
 /// `--retries`, backoff, `Retry-After` and `--host-failures`, seen from the server.
 ///
 /// Backoff is configured in milliseconds here; only `Retry-After` tests wait a real second.
-@Suite("Retries and host health", .timeLimit(.minutes(1)))
+@Suite("Retries and host health", .cleansUp, .timeLimit(.minutes(1)))
 struct RetryTests {
     let directory = TemporaryDirectory("retries")
 
@@ -22,7 +22,6 @@ struct RetryTests {
         server.route("/a.png", .status(503), .ok(SampleImages.png()))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/a.png"))
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.status == .downloaded)
@@ -35,7 +34,6 @@ struct RetryTests {
         server.route("/down.png", .status(503))
         let fetcher = try fetcher { $0.retries = 2 }
         let result = try await fetcher.fetch(url: server.url("/down.png"))
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.failure?.kind == .http(503))
@@ -48,7 +46,6 @@ struct RetryTests {
         server.route("/gone.png", .status(410))
         let fetcher = try fetcher { $0.retries = 3 }
         let result = try await fetcher.fetch(url: server.url("/gone.png"))
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.failure?.kind == .http(410))
@@ -62,7 +59,6 @@ struct RetryTests {
         server.route("/cut.png", ScriptedResponse(body: body, behavior: .truncated(sentBytes: 50)), .ok(body))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/cut.png"))
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.status == .downloaded)
@@ -77,7 +73,6 @@ struct RetryTests {
         server.route("/busy.png", .status(429, headers: [("Retry-After", "1")]), .ok(SampleImages.png()))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/busy.png"))
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.status == .downloaded)
@@ -97,7 +92,6 @@ struct RetryTests {
                 baseDelay: .milliseconds(5), maxDelay: .milliseconds(20), retryAfterCap: .milliseconds(300))
         }
         let result = try await fetcher.fetch(url: server.url("/busy.png"))
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.status == .downloaded)
@@ -124,7 +118,6 @@ struct RetryTests {
         fetcher.cancelAll()
         let result = await task.value
         let elapsed = clock.now - start
-        fetcher.shutdown()
         try await server.shutdown()
 
         #expect(result.failure?.kind == .interrupted)

@@ -5,7 +5,7 @@ import Testing
 
 /// The fetcher's cache decisions against a real loopback server: warm hits, conditional
 /// requests, `--refresh`, `--offline`.
-@Suite("Cache decisions in the fetcher", .timeLimit(.minutes(1)))
+@Suite("Cache decisions in the fetcher", .cleansUp, .timeLimit(.minutes(1)))
 struct RevalidationTests {
     let directory = TemporaryDirectory("revalidate")
     let clock = ManualClock()
@@ -18,7 +18,6 @@ struct RevalidationTests {
     private func fetch(_ url: String, _ configure: (inout FetchOptions) -> Void = { _ in }) async throws -> FetchResult
     {
         let fetcher = try fetcher(configure)
-        defer { fetcher.shutdown() }
         return try await fetcher.fetch(url: url)
     }
 
@@ -31,7 +30,6 @@ struct RevalidationTests {
         for expected in [FetchStatus.downloaded, .cached] {
             let fetcher = try fetcher()
             let run = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-            fetcher.shutdown()
             #expect(run.results.count == 40 && run.results.allSatisfy { $0.status == expected })
             #expect(run.summary.usedKeys.count == 40)
         }

@@ -50,8 +50,9 @@ public actor Fetcher {
         for task in inFlight.values { task.cancel() }
     }
 
-    /// Stops the transfer thread; call once no fetch is pending.
-    public nonisolated func shutdown() { engine.shutdown() }
+    /// Stops the transfer thread once no transfer is left and returns when it has ended;
+    /// ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
+    public nonisolated func shutdown() async { await engine.shutdown() }
 
     // MARK: - One URL
 
