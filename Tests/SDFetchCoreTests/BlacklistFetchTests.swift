@@ -29,7 +29,6 @@ struct BlacklistFetchTests {
         let server = try await LoopbackServer()
         let first = try await fetch(server.url("/gone.png"))
         let second = try await fetch(server.url("/gone.png"))
-        try await server.shutdown()
 
         #expect(first.status == .failed && first.failure?.kind == .http(404))
         #expect(second.status == .skipped && second.failure == first.failure)
@@ -44,7 +43,6 @@ struct BlacklistFetchTests {
         #expect(try await fetch(server.url("/a.png")).failure?.kind == .notAnImage)
         #expect(try record(server.url("/a.png"))?.kind == .notAnImage)
         let retried = try await fetch(server.url("/a.png"), retryFailed: true)
-        try await server.shutdown()
 
         #expect(retried.status == .downloaded)
         #expect(try record(server.url("/a.png")) == nil)
@@ -59,7 +57,6 @@ struct BlacklistFetchTests {
         _ = try await fetch(server.url("/a.png"))
         clock.advance(by: .seconds(7 * 86400))
         let later = try await fetch(server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(later.status == .downloaded)
         #expect(try record(server.url("/a.png")) == nil)
@@ -73,7 +70,6 @@ struct BlacklistFetchTests {
         #expect(try await fetch(server.url("/a.png")).failure?.kind == .http(503))
         #expect(try record(server.url("/a.png")) == nil)
         #expect(try await fetch(server.url("/a.png")).status == .downloaded)
-        try await server.shutdown()
         directory.remove()
     }
 }

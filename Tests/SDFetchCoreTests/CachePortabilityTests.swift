@@ -74,7 +74,6 @@ struct CachePortabilityTests {
         // revalidated with the validators that came through the copy.
         clock.advance(by: .seconds(7 * 86400))
         let revalidated = try await fetchAll(urls, cache: restored)
-        try await server.shutdown()
         #expect(revalidated.allSatisfy { $0.status == .revalidated })
         #expect(server.recordedRequests.last?.header("If-None-Match") == "\"e11\"")
         directory.remove()

@@ -24,7 +24,6 @@ struct DeduplicationTests {
         let cache = try DiskCache(directory: directory.appending("cache"))
         let fetcher = Fetcher.scoped(options: FetchOptions(), cache: cache)
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        try await server.shutdown()
 
         #expect(server.totalRequests == 50)
         #expect(collected.results.count == 50)
@@ -50,7 +49,6 @@ struct DeduplicationTests {
             for _ in 0..<200 { group.addTask { await fetcher.fetch(key, spelling: key.string).status } }
             return await group.reduce(into: [FetchStatus]()) { $0.append($1) }
         }
-        try await server.shutdown()
 
         #expect(server.requests(for: "/a.png") == 1)
         #expect(statuses.count == 200)

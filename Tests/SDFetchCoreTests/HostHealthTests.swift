@@ -12,7 +12,6 @@ struct HostHealthTests {
     private func closedPort() async throws -> Int {
         let server = try await LoopbackServer()
         let port = server.port
-        try await server.shutdown()
         return port
     }
 
@@ -85,7 +84,6 @@ struct HostHealthTests {
             $0.retries = 0
             $0.hostFailures = 2
         }
-        try await server.shutdown()
 
         #expect(collected.results.allSatisfy { $0.failure?.kind == .http(404) })
         #expect(server.totalRequests == 8)

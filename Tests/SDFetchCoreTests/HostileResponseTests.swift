@@ -13,7 +13,6 @@ struct HostileResponseTests {
         let server = try await RawResponseServer(steps)
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/x.png"), timeout: timeout))
-        try await server.shutdown()
         return response
     }
 
@@ -67,7 +66,6 @@ struct HostileResponseTests {
         let start = clock.now
         let response = await engine.perform(request)
         let elapsed = clock.now - start
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .timeout)
         #expect(elapsed >= .milliseconds(900))
@@ -105,7 +103,6 @@ struct ContentEncodingTests {
         server.route("/a.png", .ok(try await gzip(png), headers: [("Content-Encoding", "gzip")]))
         let fetcher = try Fetcher.forTesting(in: directory)
         let result = try await fetcher.fetch(url: server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(result.bytes == Int64(png.count))
@@ -121,7 +118,6 @@ struct ContentEncodingTests {
         server.route("/bomb.png", .ok(bomb, headers: [("Content-Encoding", "gzip")]))
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/bomb.png"), maxBytes: 1 << 20))
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .tooLarge)
     }

@@ -31,8 +31,6 @@ struct PacingTests {
             options.pacing.perHost = 2
         }
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        try await first.shutdown()
-        try await second.shutdown()
 
         #expect(collected.results.count == 16)
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
@@ -62,8 +60,6 @@ struct PacingTests {
         polite.route("/warm.png", .ok(SampleImages.png(seed: 8)))
         _ = try await fetcher.fetch(url: polite.url("/warm.png"))
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        try await polite.shutdown()
-        try await other.shutdown()
 
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
         let arrivals = polite.recordedRequests.filter { $0.path != "/warm.png" }.map(\.receivedAt).sorted()
@@ -86,8 +82,6 @@ struct PacingTests {
         async let held = engine.perform(TransferRequest(url: polite.url("/b.png")))
         let free = await engine.perform(TransferRequest(url: other.url("/c.png")))
         _ = await held
-        try await polite.shutdown()
-        try await other.shutdown()
 
         #expect(free.failure == nil)
         let heldArrival = try #require(polite.recordedRequests(for: "/b.png").first?.receivedAt)
@@ -122,7 +116,6 @@ struct PacingTests {
             return responses
         }
         let elapsed = clock.now - start
-        try await server.shutdown()
 
         for index in 0..<4 {
             #expect(responses[index]?.failure == nil)

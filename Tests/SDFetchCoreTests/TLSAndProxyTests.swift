@@ -97,7 +97,6 @@ struct TLSAndProxyTests {
         let response = await engine.perform(
             request(target, ConnectionOptions(proxy: "http://127.0.0.1:\(proxy.port)")))
         let direct = await engine.perform(request(target, ConnectionOptions()))
-        try await proxy.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.body == SampleImages.png(seed: 4))

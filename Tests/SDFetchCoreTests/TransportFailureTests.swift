@@ -25,7 +25,6 @@ struct TransportFailureTests {
         let start = clock.now
         let response = await engine.perform(request(server.url("/stall.png")))
         let elapsed = clock.now - start
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .timeout)
         #expect(response.failure?.kind.isPermanent == false)
@@ -44,7 +43,6 @@ struct TransportFailureTests {
         let start = clock.now
         let response = await engine.perform(request(server.url("/silent.png")))
         let elapsed = clock.now - start
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .timeout)
         #expect(server.requests(for: "/silent.png") == 1)
@@ -63,7 +61,6 @@ struct TransportFailureTests {
         let start = clock.now
         let response = await engine.perform(request(server.url("/slow.png")))
         let elapsed = clock.now - start
-        try await server.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.body == body)
@@ -80,7 +77,6 @@ struct TransportFailureTests {
         server.route("/cut.png", ScriptedResponse(body: body, behavior: .truncated(sentBytes: 200)))
         let engine = CurlEngine.scoped(maxTransfers: 2)
         let response = await engine.perform(request(server.url("/cut.png")))
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .truncated)
         #expect(response.failure?.kind.isPermanent == false)
@@ -96,7 +92,6 @@ struct TransportFailureTests {
         server.route("/reset.png", ScriptedResponse(behavior: .reset))
         let engine = CurlEngine.scoped(maxTransfers: 2)
         let response = await engine.perform(request(server.url("/reset.png")))
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .connect)
         #expect(response.failure?.kind.isPermanent == false)
@@ -109,7 +104,6 @@ struct TransportFailureTests {
         let server = try await LoopbackServer()
         let engine = CurlEngine.scoped(maxTransfers: 2)
         let response = await engine.perform(request(server.url("/missing.png")))
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .http(404))
         #expect(response.failure?.kind.isPermanent == true)
@@ -144,7 +138,6 @@ struct TransportFailureTests {
             let results = await group.reduce(into: [FetchResult]()) { $0.append($1) }
             return (results, clock.now - start)
         }
-        try await server.shutdown()
 
         #expect(results.count == 12)
         #expect(results.allSatisfy { $0.status == .failed && $0.failure?.kind == .interrupted })
@@ -167,7 +160,6 @@ struct TransportFailureTests {
         task.cancel()
         let response = await task.value
         let elapsed = clock.now - start
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .interrupted)
         #expect(elapsed < .seconds(2))

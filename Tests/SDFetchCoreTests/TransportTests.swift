@@ -27,7 +27,6 @@ struct TransportTests {
         let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
         let fetcher = try fetcher { $0.concurrency = 4 }
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        try await server.shutdown()
 
         #expect(collected.results.count == 24)
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
@@ -46,7 +45,6 @@ struct TransportTests {
             #expect(response.failure == nil)
             #expect(response.body == SampleImages.png())
         }
-        try await server.shutdown()
 
         #expect(server.requests(for: "/a.png") == 20)
         #expect(server.connectionsAccepted == 1)
@@ -60,7 +58,6 @@ struct TransportTests {
         server.route("/a.png", .ok(SampleImages.png()))
         let fetcher = try fetcher { $0.userAgent = "tester/1.0" }
         let result = try await fetcher.fetch(url: server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         let request = try #require(server.recordedRequests(for: "/a.png").first)
@@ -74,7 +71,6 @@ struct TransportTests {
         server.route("/a.png", .ok(SampleImages.png()))
         let fetcher = try fetcher { $0.headers = ["accept: image/png", "X-Token: abc"] }
         _ = try await fetcher.fetch(url: server.url("/a.png"))
-        try await server.shutdown()
 
         let request = try #require(server.recordedRequests(for: "/a.png").first)
         #expect(request.headers.filter { $0.0.lowercased() == "accept" }.map(\.1) == ["image/png"])
@@ -90,7 +86,6 @@ struct TransportTests {
         server.route("/final.png", .ok(SampleImages.png(), headers: headers))
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/hop")))
-        try await server.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.httpStatus == 200)
@@ -110,7 +105,6 @@ struct TransportTests {
         server.route("/final.png", .ok(SampleImages.png(seed: 3)))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/r1"))
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(result.httpStatus == 200)
@@ -124,7 +118,6 @@ struct TransportTests {
         server.route("/loop", .redirect(to: "/loop"))
         let fetcher = try fetcher { $0.maxRedirects = 3 }
         let result = try await fetcher.fetch(url: server.url("/loop"))
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .tooManyRedirects)
         #expect(result.failure?.kind.isPermanent == true)
@@ -138,7 +131,6 @@ struct TransportTests {
         server.route("/evil", .redirect(to: "file:///etc/passwd"))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/evil"))
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .badRedirect)
         #expect(result.failure?.kind.isPermanent == true)
@@ -155,7 +147,6 @@ struct TransportTests {
         server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .paced(chunk: 64 << 10)))
         let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
         let result = try await fetcher.fetch(url: server.url("/big.png"))
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .tooLarge)
         #expect(result.failure?.detail == "body exceeds 1.0 MiB")
@@ -169,7 +160,6 @@ struct TransportTests {
         server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .streamed(chunk: 64 << 10)))
         let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
         let result = try await fetcher.fetch(url: server.url("/big.png"))
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .tooLarge)
         #expect(server.bytesSent(for: "/big.png") < body.count / 4)

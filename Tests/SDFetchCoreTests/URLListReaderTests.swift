@@ -136,7 +136,6 @@ struct InvalidLineTests {
         let file = directory.write("ftp://h/a.png\n\(server.url("/ok.png"))\nhttp://bad host/\n", to: "list.txt")
         let fetcher = Fetcher.scoped(options: FetchOptions(), cache: try DiskCache(directory: directory.appending("cache")))
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(file)]))
-        try await server.shutdown()
 
         let invalid = collected.results.filter { $0.status == .invalid }
         #expect(invalid.map(\.source) == ["\(file):1", "\(file):3"])

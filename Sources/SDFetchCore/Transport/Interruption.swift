@@ -18,6 +18,10 @@ final class Interruption: Sendable {
 
     var isTripped: Bool { state.withLock { $0.isTripped } }
 
+    /// Backoff sleeps waiting on the latch right now: what a test waits for before it trips
+    /// the latch, so it wakes a sleeper rather than a sleep not yet begun.
+    var sleepers: Int { state.withLock { $0.waiters.count } }
+
     /// Trips the latch and wakes every sleeper. Idempotent.
     func trip() {
         let waiters = state.withLock { state in
