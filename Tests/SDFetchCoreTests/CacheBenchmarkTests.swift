@@ -22,7 +22,9 @@ struct CacheBenchmarkTests {
         for round in 1...3 {
             var start = clock.now
             var hits = 0
-            for url in urls where fetcher.cachedHit(try URLKey(parsing: url), spelling: url) != nil { hits += 1 }
+            for url in urls {
+                if case .answered = fetcher.probe(try URLKey(parsing: url), spelling: url) { hits += 1 }
+            }
             let hitTime = clock.now - start
             start = clock.now
             let run = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
@@ -30,7 +32,7 @@ struct CacheBenchmarkTests {
             func rate(_ time: Duration) -> Int { Int(Double(urls.count) / time.timeInterval) }
             print(
                 """
-                bench: round \(round): parse + cachedHit: \(hits) hits in \(hitTime) (\(rate(hitTime)) URLs/s); \
+                bench: round \(round): parse + probe: \(hits) hits in \(hitTime) (\(rate(hitTime)) URLs/s); \
                 FetchRun to a collecting consumer: \(run.summary.count(.cached)) cached in \(runTime) \
                 (\(rate(runTime)) URLs/s)
                 """)

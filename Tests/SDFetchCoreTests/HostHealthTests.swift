@@ -12,6 +12,7 @@ struct HostHealthTests {
     private func closedPort() async throws -> Int {
         let server = try await LoopbackServer()
         let port = server.port
+        try await server.shutdown()  // the point: nothing listens there any more
         return port
     }
 

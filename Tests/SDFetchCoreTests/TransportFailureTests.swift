@@ -164,4 +164,22 @@ struct TransportFailureTests {
         #expect(response.failure?.kind == .interrupted)
         #expect(elapsed < .seconds(2))
     }
+
+    @Test("cancelling the task that called Fetcher.fetch drops its transfer (no unstructured task in between)")
+    func fetchFollowsCallerCancellation() async throws {
+        let server = try await LoopbackServer()
+        server.route("/wait.png", ScriptedResponse(body: SampleImages.png(), delay: .seconds(20)))
+        let fetcher = try Fetcher.forTesting(in: directory, { $0.retries = 0 })
+        let key = try URLKey(parsing: server.url("/wait.png"))
+        let task = Task { await fetcher.fetch(key, spelling: key.string) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while server.totalRequests < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        let start = clock.now
+        task.cancel()
+        let result = await task.value
+
+        #expect(result.failure?.kind == .interrupted)
+        #expect(clock.now - start < .seconds(2))
+    }
 }

@@ -23,6 +23,7 @@ struct CacheCommandTests {
         server.route("/a.png", .ok(SampleImages.png()))
         let urls = (server.url("/a.png"), server.url("/missing.png"))
         let run = try await sdfetch(["--cache-dir", cache], input: urls.0 + "\n" + urls.1 + "\n")
+        try await server.shutdown()  // what the cache commands do next needs no server
         #expect(run.status == 1)
         return urls
     }

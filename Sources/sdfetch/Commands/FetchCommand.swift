@@ -70,7 +70,8 @@ struct FetchCommand: ParsableCommand {
         // The engine lives for the run only: shut down (its thread joined) on the way out.
         let (consumer, interrupted) = await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources)
-            let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
+            let fetchRun = FetchRun(
+                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
             // Runs on the signal path: nothing here may wait for the console's lock (a writer
             // blocked on a full stdout pipe holds it), hence ``Console/notice(_:)``.
             let trap = SignalTrap {
@@ -83,7 +84,7 @@ struct FetchCommand: ParsableCommand {
 
             let events = AsyncChannel<FetchEvent>()
             let producer = Task { await fetchRun.run(reader: reader, into: events) }
-            var consumer = EventConsumer(console: console, terminal: terminal, placer: placer, isJSON: isJSON)
+            var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
             for await event in events { consumer.handle(event) }
             await producer.value
             ticker.cancel()
