@@ -21,6 +21,7 @@ public final class LoopbackServer: Sendable {
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
+    private let isShutDown = Atomic<Bool>(false)
     let state = Mutex(State())
     /// The bound port.
     public let port: Int
@@ -44,6 +45,7 @@ public final class LoopbackServer: Sendable {
         self.channel = channel
         self.port = channel.localAddress?.port ?? 0
         box.server.withLock { $0 = self }
+        TestScope.onExit { [self] in try? await self.shutdown() }
     }
 
     /// `http://127.0.0.1:PORT` + `path`.
@@ -82,7 +84,10 @@ public final class LoopbackServer: Sendable {
     /// Body bytes written to clients for `path`.
     public func bytesSent(for path: String) -> Int { state.withLock { $0.bytesSentByPath[path, default: 0] } }
 
+    /// Stops listening and ends the event loop. Idempotent: a test may stop the server early
+    /// (to prove a later step needs no network) and its ``TestScope`` stops it again.
     public func shutdown() async throws {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try await channel.close()
         try await group.shutdownGracefully()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SDFetchCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,17 +59,13 @@ public final class PseudoTerminal: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < deadline {
             var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, 50)
-            if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
-            if count > 0 {
-                collected += buffer[0..<count]
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                break  // EIO: every slave descriptor is closed
+            guard let ready = try? syscall(where: "poll", { poll(&descriptor, 1, 50) }), ready > 0 else { continue }
+            let read = try? buffer.withUnsafeMutableBytes { bytes throws(SystemCallError) in
+                try syscall(where: "read") { Glibc.read(master, bytes.baseAddress, bytes.count) }
             }
+            // EIO or an end: every slave descriptor is closed.
+            guard let count = read, count > 0 else { break }
+            collected += buffer[0..<count]
         }
         return collected
     }

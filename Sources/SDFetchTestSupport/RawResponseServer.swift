@@ -27,6 +27,7 @@ public final class RawResponseServer: Sendable {
 
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
+    private let isShutDown = Atomic<Bool>(false)
     public let port: Int
     private let accepted = Atomic<Int>(0)
 
@@ -46,6 +47,7 @@ public final class RawResponseServer: Sendable {
         self.channel = channel
         self.port = channel.localAddress?.port ?? 0
         self.counter = counter
+        TestScope.onExit { [self] in try? await self.shutdown() }
     }
 
     private let counter: Counter
@@ -55,7 +57,10 @@ public final class RawResponseServer: Sendable {
     /// `http://127.0.0.1:PORT` + `path`.
     public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
+    /// Stops listening and ends the event loop. Idempotent: a test may stop the server early
+    /// (to prove a later step needs no network) and its ``TestScope`` stops it again.
     public func shutdown() async throws {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try await channel.close()
         try await group.shutdownGracefully()
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// The blacklist as the fetcher uses it: `skipped` without a request, `--retry-failed`,
 /// expiry by `--max-age`, transient failures never recorded.
-@Suite("Blacklist in the fetcher", .timeLimit(.minutes(1)))
+@Suite("Blacklist in the fetcher", .cleansUp, .timeLimit(.minutes(1)))
 struct BlacklistFetchTests {
     let directory = TemporaryDirectory("skip")
     let clock = ManualClock()
@@ -15,8 +15,7 @@ struct BlacklistFetchTests {
         options.retryFailed = retryFailed
         options.retries = 0
         let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read)
-        let fetcher = Fetcher(options: options, cache: cache, now: clock.read)
-        defer { fetcher.shutdown() }
+        let fetcher = Fetcher.scoped(options: options, cache: cache, now: clock.read)
         return await fetcher.fetch(try URLKey(parsing: url), spelling: url)
     }
 
@@ -30,7 +29,6 @@ struct BlacklistFetchTests {
         let server = try await LoopbackServer()
         let first = try await fetch(server.url("/gone.png"))
         let second = try await fetch(server.url("/gone.png"))
-        try await server.shutdown()
 
         #expect(first.status == .failed && first.failure?.kind == .http(404))
         #expect(second.status == .skipped && second.failure == first.failure)
@@ -45,7 +43,6 @@ struct BlacklistFetchTests {
         #expect(try await fetch(server.url("/a.png")).failure?.kind == .notAnImage)
         #expect(try record(server.url("/a.png"))?.kind == .notAnImage)
         let retried = try await fetch(server.url("/a.png"), retryFailed: true)
-        try await server.shutdown()
 
         #expect(retried.status == .downloaded)
         #expect(try record(server.url("/a.png")) == nil)
@@ -60,7 +57,6 @@ struct BlacklistFetchTests {
         _ = try await fetch(server.url("/a.png"))
         clock.advance(by: .seconds(7 * 86400))
         let later = try await fetch(server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(later.status == .downloaded)
         #expect(try record(server.url("/a.png")) == nil)
@@ -74,7 +70,6 @@ struct BlacklistFetchTests {
         #expect(try await fetch(server.url("/a.png")).failure?.kind == .http(503))
         #expect(try record(server.url("/a.png")) == nil)
         #expect(try await fetch(server.url("/a.png")).status == .downloaded)
-        try await server.shutdown()
         directory.remove()
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// warm hits >= 100,000 URLs/s, `clean` over 100,000 entries under 1 s). Measurements, not
 /// timed tests: they run only when their environment variable names the directory, via
 /// `Scripts/cache-bench.sh`, and print their numbers.
-@Suite("Cache benchmark")
+@Suite("Cache benchmark", .cleansUp)
 struct CacheBenchmarkTests {
     static let environment = ProcessInfo.processInfo.environment
 
@@ -17,13 +17,14 @@ struct CacheBenchmarkTests {
         let list = path + ".txt"
         let text = try String(contentsOfFile: list, encoding: .utf8)
         let urls = text.split(separator: "\n").map(String.init)
-        let fetcher = Fetcher(options: FetchOptions(), cache: try DiskCache(directory: path))
-        defer { fetcher.shutdown() }
+        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: try DiskCache(directory: path))
         let clock = ContinuousClock()
         for round in 1...3 {
             var start = clock.now
             var hits = 0
-            for url in urls where fetcher.cachedHit(try URLKey(parsing: url), spelling: url) != nil { hits += 1 }
+            for url in urls {
+                if case .answered = fetcher.probe(try URLKey(parsing: url), spelling: url) { hits += 1 }
+            }
             let hitTime = clock.now - start
             start = clock.now
             let run = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
@@ -31,7 +32,7 @@ struct CacheBenchmarkTests {
             func rate(_ time: Duration) -> Int { Int(Double(urls.count) / time.timeInterval) }
             print(
                 """
-                bench: round \(round): parse + cachedHit: \(hits) hits in \(hitTime) (\(rate(hitTime)) URLs/s); \
+                bench: round \(round): parse + probe: \(hits) hits in \(hitTime) (\(rate(hitTime)) URLs/s); \
                 FetchRun to a collecting consumer: \(run.summary.count(.cached)) cached in \(runTime) \
                 (\(rate(runTime)) URLs/s)
                 """)
@@ -50,7 +51,7 @@ struct CacheBenchmarkTests {
             print("bench: \(label): \(clock.now - start)")
             return result
         }
-        let before = try timed("stats") { try DiskCache.stats(directory: path, now: Date()) }
+        let before = try timed("stats") { try DiskCache.stats(directory: path) }
         print("bench: \(before.entries) entries, \(before.bytes) bytes")
         let cache = try DiskCache(directory: path)
         let dry = try timed("clean --max-age 7d --dry-run") {

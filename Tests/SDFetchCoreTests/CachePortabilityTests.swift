@@ -5,7 +5,7 @@ import Testing
 
 /// A cache saved and restored the ways CI cache steps do it stays warm: no request, the
 /// stored times (so freshness) and validators as they were.
-@Suite("Cache portability", .timeLimit(.minutes(1)))
+@Suite("Cache portability", .cleansUp, .timeLimit(.minutes(1)))
 struct CachePortabilityTests {
     let directory = TemporaryDirectory("portable")
     let clock = ManualClock()
@@ -32,8 +32,7 @@ struct CachePortabilityTests {
     {
         var options = FetchOptions()
         configure(&options)
-        let fetcher = Fetcher(options: options, cache: try DiskCache(directory: cache, now: clock.read), now: clock.read)
-        defer { fetcher.shutdown() }
+        let fetcher = Fetcher.scoped(options: options, cache: try DiskCache(directory: cache, now: clock.read), now: clock.read)
         var results: [FetchResult] = []
         for url in urls { results.append(try await fetcher.fetch(url: url)) }
         return results
@@ -75,7 +74,6 @@ struct CachePortabilityTests {
         // revalidated with the validators that came through the copy.
         clock.advance(by: .seconds(7 * 86400))
         let revalidated = try await fetchAll(urls, cache: restored)
-        try await server.shutdown()
         #expect(revalidated.allSatisfy { $0.status == .revalidated })
         #expect(server.recordedRequests.last?.header("If-None-Match") == "\"e11\"")
         directory.remove()

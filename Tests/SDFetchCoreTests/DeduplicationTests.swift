@@ -3,7 +3,7 @@ import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
-@Suite("De-duplication", .timeLimit(.minutes(1)))
+@Suite("De-duplication", .cleansUp, .timeLimit(.minutes(1)))
 struct DeduplicationTests {
     let directory = TemporaryDirectory("dedup")
 
@@ -22,10 +22,8 @@ struct DeduplicationTests {
         }
         let list = directory.write(lines.shuffled().joined(separator: "\n"), to: "list.txt")
         let cache = try DiskCache(directory: directory.appending("cache"))
-        let fetcher = Fetcher(options: FetchOptions(), cache: cache)
+        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: cache)
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(server.totalRequests == 50)
         #expect(collected.results.count == 50)
@@ -45,14 +43,12 @@ struct DeduplicationTests {
         let server = try await LoopbackServer()
         server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(200)))
         let cache = try DiskCache(directory: directory.appending("cache"))
-        let fetcher = Fetcher(options: FetchOptions(), cache: cache)
+        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: cache)
         let key = try URLKey(parsing: server.url("/a.png"))
         let statuses = await withTaskGroup(of: FetchStatus.self) { group in
             for _ in 0..<200 { group.addTask { await fetcher.fetch(key, spelling: key.string).status } }
             return await group.reduce(into: [FetchStatus]()) { $0.append($1) }
         }
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(server.requests(for: "/a.png") == 1)
         #expect(statuses.count == 200)

@@ -201,7 +201,7 @@ struct DiskCacheTests {
         #expect(report.removedURLs == [keys[0].string, keys[1].string])
         #expect(report.removedEntries == 2 && report.removedBytes == sizes[0] + sizes[1])
         #expect(report.entries == 3 && report.bytes == sizes[2...].reduce(0, +))
-        #expect(try DiskCache.stats(directory: cache.directory, now: clock.now).bytes == report.bytes)
+        #expect(try DiskCache.stats(directory: cache.directory).bytes == report.bytes)
         directory.remove()
     }
 
@@ -274,20 +274,20 @@ struct DiskCacheTests {
     @Test("stats reports entries, bytes, formats and dates; a missing directory reports zeros, creating nothing")
     func stats() throws {
         let missing = directory.appending("nowhere")
-        #expect(try DiskCache.stats(directory: missing, now: clock.now) == CacheStats())
+        #expect(try DiskCache.stats(directory: missing) == CacheStats())
         #expect(!FileManager.default.fileExists(atPath: missing))
         let a = try store("a")
         let first = clock.now
         clock.advance(by: .seconds(5))
         let b = try store("b")
         FailureBlacklist(cache: cache).insert(FetchFailure(.http(404), "server answered 404"), for: try key("gone"))
-        let stats = try DiskCache.stats(directory: cache.directory, now: clock.now)
+        let stats = try DiskCache.stats(directory: cache.directory)
         let expected = try entryBytes(a) + entryBytes(b)
         #expect(stats.entries == 2 && stats.bytes == expected)
         #expect(stats.formats == [.png: 2] && stats.failed == 1 && stats.strays == 0)
         #expect(stats.oldest == first && stats.newest == clock.now)
         let file = directory.write("x", to: "a-file")
-        #expect(throws: CacheError.self) { try DiskCache.stats(directory: file, now: clock.now) }
+        #expect(throws: CacheError.self) { try DiskCache.stats(directory: file) }
         directory.remove()
     }
 

@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// `--host-failures`: a host that refuses connections stops being dialled.
-@Suite("Host health", .timeLimit(.minutes(1)))
+@Suite("Host health", .cleansUp, .timeLimit(.minutes(1)))
 struct HostHealthTests {
     let directory = TemporaryDirectory("host-health")
 
@@ -12,7 +12,7 @@ struct HostHealthTests {
     private func closedPort() async throws -> Int {
         let server = try await LoopbackServer()
         let port = server.port
-        try await server.shutdown()
+        try await server.shutdown()  // the point: nothing listens there any more
         return port
     }
 
@@ -20,10 +20,9 @@ struct HostHealthTests {
         var options = FetchOptions()
         options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         configure(&options)
-        let fetcher = Fetcher(options: options, cache: try DiskCache(directory: directory.appending("cache")))
+        let fetcher = Fetcher.scoped(options: options, cache: try DiskCache(directory: directory.appending("cache")))
         let list = directory.write(urls.joined(separator: "\n"), to: "list.txt")
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        fetcher.shutdown()
         return collected
     }
 
@@ -86,7 +85,6 @@ struct HostHealthTests {
             $0.retries = 0
             $0.hostFailures = 2
         }
-        try await server.shutdown()
 
         #expect(collected.results.allSatisfy { $0.failure?.kind == .http(404) })
         #expect(server.totalRequests == 8)

@@ -5,16 +5,14 @@ import Testing
 
 /// Replies no HTTP library would send, written byte by byte (issue 16): each is reported
 /// by what happened on the wire, bytes arrived means `truncated`, never `connect`.
-@Suite("Hostile responses", .timeLimit(.minutes(1)))
+@Suite("Hostile responses", .cleansUp, .timeLimit(.minutes(1)))
 struct HostileResponseTests {
     private func perform(
         _ steps: [RawResponseServer.Step], timeout: Duration = .seconds(5)
     ) async throws -> TransferResponse {
         let server = try await RawResponseServer(steps)
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/x.png"), timeout: timeout))
-        engine.shutdown()
-        try await server.shutdown()
         return response
     }
 
@@ -61,15 +59,13 @@ struct HostileResponseTests {
         var steps: [RawResponseServer.Step] = [.init("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")]
         for _ in 0..<100 { steps.append(.init("x", after: .milliseconds(100))) }
         let server = try await RawResponseServer(steps)
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         var request = TransferRequest(url: server.url("/slow.png"), timeout: .seconds(1))
         request.maxTime = .seconds(1)
         let clock = ContinuousClock()
         let start = clock.now
         let response = await engine.perform(request)
         let elapsed = clock.now - start
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .timeout)
         #expect(elapsed >= .milliseconds(900))
@@ -87,7 +83,7 @@ struct HostileResponseTests {
 }
 
 /// `Content-Encoding` decoded by curl, with `--max-bytes` on the decoded size.
-@Suite("Content encoding", .timeLimit(.minutes(1)))
+@Suite("Content encoding", .cleansUp, .timeLimit(.minutes(1)))
 struct ContentEncodingTests {
     let directory = TemporaryDirectory("encoding")
 
@@ -107,8 +103,6 @@ struct ContentEncodingTests {
         server.route("/a.png", .ok(try await gzip(png), headers: [("Content-Encoding", "gzip")]))
         let fetcher = try Fetcher.forTesting(in: directory)
         let result = try await fetcher.fetch(url: server.url("/a.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(result.bytes == Int64(png.count))
@@ -122,10 +116,8 @@ struct ContentEncodingTests {
         let bomb = try await gzip([UInt8](repeating: 0, count: 4 << 20))
         #expect(bomb.count < 64 << 10)
         server.route("/bomb.png", .ok(bomb, headers: [("Content-Encoding", "gzip")]))
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/bomb.png"), maxBytes: 1 << 20))
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .tooLarge)
     }

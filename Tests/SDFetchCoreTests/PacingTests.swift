@@ -5,7 +5,7 @@ import Testing
 
 /// `--per-host`, `--wait` and `--limit-rate` as the servers see them: the engine's loop
 /// holds requests and pauses transfers, and these tests measure the result on the wire.
-@Suite("Pacing", .timeLimit(.minutes(1)))
+@Suite("Pacing", .cleansUp, .timeLimit(.minutes(1)))
 struct PacingTests {
     let directory = TemporaryDirectory("pacing")
 
@@ -31,9 +31,6 @@ struct PacingTests {
             options.pacing.perHost = 2
         }
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        fetcher.shutdown()
-        try await first.shutdown()
-        try await second.shutdown()
 
         #expect(collected.results.count == 16)
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
@@ -63,9 +60,6 @@ struct PacingTests {
         polite.route("/warm.png", .ok(SampleImages.png(seed: 8)))
         _ = try await fetcher.fetch(url: polite.url("/warm.png"))
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        fetcher.shutdown()
-        try await polite.shutdown()
-        try await other.shutdown()
 
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
         let arrivals = polite.recordedRequests.filter { $0.path != "/warm.png" }.map(\.receivedAt).sorted()
@@ -83,14 +77,11 @@ struct PacingTests {
         polite.route("/a.png", .ok(SampleImages.png(seed: 1)))
         polite.route("/b.png", .ok(SampleImages.png(seed: 2)))
         other.route("/c.png", .ok(SampleImages.png(seed: 3)))
-        let engine = CurlEngine(maxTransfers: 4, pacing: TransferPacing(wait: .seconds(1)))
+        let engine = CurlEngine.scoped(maxTransfers: 4, pacing: TransferPacing(wait: .seconds(1)))
         _ = await engine.perform(TransferRequest(url: polite.url("/a.png")))
         async let held = engine.perform(TransferRequest(url: polite.url("/b.png")))
         let free = await engine.perform(TransferRequest(url: other.url("/c.png")))
         _ = await held
-        engine.shutdown()
-        try await polite.shutdown()
-        try await other.shutdown()
 
         #expect(free.failure == nil)
         let heldArrival = try #require(polite.recordedRequests(for: "/b.png").first?.receivedAt)
@@ -113,7 +104,7 @@ struct PacingTests {
             bodies.append(body)
             server.route("/\(index).bin", .ok(body))
         }
-        let engine = CurlEngine(maxTransfers: 4, pacing: TransferPacing(bytesPerSecond: rate))
+        let engine = CurlEngine.scoped(maxTransfers: 4, pacing: TransferPacing(bytesPerSecond: rate))
         let clock = ContinuousClock()
         let start = clock.now
         let responses = await withTaskGroup(of: (Int, TransferResponse).self) { group in
@@ -125,8 +116,6 @@ struct PacingTests {
             return responses
         }
         let elapsed = clock.now - start
-        engine.shutdown()
-        try await server.shutdown()
 
         for index in 0..<4 {
             #expect(responses[index]?.failure == nil)

@@ -1,12 +1,12 @@
 import Foundation
-import SDFetchCore
+@testable import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
 /// `--retries`, backoff, `Retry-After` and `--host-failures`, seen from the server.
 ///
 /// Backoff is configured in milliseconds here; only `Retry-After` tests wait a real second.
-@Suite("Retries and host health", .timeLimit(.minutes(1)))
+@Suite("Retries and host health", .cleansUp, .timeLimit(.minutes(1)))
 struct RetryTests {
     let directory = TemporaryDirectory("retries")
 
@@ -22,8 +22,6 @@ struct RetryTests {
         server.route("/a.png", .status(503), .ok(SampleImages.png()))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/a.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(server.requests(for: "/a.png") == 2)
@@ -35,8 +33,6 @@ struct RetryTests {
         server.route("/down.png", .status(503))
         let fetcher = try fetcher { $0.retries = 2 }
         let result = try await fetcher.fetch(url: server.url("/down.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .http(503))
         #expect(server.requests(for: "/down.png") == 3)
@@ -48,8 +44,6 @@ struct RetryTests {
         server.route("/gone.png", .status(410))
         let fetcher = try fetcher { $0.retries = 3 }
         let result = try await fetcher.fetch(url: server.url("/gone.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .http(410))
         #expect(server.requests(for: "/gone.png") == 1)
@@ -62,8 +56,6 @@ struct RetryTests {
         server.route("/cut.png", ScriptedResponse(body: body, behavior: .truncated(sentBytes: 50)), .ok(body))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/cut.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(server.requests(for: "/cut.png") == 2)
@@ -77,8 +69,6 @@ struct RetryTests {
         server.route("/busy.png", .status(429, headers: [("Retry-After", "1")]), .ok(SampleImages.png()))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/busy.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         let requests = server.recordedRequests(for: "/busy.png")
@@ -97,8 +87,6 @@ struct RetryTests {
                 baseDelay: .milliseconds(5), maxDelay: .milliseconds(20), retryAfterCap: .milliseconds(300))
         }
         let result = try await fetcher.fetch(url: server.url("/busy.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         let requests = server.recordedRequests(for: "/busy.png")
@@ -118,14 +106,13 @@ struct RetryTests {
         let task = Task { await fetcher.fetch(key, spelling: key.string) }
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
-        while server.totalRequests < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
-        try await Task.sleep(for: .milliseconds(100))
+        // The ordering that matters: the fetch is asleep in its Retry-After wait before the latch trips.
+        while fetcher.engine.interruption.sleepers < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        try #require(fetcher.engine.interruption.sleepers == 1)
         let start = clock.now
         fetcher.cancelAll()
         let result = await task.value
         let elapsed = clock.now - start
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .interrupted)
         #expect(elapsed < .seconds(2))

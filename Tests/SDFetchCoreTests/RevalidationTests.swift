@@ -5,7 +5,7 @@ import Testing
 
 /// The fetcher's cache decisions against a real loopback server: warm hits, conditional
 /// requests, `--refresh`, `--offline`.
-@Suite("Cache decisions in the fetcher", .timeLimit(.minutes(1)))
+@Suite("Cache decisions in the fetcher", .cleansUp, .timeLimit(.minutes(1)))
 struct RevalidationTests {
     let directory = TemporaryDirectory("revalidate")
     let clock = ManualClock()
@@ -18,7 +18,6 @@ struct RevalidationTests {
     private func fetch(_ url: String, _ configure: (inout FetchOptions) -> Void = { _ in }) async throws -> FetchResult
     {
         let fetcher = try fetcher(configure)
-        defer { fetcher.shutdown() }
         return try await fetcher.fetch(url: url)
     }
 
@@ -31,11 +30,9 @@ struct RevalidationTests {
         for expected in [FetchStatus.downloaded, .cached] {
             let fetcher = try fetcher()
             let run = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-            fetcher.shutdown()
             #expect(run.results.count == 40 && run.results.allSatisfy { $0.status == expected })
             #expect(run.summary.usedKeys.count == 40)
         }
-        try await server.shutdown()
         #expect(server.totalRequests == 40)
         directory.remove()
     }
@@ -50,7 +47,6 @@ struct RevalidationTests {
         #expect(try await fetch(server.url("/a.png")).status == .downloaded)
         clock.advance(by: Self.week)
         let result = try await fetch(server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(result.status == .revalidated && result.httpStatus == 304)
         let second = try #require(server.recordedRequests.last)
@@ -73,7 +69,6 @@ struct RevalidationTests {
         _ = try await fetch(server.url("/a.png"))
         clock.advance(by: Self.week)
         let result = try await fetch(server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(server.recordedRequests.last?.header("If-None-Match") == "\"v1\"")
@@ -90,7 +85,6 @@ struct RevalidationTests {
         server.route("/a.png", .ok(SampleImages.png(), headers: [("ETag", "\"v1\"")]), ScriptedResponse(status: 304))
         _ = try await fetch(server.url("/a.png"))
         let result = try await fetch(server.url("/a.png")) { $0.refresh = true }
-        try await server.shutdown()
 
         #expect(result.status == .revalidated)
         #expect(server.requests(for: "/a.png") == 2)
@@ -105,7 +99,6 @@ struct RevalidationTests {
         clock.advance(by: .seconds(30 * 86400))
         let stale = try await fetch(server.url("/a.png")) { $0.offline = true }
         let miss = try await fetch(server.url("/b.png")) { $0.offline = true }
-        try await server.shutdown()
 
         #expect(stale.status == .cached)
         #expect(miss.status == .failed && miss.failure?.kind == .offlineMiss)
@@ -120,7 +113,6 @@ struct RevalidationTests {
         _ = try await fetch(server.url("/a.png"))
         clock.advance(by: Self.week)
         let result = try await fetch(server.url("/a.png"))
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(server.recordedRequests.last?.header("If-None-Match") == nil)

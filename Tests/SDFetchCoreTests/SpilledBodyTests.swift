@@ -6,7 +6,7 @@ import Testing
 
 /// Bodies past ``SpilledBody/spillThreshold`` go to an unnamed file in the cache's `tmp/`
 /// as they arrive, are verified from it and become the entry file; smaller ones stay in memory.
-@Suite("Spilled bodies", .timeLimit(.minutes(1)))
+@Suite("Spilled bodies", .cleansUp, .timeLimit(.minutes(1)))
 struct SpilledBodyTests {
     let directory = TemporaryDirectory("spilled-body")
     /// 640 x 640 RGBA with stored deflate blocks: about 1.6 MB, six times the threshold.
@@ -27,15 +27,13 @@ struct SpilledBodyTests {
         server.route("/small.png", .ok(SampleImages.png(seed: 1)))
         let folder = try spillFolder()
         defer { close(folder) }
-        let engine = CurlEngine(maxTransfers: 2)
-        defer { engine.shutdown() }
+        let engine = CurlEngine.scoped(maxTransfers: 2)
 
         var request = TransferRequest(url: server.url("/large.png"))
         request.spillFolder = folder
         let large = await engine.perform(request)
         request.url = server.url("/small.png")
         let small = await engine.perform(request)
-        try await server.shutdown()
 
         #expect(large.failure == nil)
         #expect(large.body.isEmpty)
@@ -55,13 +53,11 @@ struct SpilledBodyTests {
         server.route("/large.png", ScriptedResponse(status: 200, body: Self.large, behavior: .streamed(chunk: 64 << 10)))
         let folder = try spillFolder()
         defer { close(folder) }
-        let engine = CurlEngine(maxTransfers: 1)
-        defer { engine.shutdown() }
+        let engine = CurlEngine.scoped(maxTransfers: 1)
 
         var request = TransferRequest(url: server.url("/large.png"), maxBytes: 1 << 20)
         request.spillFolder = folder
         let response = await engine.perform(request)
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .tooLarge)
         #expect(response.spilled == nil)
@@ -73,11 +69,9 @@ struct SpilledBodyTests {
         let server = try await LoopbackServer()
         server.route("/large.png", .ok(Self.large))
         let fetcher = try Fetcher.forTesting(in: directory)
-        defer { fetcher.shutdown() }
 
         let result = try await fetcher.fetch(url: server.url("/large.png"))
         let again = try await fetcher.fetch(url: server.url("/large.png"))
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(result.bytes == Int64(Self.large.count))
@@ -97,10 +91,8 @@ struct SpilledBodyTests {
         let server = try await LoopbackServer()
         server.route("/cut.png", .ok(corrupt))
         let fetcher = try Fetcher.forTesting(in: directory)
-        defer { fetcher.shutdown() }
 
         let result = try await fetcher.fetch(url: server.url("/cut.png"))
-        try await server.shutdown()
 
         #expect(result.status == .failed)
         #expect(result.failure?.kind == .corruptImage)

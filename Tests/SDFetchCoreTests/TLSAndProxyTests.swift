@@ -5,7 +5,7 @@ import Testing
 
 /// `--cacert`, `-k` and `--proxy` mapped onto libcurl, against a local TLS server whose
 /// CA is made by the test and a loopback server standing in as the proxy.
-@Suite("TLS and proxy", .timeLimit(.minutes(1)))
+@Suite("TLS and proxy", .cleansUp, .timeLimit(.minutes(1)))
 struct TLSAndProxyTests {
     let directory = TemporaryDirectory("tls")
 
@@ -29,10 +29,9 @@ struct TLSAndProxyTests {
     func caCertificateTrusted() async throws {
         guard let server = try await startTLS() else { return }
         defer { server.stop() }
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(
             request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
-        engine.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.body == SampleImages.png(seed: 3))
@@ -42,9 +41,8 @@ struct TLSAndProxyTests {
     func unknownCAIsTLSFailure() async throws {
         guard let server = try await startTLS() else { return }
         defer { server.stop() }
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions()))
-        engine.shutdown()
 
         #expect(response.failure?.kind == .tls)
         #expect(response.failure?.kind.isPermanent == false)
@@ -55,9 +53,8 @@ struct TLSAndProxyTests {
     func insecureSkipsVerification() async throws {
         guard let server = try await startTLS() else { return }
         defer { server.stop() }
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(isInsecure: true)))
-        engine.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.body == SampleImages.png(seed: 3))
@@ -72,7 +69,7 @@ struct TLSAndProxyTests {
         let nginx = try await LocalNginx.start(directory: directory.appending("nginx"))
         defer { nginx.stop() }
         for index in 0..<8 { try nginx.serve(SampleImages.png(seed: index), as: "\(index).png") }
-        let engine = CurlEngine(maxTransfers: 8)
+        let engine = CurlEngine.scoped(maxTransfers: 8)
         let connection = ConnectionOptions(caCertificateFile: nginx.caFile)
         let responses = await withTaskGroup(of: TransferResponse.self) { group in
             for index in 0..<8 {
@@ -82,7 +79,6 @@ struct TLSAndProxyTests {
             for await response in group { responses.append(response) }
             return responses
         }
-        engine.shutdown()
 
         #expect(responses.allSatisfy { $0.failure == nil })
         let logged = nginx.loggedRequests
@@ -97,12 +93,10 @@ struct TLSAndProxyTests {
         // A forward proxy receives the absolute URL as the request target.
         let target = "http://images.invalid/a.png"
         proxy.route(target, .ok(SampleImages.png(seed: 4)))
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(
             request(target, ConnectionOptions(proxy: "http://127.0.0.1:\(proxy.port)")))
         let direct = await engine.perform(request(target, ConnectionOptions()))
-        engine.shutdown()
-        try await proxy.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.body == SampleImages.png(seed: 4))

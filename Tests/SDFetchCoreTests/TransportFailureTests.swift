@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// How a stalled, cut or refused transfer is reported, and how fast it is let go.
-@Suite("Transport failures", .timeLimit(.minutes(1)))
+@Suite("Transport failures", .cleansUp, .timeLimit(.minutes(1)))
 struct TransportFailureTests {
     let directory = TemporaryDirectory("transport-failures")
 
@@ -20,13 +20,11 @@ struct TransportFailureTests {
         server.route(
             "/stall.png",
             ScriptedResponse(body: SampleImages.png(width: 64, height: 64), behavior: .stall(sentBytes: 100)))
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let clock = ContinuousClock()
         let start = clock.now
         let response = await engine.perform(request(server.url("/stall.png")))
         let elapsed = clock.now - start
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .timeout)
         #expect(response.failure?.kind.isPermanent == false)
@@ -40,13 +38,11 @@ struct TransportFailureTests {
     func silentServerTimesOut() async throws {
         let server = try await LoopbackServer()
         server.route("/silent.png", ScriptedResponse(body: SampleImages.png(), delay: .seconds(30)))
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let clock = ContinuousClock()
         let start = clock.now
         let response = await engine.perform(request(server.url("/silent.png")))
         let elapsed = clock.now - start
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .timeout)
         #expect(server.requests(for: "/silent.png") == 1)
@@ -60,13 +56,11 @@ struct TransportFailureTests {
         let chunk = body.count / 8 + 1
         server.route(
             "/slow.png", ScriptedResponse(body: body, behavior: .trickled(chunk: chunk, interval: .milliseconds(300))))
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let clock = ContinuousClock()
         let start = clock.now
         let response = await engine.perform(request(server.url("/slow.png")))
         let elapsed = clock.now - start
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.body == body)
@@ -81,10 +75,8 @@ struct TransportFailureTests {
         let server = try await LoopbackServer()
         let body = SampleImages.png(width: 32, height: 32)
         server.route("/cut.png", ScriptedResponse(body: body, behavior: .truncated(sentBytes: 200)))
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let response = await engine.perform(request(server.url("/cut.png")))
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .truncated)
         #expect(response.failure?.kind.isPermanent == false)
@@ -98,10 +90,8 @@ struct TransportFailureTests {
     func resetIsConnect() async throws {
         let server = try await LoopbackServer()
         server.route("/reset.png", ScriptedResponse(behavior: .reset))
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let response = await engine.perform(request(server.url("/reset.png")))
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .connect)
         #expect(response.failure?.kind.isPermanent == false)
@@ -112,10 +102,8 @@ struct TransportFailureTests {
     @Test("a 404 is http-404, permanent, and carries no body")
     func notFoundIsPermanent() async throws {
         let server = try await LoopbackServer()
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let response = await engine.perform(request(server.url("/missing.png")))
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .http(404))
         #expect(response.failure?.kind.isPermanent == true)
@@ -138,7 +126,7 @@ struct TransportFailureTests {
         var options = FetchOptions()
         options.concurrency = 3
         let cache = try DiskCache(directory: directory.appending("cache"))
-        let fetcher = Fetcher(options: options, cache: cache)
+        let fetcher = Fetcher.scoped(options: options, cache: cache)
         let clock = ContinuousClock()
         let (results, elapsed) = await withTaskGroup(of: FetchResult.self) { group in
             for key in keys { group.addTask { await fetcher.fetch(key, spelling: key.string) } }
@@ -150,8 +138,6 @@ struct TransportFailureTests {
             let results = await group.reduce(into: [FetchResult]()) { $0.append($1) }
             return (results, clock.now - start)
         }
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(results.count == 12)
         #expect(results.allSatisfy { $0.status == .failed && $0.failure?.kind == .interrupted })
@@ -164,7 +150,7 @@ struct TransportFailureTests {
     func taskCancellationDropsTransfer() async throws {
         let server = try await LoopbackServer()
         server.route("/wait.png", ScriptedResponse(body: SampleImages.png(), delay: .seconds(20)))
-        let engine = CurlEngine(maxTransfers: 2)
+        let engine = CurlEngine.scoped(maxTransfers: 2)
         let url = server.url("/wait.png")
         let task = Task { await engine.perform(TransferRequest(url: url, timeout: .seconds(15))) }
         let clock = ContinuousClock()
@@ -174,10 +160,26 @@ struct TransportFailureTests {
         task.cancel()
         let response = await task.value
         let elapsed = clock.now - start
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure?.kind == .interrupted)
         #expect(elapsed < .seconds(2))
+    }
+
+    @Test("cancelling the task that called Fetcher.fetch drops its transfer (no unstructured task in between)")
+    func fetchFollowsCallerCancellation() async throws {
+        let server = try await LoopbackServer()
+        server.route("/wait.png", ScriptedResponse(body: SampleImages.png(), delay: .seconds(20)))
+        let fetcher = try Fetcher.forTesting(in: directory, { $0.retries = 0 })
+        let key = try URLKey(parsing: server.url("/wait.png"))
+        let task = Task { await fetcher.fetch(key, spelling: key.string) }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while server.totalRequests < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        let start = clock.now
+        task.cancel()
+        let result = await task.value
+
+        #expect(result.failure?.kind == .interrupted)
+        #expect(clock.now - start < .seconds(2))
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// The engine against a real loopback server: what curl sends, and what each way a
 /// response can go wrong becomes. Every test asserts what the server itself saw.
-@Suite("Transport", .timeLimit(.minutes(1)))
+@Suite("Transport", .cleansUp, .timeLimit(.minutes(1)))
 struct TransportTests {
     let directory = TemporaryDirectory("transport")
 
@@ -27,8 +27,6 @@ struct TransportTests {
         let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
         let fetcher = try fetcher { $0.concurrency = 4 }
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(collected.results.count == 24)
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
@@ -40,15 +38,13 @@ struct TransportTests {
     @Test("one transfer at a time reuses a single kept-alive connection")
     func connectionIsReused() async throws {
         let server = try await LoopbackServer()
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         server.route("/a.png", .ok(SampleImages.png()))
         for _ in 0..<20 {
             let response = await engine.perform(TransferRequest(url: server.url("/a.png")))
             #expect(response.failure == nil)
             #expect(response.body == SampleImages.png())
         }
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(server.requests(for: "/a.png") == 20)
         #expect(server.connectionsAccepted == 1)
@@ -62,8 +58,6 @@ struct TransportTests {
         server.route("/a.png", .ok(SampleImages.png()))
         let fetcher = try fetcher { $0.userAgent = "tester/1.0" }
         let result = try await fetcher.fetch(url: server.url("/a.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         let request = try #require(server.recordedRequests(for: "/a.png").first)
@@ -77,8 +71,6 @@ struct TransportTests {
         server.route("/a.png", .ok(SampleImages.png()))
         let fetcher = try fetcher { $0.headers = ["accept: image/png", "X-Token: abc"] }
         _ = try await fetcher.fetch(url: server.url("/a.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         let request = try #require(server.recordedRequests(for: "/a.png").first)
         #expect(request.headers.filter { $0.0.lowercased() == "accept" }.map(\.1) == ["image/png"])
@@ -92,10 +84,8 @@ struct TransportTests {
             "/hop", ScriptedResponse(status: 302, headers: [("Location", "/final.png"), ("ETag", "\"hop\"")]))
         let headers = [("ETag", "\"v2\""), ("Last-Modified", "Wed, 21 Oct 2015 07:28:00 GMT")]
         server.route("/final.png", .ok(SampleImages.png(), headers: headers))
-        let engine = CurlEngine(maxTransfers: 1)
+        let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(TransferRequest(url: server.url("/hop")))
-        engine.shutdown()
-        try await server.shutdown()
 
         #expect(response.failure == nil)
         #expect(response.httpStatus == 200)
@@ -115,8 +105,6 @@ struct TransportTests {
         server.route("/final.png", .ok(SampleImages.png(seed: 3)))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/r1"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.status == .downloaded)
         #expect(result.httpStatus == 200)
@@ -130,8 +118,6 @@ struct TransportTests {
         server.route("/loop", .redirect(to: "/loop"))
         let fetcher = try fetcher { $0.maxRedirects = 3 }
         let result = try await fetcher.fetch(url: server.url("/loop"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .tooManyRedirects)
         #expect(result.failure?.kind.isPermanent == true)
@@ -145,8 +131,6 @@ struct TransportTests {
         server.route("/evil", .redirect(to: "file:///etc/passwd"))
         let fetcher = try fetcher()
         let result = try await fetcher.fetch(url: server.url("/evil"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .badRedirect)
         #expect(result.failure?.kind.isPermanent == true)
@@ -163,11 +147,9 @@ struct TransportTests {
         server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .paced(chunk: 64 << 10)))
         let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
         let result = try await fetcher.fetch(url: server.url("/big.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .tooLarge)
-        #expect(result.failure?.detail == "body exceeds 1 MB")
+        #expect(result.failure?.detail == "body exceeds 1.0 MiB")
         #expect(server.bytesSent(for: "/big.png") < body.count / 4)
     }
 
@@ -178,8 +160,6 @@ struct TransportTests {
         server.route("/big.png", ScriptedResponse(status: 200, body: body, behavior: .streamed(chunk: 64 << 10)))
         let fetcher = try fetcher { $0.maxBytes = 1 << 20 }
         let result = try await fetcher.fetch(url: server.url("/big.png"))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         #expect(result.failure?.kind == .tooLarge)
         #expect(server.bytesSent(for: "/big.png") < body.count / 4)

@@ -91,4 +91,20 @@ struct URLKeyTests {
         #expect(URLKey.redacting("http://h/a?mail=x:y@z") == "http://h/a?mail=x:y@z")
         #expect(URLKey.redacting("not a url: x@y") == "not a url: x@y")
     }
+
+    @Test(
+        "the one URL scanner finds host and port without userinfo, and the last path segment without the query",
+        arguments: [
+            ("http://h/a/b.png?x=/y", "h", "b.png"),
+            ("https://u:p@h:8080/dir/", "h:8080", ""),
+            ("http://[::1]:81/x.gif#f", "[::1]:81", "x.gif"),
+            ("http://h?q=/a", "h", ""),
+            ("http://u@v@h", "h", ""),
+        ])
+    func spans(url: String, hostAndPort: String, lastSegment: String) throws {
+        let spans = try #require(URLSpans(url))
+        #expect(spans.hostAndPort(in: url) == hostAndPort)
+        #expect(spans.lastSegment(in: url) == lastSegment)
+        #expect(URLSpans("no scheme here") == nil)
+    }
 }

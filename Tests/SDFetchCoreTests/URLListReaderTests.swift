@@ -3,7 +3,7 @@ import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
-@Suite("Streamed URL lists")
+@Suite("Streamed URL lists", .cleansUp)
 struct URLListReaderTests {
     let directory = TemporaryDirectory("input")
 
@@ -125,7 +125,7 @@ struct URLListReaderTests {
     }
 }
 
-@Suite("Invalid input lines", .timeLimit(.minutes(1)))
+@Suite("Invalid input lines", .cleansUp, .timeLimit(.minutes(1)))
 struct InvalidLineTests {
     let directory = TemporaryDirectory("invalid")
 
@@ -134,10 +134,8 @@ struct InvalidLineTests {
         let server = try await LoopbackServer()
         server.route("/ok.png", .ok(SampleImages.png()))
         let file = directory.write("ftp://h/a.png\n\(server.url("/ok.png"))\nhttp://bad host/\n", to: "list.txt")
-        let fetcher = Fetcher(options: FetchOptions(), cache: try DiskCache(directory: directory.appending("cache")))
+        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: try DiskCache(directory: directory.appending("cache")))
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(file)]))
-        fetcher.shutdown()
-        try await server.shutdown()
 
         let invalid = collected.results.filter { $0.status == .invalid }
         #expect(invalid.map(\.source) == ["\(file):1", "\(file):3"])

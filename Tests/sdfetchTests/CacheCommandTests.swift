@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// `stats`, `clean`, `path` and `failed` with the built binary on a cache filled by a real fetch.
-@Suite("sdfetch cache commands, end to end", .timeLimit(.minutes(1)))
+@Suite("sdfetch cache commands, end to end", .cleansUp, .timeLimit(.minutes(1)))
 struct CacheCommandTests {
     let directory = TemporaryDirectory("cachecmd")
     var cache: String { directory.appending("cache") }
@@ -23,7 +23,7 @@ struct CacheCommandTests {
         server.route("/a.png", .ok(SampleImages.png()))
         let urls = (server.url("/a.png"), server.url("/missing.png"))
         let run = try await sdfetch(["--cache-dir", cache], input: urls.0 + "\n" + urls.1 + "\n")
-        try await server.shutdown()
+        try await server.shutdown()  // what the cache commands do next needs no server
         #expect(run.status == 1)
         return urls
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// Real `sdfetch` processes on one cache directory: `kill -9` mid-run, and two fetches
 /// with a concurrent `clean`. What counts is what is on disk afterwards.
-@Suite("Cache shared by processes", .timeLimit(.minutes(1)))
+@Suite("Cache shared by processes", .cleansUp, .timeLimit(.minutes(1)))
 struct CacheProcessTests {
     let directory = TemporaryDirectory("procs")
 
@@ -83,7 +83,6 @@ struct CacheProcessTests {
         }
         kill(process.processIdentifier, SIGKILL)
         await process.exited()
-        try await server.shutdown()
 
         #expect(process.terminationReason == .uncaughtSignal)
         let entries = try expectConsistent(bodies)
@@ -114,7 +113,6 @@ struct CacheProcessTests {
             cleans += 1
         }
         for process in processes { await process.exited() }
-        try await server.shutdown()
 
         #expect(processes.allSatisfy { $0.terminationStatus == 0 })
         #expect(cleans > 1 && evicted > 0)

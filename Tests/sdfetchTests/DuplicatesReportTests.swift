@@ -1,9 +1,10 @@
 import Foundation
+import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
 /// JSON `duplicates`: every further occurrence of a key in the input, whatever the timing.
-@Suite("JSON duplicates are deterministic", .timeLimit(.minutes(1)))
+@Suite("JSON duplicates are deterministic", .cleansUp, .timeLimit(.minutes(1)))
 struct DuplicatesReportTests {
     let directory = TemporaryDirectory("dups")
     var cache: String { directory.appending("cache") }
@@ -30,7 +31,6 @@ struct DuplicatesReportTests {
         ]
         let list = directory.write(lines.joined(separator: "\n"), to: "l")
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "--json", list])
-        try await server.shutdown()
 
         #expect(run.status == 0)
         let byURL = Dictionary(uniqueKeysWithValues: try objects(run).map { ($0["url"] as! String, $0) })
@@ -45,28 +45,18 @@ struct DuplicatesReportTests {
         defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", cache, "--json", "-"]
-        process.environment = ["HOME": directory.path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        let collected = OutputCollector(output.fileHandleForReading)
-        try input.fileHandleForWriting.write(contentsOf: Data((server.url("/a.png") + "\n").utf8))
+        let run = try PipedRun.start(["--cache-dir", cache, "--json", "-"], home: directory.path)
+        try run.write(server.url("/a.png") + "\n")
+        // The ordering that matters: the first occurrence's result is complete (its entry is
+        // stored, which precedes its report) before the repeat is written.
+        let key = try URLKey(parsing: server.url("/a.png"))
         let deadline = ContinuousClock.now + .seconds(10)
-        while server.requests(for: "/a.png") == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        while (try? DiskCache(directory: cache, readOnly: true).entry(for: key)) == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
         }
-        try await Task.sleep(for: .milliseconds(300))  // let the result complete; it must not be final yet
-        try input.fileHandleForWriting.write(contentsOf: Data((server.url("/a.png") + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        await process.exited()
-        let text = collected.wait()
-        try await server.shutdown()
+        try #require(try DiskCache(directory: cache, readOnly: true).entry(for: key) != nil)
+        try run.write(server.url("/a.png") + "\n")
+        let text = try await run.finish()
 
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(object["duplicates"] as? Int == 1)

@@ -3,7 +3,7 @@ import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
-@Suite("sdfetch binary end to end", .timeLimit(.minutes(1)))
+@Suite("sdfetch binary end to end", .cleansUp, .timeLimit(.minutes(1)))
 struct EndToEndTests {
     let directory = TemporaryDirectory("e2e")
 
@@ -15,7 +15,6 @@ struct EndToEndTests {
         let list = [server.url("/a.png"), server.url("/b.png"), server.url("/a.png#dup"), server.url("/missing.png")]
         let file = directory.write(list.joined(separator: "\n") + "\n", to: "urls.txt")
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", directory.appending("cache"), file])
-        try await server.shutdown()
 
         #expect(run.status == 1)
         let lines = run.standardOutput.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
@@ -34,7 +33,6 @@ struct EndToEndTests {
         let arguments = ["--cache-dir", directory.appending("cache"), file]
         let first = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
-        try await server.shutdown()
 
         #expect(first.status == 0)
         #expect(first.standardOutput.hasPrefix("downloaded\t"))

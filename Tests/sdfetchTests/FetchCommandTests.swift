@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// The built `sdfetch` binary against a loopback server: inputs, exit statuses, report formats.
-@Suite("sdfetch fetch, end to end", .timeLimit(.minutes(1)))
+@Suite("sdfetch fetch, end to end", .cleansUp, .timeLimit(.minutes(1)))
 struct FetchCommandTests {
     let directory = TemporaryDirectory("cli")
     var cache: String { directory.appending("cache") }
@@ -29,7 +29,6 @@ struct FetchCommandTests {
         let piped = try await sdfetch([], input: server.url("/a.png") + "\n")
         let file = directory.write(server.url("/b.png") + "\n", to: "list.txt")
         let mixed = try await sdfetch([file, "-"], input: "# comment\n\n" + server.url("/a.png") + "\r\n")
-        try await server.shutdown()
 
         #expect(piped.status == 0)
         #expect(rows(piped).map { $0[0] } == ["downloaded"])
@@ -45,7 +44,6 @@ struct FetchCommandTests {
         let list = directory.write([server.url("/a.png"), server.url("/gone.png"), server.url("/a.png")].joined(separator: "\n"), to: "l")
         let run = try await sdfetch([list])
         let quiet = try await sdfetch(["-q", "--retry-failed", list])  // the 404 is blacklisted by now
-        try await server.shutdown()
 
         #expect(run.status == 1)
         #expect(run.standardError.contains("sdfetch: failed: \(server.url("/gone.png")): http-404"))
@@ -62,7 +60,6 @@ struct FetchCommandTests {
         let server = try await server(["/a.png"])
         let list = directory.write(server.url("/a.png") + "\n", to: "good.txt")
         let run = try await sdfetch(["clen", list])
-        try await server.shutdown()
 
         #expect(run.status == 3)
         #expect(run.standardError.contains("sdfetch: cannot read clen: no such file or directory (did you mean 'sdfetch clean'?)"))
@@ -93,7 +90,6 @@ struct FetchCommandTests {
         let server = try await server(["/a.png"])
         let list = directory.write([server.url("/a.png"), server.url("/a.png"), server.url("/nope.png"), "not a url"].joined(separator: "\n"), to: "l")
         let run = try await sdfetch(["--json", list])
-        try await server.shutdown()
 
         #expect(run.status == 1)
         let objects = try run.standardOutput.split(separator: "\n").map {
@@ -141,7 +137,6 @@ struct FetchCommandTests {
             #expect(run.status == 0)
             seen += rows(run).map { $0[2] }
         }
-        try await server.shutdown()
 
         #expect(seen.count == paths.count)
         #expect(Set(seen) == Set(paths.map { server.url($0) }))
@@ -167,7 +162,6 @@ struct FetchCommandTests {
         while server.totalRequests < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         kill(process.processIdentifier, SIGINT)
         while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        try await server.shutdown()
 
         #expect(process.terminationReason == .exit && process.terminationStatus == 130)
         #expect(server.totalRequests < paths.count)

@@ -3,7 +3,7 @@ import SDFetchTestSupport
 import Testing
 
 /// Issue 13's first-run findings through the built binary: secrets, summaries, messages.
-@Suite("first runs: secrets, summaries and messages", .timeLimit(.minutes(1)))
+@Suite("first runs: secrets, summaries and messages", .cleansUp, .timeLimit(.minutes(1)))
 struct FirstRunTests {
     let directory = TemporaryDirectory("first")
     var cache: String { directory.appending("cache") }
@@ -24,7 +24,6 @@ struct FirstRunTests {
         let list = directory.write("\(base)/a.png\n\(base)/gone.png\n\(base)/\n", to: "l")
         let text = try await sdfetch([list, "-o", directory.appending("out")])
         let json = try await sdfetch(["--json", "--retry-failed", list])
-        try await server.shutdown()
 
         for run in [text, json] {
             #expect(!run.standardOutput.contains("s3cr3t") && !run.standardError.contains("s3cr3t"))
@@ -54,7 +53,6 @@ struct FirstRunTests {
             to: "l")
         let summaryPath = directory.appending("summary.json")
         let run = try await sdfetch(["--json", "--summary", summaryPath, list])
-        try await server.shutdown()
 
         #expect(run.status == 1)
         #expect(run.standardOutput.split(separator: "\n").count == 3)
@@ -145,7 +143,6 @@ struct FirstRunTests {
         let bad = (0..<8).map { "http://a@b@127.0.0.1:\(server.port)/x\($0).png" }
         let list = directory.write((bad + [server.url("/ok.png")]).joined(separator: "\n"), to: "l")
         let run = try await sdfetch([list])
-        try await server.shutdown()
 
         let statuses = run.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
         #expect(statuses.filter { $0 == "invalid" }.count == 8)
@@ -182,7 +179,6 @@ struct FirstRunTests {
                 ])
             outputs += result.standardOutput + result.standardError
         }
-        try await server.shutdown()
         #expect(!outputs.contains("host-down"))
         #expect(!outputs.contains("connect:"))
     }

@@ -4,7 +4,7 @@ import Testing
 
 /// Memory does not scale with `-j` x body size, because bodies past the
 /// spill threshold go to a file as they arrive.
-@Suite("memory with large bodies", .timeLimit(.minutes(2)))
+@Suite("memory with large bodies", .cleansUp, .timeLimit(.minutes(2)))
 struct LargeBodyMemoryTests {
     let directory = TemporaryDirectory("large-body-memory")
 
@@ -23,7 +23,6 @@ struct LargeBodyMemoryTests {
         let measured = try await PeakMemoryRun.launch(
             BuiltProduct.path("sdfetch"), ["--no-config", "-j", "32", "--cache-dir", directory.appending("cache"), list],
             report: directory.appending("peak.txt"))
-        try await server.shutdown()
 
         let results = measured.run.standardOutput.split(separator: "\n")
         #expect(measured.run.status == 0)
@@ -35,7 +34,7 @@ struct LargeBodyMemoryTests {
 }
 
 /// A spill file that cannot grow (here `ulimit -f`, as a full disk would) fails only that URL.
-@Suite("large bodies when the disk refuses", .timeLimit(.minutes(1)))
+@Suite("large bodies when the disk refuses", .cleansUp, .timeLimit(.minutes(1)))
 struct SpillWriteFailureTests {
     let directory = TemporaryDirectory("spill-write-failure")
 
@@ -53,7 +52,6 @@ struct SpillWriteFailureTests {
             "/bin/sh", ["-c", script, BuiltProduct.path("sdfetch"), "--no-config", "--json", "--cache-dir", cache, list])
         let again = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), ["--no-config", "--json", "--cache-dir", cache, list])
-        try await server.shutdown()
 
         let big = try #require(run.standardOutput.split(separator: "\n").first { $0.contains("/big.png") })
         #expect(big.contains("\"status\":\"failed\"") && big.contains("\"error\":\"io\""))

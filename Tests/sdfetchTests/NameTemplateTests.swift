@@ -6,7 +6,7 @@ import Testing
 @testable import sdfetch
 
 /// `--name TEMPLATE`: fields, safety of every part, no two URLs on one name, same names on re-runs.
-@Suite("--name templates", .timeLimit(.minutes(1)))
+@Suite("--name templates", .cleansUp, .timeLimit(.minutes(1)))
 struct NameTemplateTests {
     let directory = TemporaryDirectory("names")
 
@@ -61,7 +61,6 @@ struct NameTemplateTests {
         let firstFiles = try FileManager.default.subpathsOfDirectory(atPath: output).sorted()
         let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let secondFiles = try FileManager.default.subpathsOfDirectory(atPath: output).sorted()
-        try await server.shutdown()
 
         #expect(first.status == 0 && second.status == 0, "\(first.standardError)")
         #expect(firstFiles == secondFiles)

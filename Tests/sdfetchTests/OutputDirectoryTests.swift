@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// `-o DIR` with the built binary: safe, distinct, stable names, nothing outside DIR.
-@Suite("sdfetch -o DIR, end to end", .timeLimit(.minutes(1)))
+@Suite("sdfetch -o DIR, end to end", .cleansUp, .timeLimit(.minutes(1)))
 struct OutputDirectoryTests {
     let directory = TemporaryDirectory("out")
 
@@ -22,7 +22,6 @@ struct OutputDirectoryTests {
         let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let secondNames = try FileManager.default.contentsOfDirectory(atPath: output).sorted()
         let dotSegmentRequests = server.requests(for: "/c/..")
-        try await server.shutdown()
 
         #expect(first.status == 0 && second.status == 0)
         #expect(dotSegmentRequests == 1)
@@ -73,7 +72,6 @@ struct OutputDirectoryTests {
             BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", second, "--json", list])
         // The edited output itself is rewritten whole from the cache on the next run into it.
         let fourth = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
-        try await server.shutdown()
         #expect(fourth.status == 0 && FileManager.default.contents(atPath: placed) == Data(SampleImages.png()))
         #expect(third.standardOutput.contains("\"cached\"") && server.requests(for: "/x.png") == 1)
         #expect(FileManager.default.contents(atPath: cacheFile) == Data(SampleImages.png()))
@@ -102,7 +100,6 @@ struct OutputDirectoryTests {
         try Data("edited".utf8).write(to: URL(fileURLWithPath: placed))
         let again = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", directory.appending("out2"), "--json", list])
-        try await server.shutdown()
         #expect(again.standardOutput.contains("\"downloaded\""))
         #expect(server.requests(for: "/x.png") == 2)
         directory.remove()
@@ -125,7 +122,6 @@ struct OutputDirectoryTests {
         unlink(output + "/" + names[1])
         _ = directory.write("stale", to: "out/" + names[1])
         let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
-        try await server.shutdown()
 
         #expect(first.status == 0 && second.status == 0)
         #expect(try String(contentsOfFile: outside, encoding: .utf8) == "do not touch")

@@ -3,7 +3,7 @@ import SDFetchTestSupport
 import Testing
 
 /// The progress bar on a real pseudo-terminal: redrawn with `\r`, showing counts, cleared before the summary.
-@Suite("progress bar on a terminal", .timeLimit(.minutes(1)))
+@Suite("progress bar on a terminal", .cleansUp, .timeLimit(.minutes(1)))
 struct ProgressTerminalTests {
     let directory = TemporaryDirectory("pty")
 
@@ -26,7 +26,6 @@ struct ProgressTerminalTests {
         terminal.closeSlave()
         let bytes = await terminal.captureInBackground(until: .now + .seconds(30))
         await process.exited()
-        try await server.shutdown()
         let text = String(decoding: bytes, as: UTF8.self)
         let attachment = directory.path + ".capture"
         try? Data(bytes).write(to: URL(fileURLWithPath: attachment))
@@ -58,7 +57,6 @@ struct ProgressTerminalTests {
         terminal.closeSlave()
         let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
         await process.exited()
-        try await server.shutdown()
 
         #expect(process.terminationStatus == 0)
         #expect(!text.contains("\r") && !text.contains("\u{1B}"))
@@ -88,7 +86,6 @@ struct ProgressTerminalTests {
         terminal.closeSlave()
         let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(40)), as: UTF8.self)
         await process.exited()
-        try await server.shutdown()
 
         let redraws = text.components(separatedBy: "\r").dropFirst().filter { $0.contains("downloaded") && !$0.hasPrefix("sdfetch") && !$0.hasPrefix("\u{1B}[K") }
         #expect(process.terminationStatus == 0)
@@ -116,7 +113,6 @@ struct ProgressTerminalTests {
         terminal.closeSlave()
         let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
         await process.exited()
-        try await server.shutdown()
 
         #expect(process.terminationStatus == 1)
         let failureLines = text.components(separatedBy: "\n").filter { $0.contains("sdfetch: failed: http://") }

@@ -5,7 +5,7 @@ import Testing
 
 /// SPEC "Scale-out" recipes that can run here: GNU parallel with 4 shards on one cache,
 /// and on four caches folded together by `merge`.
-@Suite("scale-out with GNU parallel", .timeLimit(.minutes(2)))
+@Suite("scale-out with GNU parallel", .cleansUp, .timeLimit(.minutes(2)))
 struct ScaleOutTests {
     let directory = TemporaryDirectory("scaleout")
     static let parallel = "/usr/bin/parallel"
@@ -44,7 +44,6 @@ struct ScaleOutTests {
                 "--cache-dir", directory.appending("cache"), "--shard", "auto", "--json", list, ":::", "0", "1", "2",
                 "3",
             ])
-        try await server.shutdown()
 
         #expect(run.status == 0, "\(run.standardError)")
         let reported = try reportedURLs(run.standardOutput)

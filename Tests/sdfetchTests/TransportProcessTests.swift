@@ -5,7 +5,7 @@ import Testing
 
 /// The built binary under conditions only a process can set up: a low open-file limit,
 /// and `-v`'s notes on standard error.
-@Suite("transport in the binary", .timeLimit(.minutes(1)))
+@Suite("transport in the binary", .cleansUp, .timeLimit(.minutes(1)))
 struct TransportProcessTests {
     let directory = TemporaryDirectory("transport-process")
 
@@ -25,7 +25,6 @@ struct TransportProcessTests {
                 "-c", script, BuiltProduct.path("sdfetch"), "--no-config", "-j", "64", "--json",
                 "--cache-dir", directory.appending("cache"), list,
             ])
-        try await server.shutdown()
 
         #expect(run.standardError.contains("-j 64 lowered to"))
         #expect(!run.standardOutput.contains("host-down"))
@@ -48,7 +47,6 @@ struct TransportProcessTests {
         let quiet = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"),
             ["--no-config", "--refresh", "--progress", "never", "--cache-dir", directory.appending("cache2"), list])
-        try await server.shutdown()
 
         #expect(run.status == 0)
         #expect(
@@ -71,7 +69,6 @@ struct TransportProcessTests {
         let arguments = ["--no-config", "-v", "--progress", "never", "--cache-dir", directory.appending("cache"), list]
         _ = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
         let second = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments + ["--refresh"])
-        try await server.shutdown()
 
         #expect(second.standardOutput.hasPrefix("revalidated\t"))
         #expect(second.standardError.contains("\(server.url("/a.png")): revalidating (If-None-Match)"))

@@ -18,7 +18,6 @@
 #include "CSDFetchFiles.h"
 
 typedef size_t (*CSDFetch_curl_data_callback)(char *_Nonnull, size_t, size_t, void *_Nullable);
-typedef int (*CSDFetch_curl_xferinfo_callback)(void *_Nullable, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
 /* CURLOPT_PREREQFUNCTION: called once a connection is made or reused, before the request is sent. */
 typedef int (*CSDFetch_curl_prereq_callback)(void *_Nullable, char *_Nullable, char *_Nullable, int, int);
 
@@ -33,10 +32,6 @@ static inline CURLcode CSDFetch_curl_easy_setopt_opensocket_callback(CURL *_Nonn
 }
 
 static inline CURLcode CSDFetch_curl_easy_setopt_long(CURL *_Nonnull handle, CURLoption option, long value) {
-    return curl_easy_setopt(handle, option, value);
-}
-
-static inline CURLcode CSDFetch_curl_easy_setopt_off_t(CURL *_Nonnull handle, CURLoption option, curl_off_t value) {
     return curl_easy_setopt(handle, option, value);
 }
 
@@ -60,22 +55,12 @@ static inline CURLcode CSDFetch_curl_easy_setopt_data_callback(CURL *_Nonnull ha
     return curl_easy_setopt(handle, option, value);
 }
 
-static inline CURLcode CSDFetch_curl_easy_setopt_xferinfo_callback(CURL *_Nonnull handle, CURLoption option,
-                                                                   CSDFetch_curl_xferinfo_callback _Nullable value) {
-    return curl_easy_setopt(handle, option, value);
-}
-
 static inline CURLcode CSDFetch_curl_easy_setopt_prereq_callback(CURL *_Nonnull handle, CURLoption option,
                                                                  CSDFetch_curl_prereq_callback _Nullable value) {
     return curl_easy_setopt(handle, option, value);
 }
 
 static inline CURLcode CSDFetch_curl_easy_getinfo_long(CURL *_Nonnull handle, CURLINFO info, long *_Nonnull value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
-static inline CURLcode CSDFetch_curl_easy_getinfo_off_t(CURL *_Nonnull handle, CURLINFO info,
-                                                        curl_off_t *_Nonnull value) {
     return curl_easy_getinfo(handle, info, value);
 }
 

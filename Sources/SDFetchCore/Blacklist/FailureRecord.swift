@@ -23,9 +23,9 @@ public struct FailureRecord: Sendable, Equatable {
     /// The failure this record stands for, carried by a `skipped` result.
     public var failure: FetchFailure { FetchFailure(kind, detail) }
 
-    /// Whether the record still applies: younger than `maxAge` (`--max-age`).
+    /// Whether the record still applies: fresh under `--max-age` (``Freshness``).
     public func isActive(now: Date, maxAge: Duration) -> Bool {
-        now.timeIntervalSince(recordedAt) < maxAge.timeInterval
+        Freshness(maxAge: maxAge).isFresh(recordedAt, now: now)
     }
 
     // MARK: - Record file

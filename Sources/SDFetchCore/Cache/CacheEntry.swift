@@ -42,9 +42,4 @@ public struct CacheEntry: Sendable, Equatable {
         self.sha256 = sha256
         self.stamp = stamp
     }
-
-    /// The one freshness rule, for callers holding only a stored time.
-    public static func isFresh(storedAt: Date, now: Date, maxAge: Duration) -> Bool {
-        now.timeIntervalSince(storedAt) < maxAge.timeInterval
-    }
 }

@@ -176,7 +176,7 @@ final class CacheIndex: Sendable {
             lines.append(0x0A)
             if put.isUsedSince { lines += IndexRecord.use(digest, usedAt: put.summary.usedAt).line }
         }
-        let temporary = ".\(name)-\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(FileIO.temporarySuffix)"
+        let temporary = FileIO.temporaryName(prefix: ".\(name)-")
         let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)
         guard fd >= 0 else { return puts.count }
         let written = FileIO.writeAll(lines, to: fd)

@@ -91,9 +91,8 @@ extension DiskCache {
         maintenanceLock.withLock { () -> CleanReport in
             flushUses()
             let nowNanoseconds = FileTime.nanoseconds(now())
-            let expiry = nowNanoseconds.subtractingReportingOverflow(Self.nanoseconds(maxAge))
-            let expiredUpTo = expiry.overflow ? Int64.min : expiry.partialValue
-            let strayLimit = nowNanoseconds - Self.nanoseconds(Self.strayTemporaryAge)
+            let expiredUpTo = Freshness(maxAge: maxAge).expiredUpTo(now: nowNanoseconds)
+            let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
             report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
             for fake in CacheScan.fakeShards(in: entries.parent.value) {
@@ -156,12 +155,6 @@ extension DiskCache {
             recordWithin(maxBytes)
             return report
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? (seconds < 0 ? Int64.min : Int64.max) : whole + attoseconds / 1_000_000_000
     }
 
     // MARK: - Planning
@@ -351,7 +344,7 @@ extension DiskCache {
     /// the sweep saw (`present`, less what was removed since) and the lines of the last
     /// hour, whose files a writer may be about to name (it appends before it links).
     func compactAll(present: [Set<KeyDigest>], removed: Set<KeyDigest>) {
-        let limit = FileTime.nanoseconds(now()) - Self.nanoseconds(Self.strayTemporaryAge)
+        let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         ShardWorkers.map(Array(0..<Shards.count)) { shard in
             self.shardLock(shard).withLock {
                 self.index.compact(shard) { digest, storedAt in

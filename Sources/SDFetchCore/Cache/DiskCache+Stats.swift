@@ -25,8 +25,8 @@ extension DiskCache {
     ///
     /// - Throws: ``CacheError`` when the path is not a directory, cannot be read, or holds
     ///   another format version.
-    public static func stats(directory: String, now: Date) throws(CacheError) -> CacheStats {
-        let cache = try DiskCache(directory: directory, now: { now }, readOnly: true)
+    public static func stats(directory: String) throws(CacheError) -> CacheStats {
+        let cache = try DiskCache(directory: directory, readOnly: true)
         let partials = ShardWorkers.map(Array(0..<Shards.count)) { shard in
             var stats = CacheStats()
             let sweep = cache.sweep(shard) { item, entry in

@@ -66,7 +66,7 @@ extension DiskCache {
                 report.restamped += 1
             }
         }
-        let strayLimit = FileTime.nanoseconds(now()) - Self.nanoseconds(Self.strayTemporaryAge)
+        let strayLimit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
         guard !bad.isEmpty else { return report }
         shardLock(shard).withLock {

@@ -162,15 +162,30 @@ public final class DiskCache: Sendable {
         return isIntact(entry, key.digest) ? entry : nil
     }
 
-    /// The entry of `key` if `isServable` accepts it and its file is intact, its use noted
-    /// (LRU): the warm-run hit. Costs a dictionary lookup and one `fstatat`; the URL is not
-    /// compared, since the file and record are named by a 128-bit digest of it.
-    func hit(_ key: URLKey, isServable: (CacheEntry) -> Bool) -> CacheEntry? {
-        guard let entry = index.entry(for: key.digest), isServable(entry), isIntact(entry, key.digest) else {
-            return nil
+    /// The cache-lookup step of one URL: the warm-run hit, or what the network step needs.
+    ///
+    /// A servable record costs a dictionary lookup and one `fstatat`, and its use is noted
+    /// (LRU); the URL is not compared, since the file and record are named by a 128-bit
+    /// digest of it. A stale record is returned unchecked: only a revalidation needs its file
+    /// (``checked(_:for:)``), and it runs off the reading loop. A servable record whose file
+    /// changed is read again (``entry(for:)``: another process may have replaced it).
+    public func lookup(_ key: URLKey, serving policy: ServePolicy, now: Date) -> CacheLookup {
+        guard let known = index.entry(for: key.digest) else { return .miss }
+        guard policy.allows(storedAt: known.storedAt, now: now) else { return .stale(known) }
+        if isIntact(known, key.digest) {
+            index.noteUse(key.digest, at: self.now())
+            return .fresh(known)
         }
-        index.noteUse(key.digest, at: now())
-        return entry
+        guard let current = entry(for: key) else { return .miss }
+        guard policy.allows(storedAt: current.storedAt, now: now) else { return .stale(current) }
+        index.noteUse(key.digest, at: self.now())
+        return .fresh(current)
+    }
+
+    /// `entry` (from a ``CacheLookup/stale(_:)``) when it is `key`'s and its file still holds
+    /// its bytes, else nil: what may lend its validators to a conditional request.
+    public func checked(_ entry: CacheEntry, for key: URLKey) -> CacheEntry? {
+        entry.url == key.redacted && isIntact(entry, key.digest) ? entry : nil
     }
 
     /// Whether `digest`'s entry file still holds `entry`'s bytes (see ``EntryFile``).

@@ -48,9 +48,8 @@ enum EntryFile {
         var total: Int64 = 0
         let ok = withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 16) { buffer -> Bool in
             while true {
-                let count = pread(fd, buffer.baseAddress, buffer.count, off_t(total))
-                if count < 0 && errno == EINTR { continue }
-                if count < 0 { return false }
+                guard let count = try? syscall(where: "pread", { pread(fd, buffer.baseAddress, buffer.count, off_t(total)) })
+                else { return false }
                 if count == 0 { return true }
                 hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 total += Int64(count)

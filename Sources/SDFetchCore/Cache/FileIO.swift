@@ -1,38 +1,37 @@
 import Foundation
 
-/// The small file primitives every cache writer shares: one write-all loop and one
-/// temporary-name scheme.
-enum FileIO {
+/// The small file primitives every writer shares: the one write-all loop and the one
+/// temporary-name scheme (the cache's files, its index compaction and the CLI's output).
+package enum FileIO {
     /// Suffix of every temporary file the cache makes; `clean` removes such files once they
     /// are ``DiskCache/strayTemporaryAge`` old (their writer crashed).
-    static let temporarySuffix = ".tmp"
+    package static let temporarySuffix = ".tmp"
 
-    /// `<pid>-<random>.tmp`: unique across processes and threads.
-    static func temporaryName() -> String {
-        "\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(temporarySuffix)"
+    /// `<prefix><pid>-<random>.tmp`: unique across processes and threads. A `prefix` of
+    /// `.` hides the file from a plain `ls` of a folder people look at.
+    package static func temporaryName(prefix: String = "") -> String {
+        "\(prefix)\(getpid())-\(UInt64.random(in: 0...UInt64.max))\(temporarySuffix)"
     }
 
-    /// Writes all of `bytes` to `fd`, resuming after short writes and `EINTR`; false (with
-    /// `errno` set) on failure, such as a full disk.
-    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
+    /// Writes all of `bytes` to `fd`, resuming after short writes (and, through ``syscall(where:_:)``,
+    /// `EINTR`); false on failure, such as a full disk, with `errno` still set for the message.
+    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
         var written = 0
         while written < bytes.count {
-            let result = Foundation.write(fd, bytes.baseAddress! + written, bytes.count - written)
-            if result < 0 {
-                if errno == EINTR { continue }
+            do throws(SystemCallError) {
+                let count = try syscall(where: "write") { Foundation.write(fd, base + written, bytes.count - written) }
+                // 0 for a non-empty write: nothing more will go (a full pipe closed, a device end).
+                if count == 0 { return false }
+                written += count
+            } catch {
                 return false
             }
-            written += result
         }
         return true
     }
 
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
+    package static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
         bytes.withUnsafeBytes { writeAll($0, to: fd) }
     }
-}
-
-/// `strerror(errno)` in lower case, for failure details.
-func errnoText(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code)).lowercased()
 }

@@ -82,11 +82,9 @@ struct LineRecord {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T? in
-            var count: Int
-            repeat {
-                count = Foundation.read(fd, buffer.baseAddress!, limit + 1)
-            } while count < 0 && errno == EINTR
-            guard count > 0, count <= limit else { return nil }
+            guard let count = try? syscall(where: "read", { Foundation.read(fd, buffer.baseAddress!, limit + 1) }),
+                count > 0, count <= limit
+            else { return nil }
             return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]), fd)
         }
     }

@@ -40,28 +40,17 @@ enum SafeOpen {
         var position = offset
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, limit - bytes.count), off_t(position)) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { return nil }
+            let wanted = limit - bytes.count
+            guard
+                let count = try? chunk.withUnsafeMutableBytes({ buffer throws(SystemCallError) in
+                    try syscall(where: "pread") { pread(fd, buffer.baseAddress, min(buffer.count, wanted), off_t(position)) }
+                })
+            else { return nil }
             if count == 0 { break }
             bytes += chunk[..<count]
             position += count
         }
         return bytes
-    }
-}
-
-/// An open directory descriptor, closed with its owner; -1 when the directory could not be
-/// opened, in which case relative opens simply fail (a miss).
-final class DirectoryDescriptor: Sendable {
-    let value: Int32
-
-    init(_ value: Int32) {
-        self.value = value
-    }
-
-    deinit {
-        if value >= 0 { close(value) }
     }
 }
 

@@ -24,6 +24,11 @@ public struct RunSummary: Sendable, Equatable {
     public var duplicates = 0
     /// Bytes of bodies downloaded in this run.
     public var downloadedBytes: Int64 = 0
+    /// `failed` results per error kind (`--summary`'s `errors`).
+    public var errorKinds: [FetchFailure.Kind: Int] = [:]
+    /// URLs a server answered with an HTTP status (`--summary`'s `requests`); retries of one
+    /// URL are not counted again, and a refused connection is not a request the server saw.
+    public var requests = 0
     public var unreadableInputs = 0
     /// Ctrl-C or SIGTERM stopped the run early.
     public var wasInterrupted = false

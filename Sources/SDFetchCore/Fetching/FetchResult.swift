@@ -5,7 +5,8 @@ public struct FetchResult: Sendable {
     /// The identity; nil for an `invalid` line.
     public var key: URLKey?
     public var status: FetchStatus
-    /// The cache body file, when there is one.
+    /// The file holding the image: the cache body file, or its `-o` copy once delivered
+    /// (``ResultDelivery``).
     public var path: String?
     public var format: ImageFormat?
     /// Body size in bytes (0 when there is no body).

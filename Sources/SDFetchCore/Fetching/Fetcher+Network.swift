@@ -6,8 +6,11 @@ extension Fetcher {
     /// Nonisolated: it only waits, on the engine or on a backoff sleep, and touches no
     /// actor state, so coalesced callers never queue behind it. Each try counts against
     /// `-j` only while its transfer runs; backoff sleeps hold no transfer slot. The
-    /// response returned is the last try's.
-    nonisolated func download(_ request: TransferRequest, key: URLKey, spelling: String) async -> TransferResponse {
+    /// outcome is the last try's; a `304` to a conditional request is its own outcome, never
+    /// a failure (nor retried).
+    nonisolated func download(
+        _ request: TransferRequest, key: URLKey, spelling: String, isConditional: Bool
+    ) async -> NetworkOutcome {
         let policy = options.retryPolicy
         var attempt = 1
         while true {
@@ -16,14 +19,19 @@ extension Fetcher {
                 let target = response.finalURL.map { " to \($0)" } ?? ""
                 note(spelling, "followed \(response.redirectCount) redirect\(response.redirectCount == 1 ? "" : "s")\(target)")
             }
-            if response.httpStatus == 304 { note(spelling, "304 not modified: entry renewed") }
-            guard let failure = response.failure,
-                policy.shouldRetry(failure, afterAttempt: attempt, retries: options.retries)
-            else { return response }
+            if isConditional && response.httpStatus == 304 {
+                note(spelling, "304 not modified: entry renewed")
+                return .notModified(response)
+            }
+            guard let failure = response.failure else { return .body(response) }
+            guard policy.shouldRetry(failure, afterAttempt: attempt, retries: options.retries) else {
+                return .failed(response, failure)
+            }
             // A host that went down meanwhile fails now instead of after a pointless sleep.
             let host = HostHealth.host(of: key.string)
             if engine.hostHealth.isDown(host, limit: options.hostFailures) {
-                return TransferResponse(failure: HostHealth.failure(for: host))
+                let failure = HostHealth.failure(for: host)
+                return .failed(TransferResponse(failure: failure), failure)
             }
             let delay = policy.delay(beforeRetry: attempt, retryAfter: response.retryAfter)
             note(
@@ -31,11 +39,22 @@ extension Fetcher {
                 "\(failure.kind.label) (\(failure.detail)); retry \(attempt) of \(options.retries) after waiting \(delay.secondsText) s"
             )
             guard await engine.interruption.sleep(for: delay) else {
-                return TransferResponse(failure: FetchFailure(.interrupted, "interrupted while waiting to retry"))
+                let failure = FetchFailure(.interrupted, "interrupted while waiting to retry")
+                return .failed(TransferResponse(failure: failure), failure)
             }
             attempt += 1
         }
     }
+}
+
+/// How the network step ended: the three ways the rest of a URL's way can go.
+enum NetworkOutcome {
+    /// A `2xx` body, to verify and store.
+    case body(TransferResponse)
+    /// `304 Not Modified` to a conditional request: the stale entry is renewed.
+    case notModified(TransferResponse)
+    /// Anything else, with the failure it reports (the response keeps the HTTP status).
+    case failed(TransferResponse, FetchFailure)
 }
 
 /// One line of `-v`: something that happened to a URL on its way, not its result.

@@ -1,20 +1,30 @@
 import Foundation
 
-/// Fetches URLs through the cache, the network and verification, one transfer per key.
+/// Fetches URLs through the cache, the network and verification: the steps of one URL's
+/// way after it is identified (see the README's "Layout" for the whole pipeline).
 ///
-/// Concurrent calls for one key share the first call's work (SDWebImage's URL-keyed
-/// operations): the task is registered before its first suspension and removed when it
-/// finishes, so a later call starts afresh and finds the cache. The actor only
-/// bookkeeps; waiting and CPU work happen in nonisolated code.
+/// The steps are nonisolated and run on the caller's task, so its cancellation reaches the
+/// transfer and the verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the
+/// warm-run hit), then ``fetch(_:spelling:after:)`` (offline and blacklist decisions,
+/// network with retries, `304` or verify and store). A ``FetchRun`` calls them directly:
+/// its keys are unique by construction, so it pays no actor hop.
+///
+/// The actor's one job is the public ``fetch(_:spelling:)`` for other callers: concurrent
+/// calls for one key share the first call's work (Nuke's task pool): the first caller
+/// registers before its first suspension and does the work on its own task; later callers
+/// wait for its result, and the key is free again once it is done.
 public actor Fetcher {
     public nonisolated let options: FetchOptions
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
     nonisolated let now: @Sendable () -> Date
     nonisolated let blacklist: FailureBlacklist
+    /// When an entry is served without a request, from the options.
+    nonisolated let servePolicy: ServePolicy
     /// Receives `-v`'s notes (retries, redirects, revalidations, backoff waits); nil: none made.
     nonisolated let notes: (@Sendable (FetchNote) -> Void)?
-    private var inFlight: [URLKey: Task<FetchResult, Never>] = [:]
+    /// Callers waiting for the fetch of a key that another call is doing.
+    private var waiters: [URLKey: [CheckedContinuation<FetchResult, Never>]] = [:]
 
     public init(
         options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init,
@@ -25,52 +35,81 @@ public actor Fetcher {
         self.cache = cache
         self.now = now
         self.blacklist = FailureBlacklist(cache: cache)
+        self.servePolicy = ServePolicy(
+            freshness: Freshness(maxAge: options.maxAge), isRefreshing: options.refresh, isOffline: options.offline)
         self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: options.pacing)
     }
 
-    /// The result for `key`; `spelling` is the input text reported as `url`.
+    /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
+    /// calls for one key make one lookup and at most one request.
     public func fetch(_ key: URLKey, spelling: String) async -> FetchResult {
-        if let running = inFlight[key] { return await running.value }
-        let task = Task { await self.perform(key, spelling: spelling) }
-        inFlight[key] = task
-        let result = await task.value
-        inFlight[key] = nil
+        if waiters[key] != nil {
+            return await withCheckedContinuation { waiters[key, default: []].append($0) }
+        }
+        waiters[key] = []  // registered before the first suspension (actor reentrancy)
+        let result = await fetchUnique(key, spelling: spelling)
+        for waiter in waiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
         return result
     }
 
-    /// Interrupts every transfer (Ctrl-C) and every verification under way (its task is
-    /// cancelled, which the walkers and decoders check); their results come back `failed`
-    /// with `interrupted`.
+    /// Interrupts every transfer (Ctrl-C) and every verification under way (the walkers and
+    /// decoders ask ``Interruption/isRequested``); their results come back `failed` with
+    /// `interrupted`. Returns at once.
     public nonisolated func cancelAll() {
         engine.cancelAll()
-        Task { await self.cancelInFlight() }
     }
 
-    private func cancelInFlight() {
-        for task in inFlight.values { task.cancel() }
+    /// Stops the transfer thread once no transfer is left and returns when it has ended;
+    /// ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
+    public nonisolated func shutdown() async { await engine.shutdown() }
+
+    // MARK: - The steps of one URL
+
+    /// Cache lookup, then the rest when the cache does not answer.
+    nonisolated func fetchUnique(_ key: URLKey, spelling: String) async -> FetchResult {
+        let started = ContinuousClock.now
+        switch probe(key, spelling: spelling) {
+        case .answered(var result):
+            result.duration = ContinuousClock.now - started
+            return result
+        case .needsNetwork(let stale):
+            return await fetch(key, spelling: spelling, after: stale)
+        }
     }
 
-    /// Stops the transfer thread; call once no fetch is pending.
-    public nonisolated func shutdown() { engine.shutdown() }
+    /// What the cache-lookup step decided.
+    public enum Probe: Sendable {
+        /// `cached`: the result, without a request.
+        case answered(FetchResult)
+        /// Nothing servable: the network step follows, with the stale record if there was one.
+        case needsNetwork(stale: CacheEntry?)
+    }
 
-    // MARK: - One URL
+    /// The cache-lookup step: one probe of the index, synchronous and nonisolated, so
+    /// ``FetchRun`` answers warm hits inline, without a task or an actor hop.
+    public nonisolated func probe(_ key: URLKey, spelling: String) -> Probe {
+        switch cache.lookup(key, serving: servePolicy, now: now()) {
+        case .fresh(let entry): .answered(cachedResult(entry, key: key, spelling: spelling, status: .cached))
+        case .stale(let entry): .needsNetwork(stale: entry)
+        case .miss: .needsNetwork(stale: nil)
+        }
+    }
 
-    private nonisolated func perform(_ key: URLKey, spelling: String) async -> FetchResult {
-        let clock = ContinuousClock()
-        let start = clock.now
-        var result = await resolve(key, spelling: spelling)
-        result.duration = clock.now - start
+    /// The steps after a lookup that did not answer: `--offline` stops here; an active
+    /// blacklist record gives `skipped` without a request (unless `--retry-failed`); else
+    /// the request, conditional when `stale`'s file still holds its bytes, and its outcome:
+    /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
+    nonisolated func fetch(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
+        let started = ContinuousClock.now
+        // Verifications under way ask the engine's latch (Ctrl-C) as well as their task.
+        var result = await Interruption.$current.withValue(engine.interruption) {
+            await decide(key, spelling: spelling, after: stale)
+        }
+        result.duration = ContinuousClock.now - started
         return result
     }
 
-    /// Cache, blacklist, then network, in the spec's order:
-    /// a servable entry answers at once (``cachedHit(_:spelling:)``); `--offline` stops a
-    /// miss there; an active blacklist record gives `skipped` without a request (unless
-    /// `--retry-failed`); a stale or `--refresh`ed entry with validators is asked for
-    /// conditionally, and a `304` renews it (`revalidated`).
-    private nonisolated func resolve(_ key: URLKey, spelling: String) async -> FetchResult {
-        let entry = cache.entry(for: key)
-        if let entry, let hit = serve(entry, key: key, spelling: spelling) { return hit }
+    private nonisolated func decide(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
         if options.offline {
             return failedResult(
                 key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
@@ -82,7 +121,7 @@ public actor Fetcher {
             }
             hadRecord = true
         }
-        let result = await request(key, spelling: spelling, revalidating: entry)
+        let result = await request(key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) })
         if let failure = result.failure {
             blacklist.insert(failure, for: key)  // permanent kinds only
         } else if hadRecord {
@@ -91,8 +130,7 @@ public actor Fetcher {
         return result
     }
 
-    /// One request for `key`, conditional when `entry` has validators, and its result:
-    /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
+    /// One request for `key`, conditional when `entry` has validators, and its result.
     private nonisolated func request(
         _ key: URLKey, spelling: String, revalidating entry: CacheEntry?
     ) async -> FetchResult {
@@ -107,38 +145,16 @@ public actor Fetcher {
         request.connection = options.connection
         request.spillFolder = cache.spillFolder
         if !validators.isEmpty { note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))") }
-        let response = await download(request, key: key, spelling: spelling)
-        if let failure = response.failure {
-            if let entry, !validators.isEmpty, response.httpStatus == 304 {
-                return revalidated(entry, response: response, key: key, spelling: spelling)
-            }
+        switch await download(request, key: key, spelling: spelling, isConditional: !validators.isEmpty) {
+        case .notModified(let response):
+            // isConditional implies an entry lent the validators.
+            guard let entry else { preconditionFailure("a 304 outcome without a conditional request") }
+            return revalidated(entry, response: response, key: key, spelling: spelling)
+        case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        case .body(let response):
+            return await store(response, key: key, spelling: spelling)
         }
-        return await store(response, key: key, spelling: spelling)
-    }
-
-    /// The result for `key` when the cache answers without any request, else nil.
-    ///
-    /// Synchronous and nonisolated so ``FetchRun`` can serve warm hits inline, without a
-    /// task or an actor hop: one read of the entry's record and one timestamp update.
-    public nonisolated func cachedHit(_ key: URLKey, spelling: String) -> FetchResult? {
-        cache.hit(key) { isServable(storedAt: $0.storedAt) }.map {
-            cachedResult($0, key: key, spelling: spelling, status: .cached)
-        }
-    }
-
-    /// Whether an entry stored at `storedAt` may be served without a request: fresh, or
-    /// any entry `--offline`.
-    private nonisolated func isServable(storedAt: Date) -> Bool {
-        options.offline
-            || (!options.refresh && CacheEntry.isFresh(storedAt: storedAt, now: now(), maxAge: options.maxAge))
-    }
-
-    /// `cached` when `entry` may be served as is; records the use.
-    private nonisolated func serve(_ entry: CacheEntry, key: URLKey, spelling: String) -> FetchResult? {
-        guard isServable(storedAt: entry.storedAt) else { return nil }
-        cache.touch(key)
-        return cachedResult(entry, key: key, spelling: spelling, status: .cached)
     }
 
     /// `If-None-Match` / `If-Modified-Since` from the entry's validators (none without them).

@@ -1,5 +1,5 @@
 /// An image format recognised from leading bytes (SPEC "Format sniffing").
-public enum ImageFormat: String, Sendable, CaseIterable, Codable {
+public enum ImageFormat: String, Sendable, CaseIterable {
     case jpeg, png, gif, webp, tiff, bmp, ico, heic, heif, avif, jxl, svg, pdf
 
     /// The spec's name, as used in JSON and `stats`.

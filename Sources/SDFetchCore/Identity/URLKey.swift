@@ -110,21 +110,8 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         // Byte-wise, with an early exit: this runs for every printed result of a warm run.
         let bytes = text.utf8
         guard bytes.contains(UInt8(ascii: "@")) else { return text }
-        var index = bytes.startIndex
-        var authorityStart: String.Index?
-        while index < bytes.endIndex {
-            if bytes[index] == UInt8(ascii: ":"), bytes[bytes.index(after: index)...].starts(with: "//".utf8) {
-                authorityStart = bytes.index(index, offsetBy: 3)
-                break
-            }
-            index = bytes.index(after: index)
-        }
-        guard let authorityStart else { return text }
-        let rest = bytes[authorityStart...]
-        let authorityEnd =
-            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-            ?? bytes.endIndex
-        let authority = bytes[authorityStart..<authorityEnd]
+        guard let spans = URLSpans(text) else { return text }
+        let authority = bytes[spans.authority]
         guard let at = authority.lastIndex(of: UInt8(ascii: "@")),
             let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":"))
         else { return text }

@@ -46,11 +46,8 @@ enum LineCounter {
         var isFirstChunk = true
         var offset = start
         while true {
-            let count = pread(fd, buffer.baseAddress, buffer.count, offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
+            guard let count = try? syscall(where: "pread", { pread(fd, buffer.baseAddress, buffer.count, offset) })
+            else { return nil }
             if count == 0 { break }
             offset += off_t(count)
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<count])

@@ -130,10 +130,11 @@ public final class URLListReader: @unchecked Sendable {
             var splitter = LineSplitter(source: source.name)
             var failure: String?
             while true {
-                let count = Foundation.read(fd, buffer.baseAddress, buffer.count)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = errnoText()
+                let count: Int
+                do throws(SystemCallError) {
+                    count = try syscall(where: "read") { Foundation.read(fd, buffer.baseAddress, buffer.count) }
+                } catch {
+                    failure = error.description
                     break
                 }
                 if count == 0 { break }

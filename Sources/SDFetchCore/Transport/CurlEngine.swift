@@ -14,11 +14,12 @@ private let curlGlobalInit: Void = {
 /// Connections are kept alive and reused across transfers through the multi handle's
 /// connection cache, and HTTP/2 is used when a TLS server offers it.
 ///
-/// `@unchecked Sendable`: `multi` is touched only by the loop thread (``TransferLoop``),
-/// except `curl_multi_wakeup`, which libcurl documents as thread-safe. `inbox` is guarded
-/// by its `Mutex`; `nextID` and `stopped` are atomics; `hostHealth` and `interruption`
-/// are `Sendable` and guard themselves. Other threads only ever post to the inbox.
-public final class CurlEngine: @unchecked Sendable {
+/// Lifetime, in the manner of swift-nio's event loops: the loop thread holds only the
+/// engine's ``Core``, never the engine, so an engine nobody shuts down is noticed: its
+/// `deinit` asserts that ``shutdown()`` finished (and, in release builds, asks the loop to
+/// stop rather than leak a thread). Prefer ``withCurlEngine(maxTransfers:pacing:isolation:_:)``
+/// or ``withFetcher(options:cache:now:notes:isolation:_:)``, which shut down on every exit.
+public final class CurlEngine: Sendable {
     struct Pending: Sendable {
         let id: UInt64
         let request: TransferRequest
@@ -37,38 +38,92 @@ public final class CurlEngine: @unchecked Sendable {
         var isLoopPolling = false
     }
 
-    public let maxTransfers: Int
-    /// `--per-host`, `--wait`, `--limit-rate`, enforced by the loop.
-    public let pacing: TransferPacing
-    let multi: UnsafeMutableRawPointer
-    let inbox = Mutex(Inbox())
-    /// Consecutive connection failures per host for this engine's run (`--host-failures`).
-    let hostHealth = HostHealth()
-    /// Tripped by ``cancelAll()``; backoff sleeps wait on it.
-    let interruption = Interruption()
-    private let nextID = Atomic<UInt64>(0)
-    private let stopped = Atomic<Bool>(false)
+    /// Whether the loop thread has ended, and who waits for it to end.
+    struct Exit: Sendable {
+        var isStopped = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
 
-    /// Starts the loop thread. `maxTransfers` is `-j`.
+    /// What the loop thread and the posting threads share; the thread holds this, not the engine.
+    ///
+    /// `@unchecked Sendable`: `multi` is touched only by the loop thread (``TransferLoop``),
+    /// except `curl_multi_wakeup`, which libcurl documents as thread-safe, and the cleanup in
+    /// `deinit`, which runs once neither the thread nor the engine holds the core. `inbox`
+    /// and `exit` are guarded by their `Mutex`es; `nextID` is an atomic; `hostHealth` and
+    /// `interruption` are `Sendable` and guard themselves.
+    final class Core: @unchecked Sendable {
+        let maxTransfers: Int
+        let pacing: TransferPacing
+        let multi: UnsafeMutableRawPointer
+        let inbox = Mutex(Inbox())
+        let exit = Mutex(Exit())
+        /// Consecutive connection failures per host for this engine's run (`--host-failures`).
+        let hostHealth = HostHealth()
+        /// Tripped by ``CurlEngine/cancelAll()``; backoff sleeps wait on it.
+        let interruption = Interruption()
+        let nextID = Atomic<UInt64>(0)
+
+        init(maxTransfers: Int, pacing: TransferPacing) {
+            guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
+            self.multi = multi
+            self.maxTransfers = maxTransfers
+            self.pacing = pacing
+            // Never more connections than transfers; keep that many alive for reuse.
+            _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTransfers)
+            _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxTransfers)
+        }
+
+        deinit {
+            curl_multi_cleanup(multi)
+        }
+
+        /// Asks the loop to end once in-flight transfers are done; returns at once.
+        func requestShutdown() {
+            inbox.withLock { $0.isShuttingDown = true }
+            curl_multi_wakeup(multi)
+        }
+
+        /// The loop thread's last act: marks it stopped and resumes whoever waits for that.
+        func didStop() {
+            let waiters = exit.withLock { exit in
+                exit.isStopped = true
+                defer { exit.waiters = [] }
+                return exit.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        var isStopped: Bool { exit.withLock { $0.isStopped } }
+    }
+
+    let core: Core
+
+    /// `-j`: transfers at once.
+    public var maxTransfers: Int { core.maxTransfers }
+    /// `--per-host`, `--wait`, `--limit-rate`, enforced by the loop.
+    public var pacing: TransferPacing { core.pacing }
+    /// Consecutive connection failures per host for this engine's run (`--host-failures`).
+    var hostHealth: HostHealth { core.hostHealth }
+    /// Tripped by ``cancelAll()``; backoff sleeps wait on it.
+    var interruption: Interruption { core.interruption }
+
+    /// Starts the loop thread. `maxTransfers` is `-j`. Call ``shutdown()`` before letting go.
     public init(maxTransfers: Int, pacing: TransferPacing = TransferPacing()) {
         _ = curlGlobalInit
-        self.pacing = pacing
-        guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
-        self.multi = multi
-        self.maxTransfers = max(1, maxTransfers)
-        // Never more connections than transfers; keep that many alive for reuse.
-        _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, self.maxTransfers)
-        _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, self.maxTransfers)
-        let thread = Thread { [self] in
-            TransferLoop(engine: self).run()
-            stopped.store(true, ordering: .releasing)
+        let core = Core(maxTransfers: max(1, maxTransfers), pacing: pacing)
+        self.core = core
+        let thread = Thread {
+            TransferLoop(engine: core).run()
+            core.didStop()
         }
         thread.name = "sdfetch-curl"
         thread.start()
     }
 
     deinit {
-        curl_multi_cleanup(multi)
+        assert(core.isStopped, "CurlEngine released before shutdown() finished: call it, or use withCurlEngine")
+        // Release builds: do not leak a polling thread and its connections.
+        if !core.isStopped { core.requestShutdown() }
     }
 
     /// Performs one transfer. Cancelling the calling task drops the transfer and returns
@@ -81,12 +136,13 @@ public final class CurlEngine: @unchecked Sendable {
     /// request whose host failed N connections in a row (see ``HostHealth``) fails as
     /// `host-down` when its turn comes, without dialling.
     public func perform(_ request: TransferRequest, hostFailureLimit: Int) async -> TransferResponse {
-        let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        let core = self.core
+        let id = core.nextID.wrappingAdd(1, ordering: .relaxed).newValue
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let pending = Pending(
                     id: id, request: request, hostFailureLimit: hostFailureLimit, continuation: continuation)
-                let (isAccepted, mustWake) = inbox.withLock { inbox in
+                let (isAccepted, mustWake) = core.inbox.withLock { inbox in
                     // A task cancelled before this point had its handler run already, with
                     // nothing to cancel yet: refuse here instead.
                     guard !inbox.isShuttingDown, !inbox.isCancellingAll, !Task.isCancelled else {
@@ -96,15 +152,15 @@ public final class CurlEngine: @unchecked Sendable {
                     defer { inbox.isLoopPolling = false }
                     return (true, inbox.isLoopPolling)
                 }
-                if mustWake { curl_multi_wakeup(multi) }
+                if mustWake { curl_multi_wakeup(core.multi) }
                 if !isAccepted {
                     continuation.resume(
                         returning: TransferResponse(failure: FetchFailure(.interrupted, "transfer cancelled")))
                 }
             }
         } onCancel: {
-            inbox.withLock { $0.cancelled.append(id) }
-            curl_multi_wakeup(multi)
+            core.inbox.withLock { $0.cancelled.append(id) }
+            curl_multi_wakeup(core.multi)
         }
     }
 
@@ -112,15 +168,40 @@ public final class CurlEngine: @unchecked Sendable {
     /// backoff sleep, and refuses new transfers. Returns at once; callers see their
     /// `perform` return within one turn of the loop.
     public func cancelAll() {
-        inbox.withLock { $0.isCancellingAll = true }
-        interruption.trip()
-        curl_multi_wakeup(multi)
+        core.inbox.withLock { $0.isCancellingAll = true }
+        core.interruption.trip()
+        curl_multi_wakeup(core.multi)
     }
 
-    /// Stops the loop thread once in-flight transfers are done. Waits for it.
-    public func shutdown() {
-        inbox.withLock { $0.isShuttingDown = true }
-        curl_multi_wakeup(multi)
-        while !stopped.load(ordering: .acquiring) { usleep(1000) }
+    /// Stops the loop thread once in-flight transfers are done, and returns when the thread
+    /// has ended (its last act resumes this call: no polling, no blocked thread). Idempotent.
+    public func shutdown() async {
+        core.requestShutdown()
+        let core = self.core
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isStopped = core.exit.withLock { exit in
+                if !exit.isStopped { exit.waiters.append(continuation) }
+                return exit.isStopped
+            }
+            if isStopped { continuation.resume() }
+        }
     }
+}
+
+/// Runs `body` with a new engine and shuts it down when `body` ends, however it ends
+/// (returns, throws, or its task is cancelled): the engine's lifetime is the scope.
+public func withCurlEngine<T, E: Error>(
+    maxTransfers: Int, pacing: TransferPacing = TransferPacing(),
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (CurlEngine) async throws(E) -> T
+) async throws(E) -> T {
+    let engine = CurlEngine(maxTransfers: maxTransfers, pacing: pacing)
+    let result: Result<T, E>
+    do throws(E) {
+        result = .success(try await body(engine))
+    } catch {
+        result = .failure(error)
+    }
+    await engine.shutdown()
+    return try result.get()
 }

@@ -80,17 +80,6 @@ extension CurlTransfer {
     }
 }
 
-/// Sizes in failure details: "50 MB" when exact in a 1024-based unit, else bytes.
-enum ByteCountText {
-    static func render(_ bytes: Int64) -> String {
-        for (shift, unit) in [(30, "GB"), (20, "MB"), (10, "KB")] where bytes >= 1 << shift && bytes % (1 << shift) == 0
-        {
-            return "\(bytes >> shift) \(unit)"
-        }
-        return "\(bytes) bytes"
-    }
-}
-
 extension Double {
     /// `1` for whole numbers, `0.5` otherwise: what a person writes for seconds.
     fileprivate var plainText: String {

@@ -51,25 +51,6 @@ final class HostHealth: Sendable {
     ///
     /// URLs reaching the engine are ``URLKey`` strings, so the host is already lower-cased.
     static func host(of url: String) -> String {
-        // Byte scanning: this runs for every request, and Foundation's `range(of:)` is slow.
-        let bytes = url.utf8
-        var start = bytes.startIndex
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            if bytes[index] == UInt8(ascii: ":"), bytes[bytes.index(after: index)...].starts(with: "//".utf8) {
-                start = bytes.index(index, offsetBy: 3)
-                break
-            }
-            index = bytes.index(after: index)
-        }
-        var end = start
-        var hostStart = start
-        while end != bytes.endIndex {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-            if byte == UInt8(ascii: "@") { hostStart = bytes.index(after: end) }
-            end = bytes.index(after: end)
-        }
-        return String(url[hostStart..<end])
+        URLSpans(url).map { String($0.hostAndPort(in: url)) } ?? ""
     }
 }

@@ -14,9 +14,24 @@ final class Interruption: Sendable {
 
     private let state = Mutex(State())
 
+    /// The latch of the engine whose fetch is running on this task, set by the fetcher
+    /// around a URL's network steps, so verification stops on Ctrl-C too.
+    @TaskLocal static var current: Interruption?
+
+    /// Whether the work running on this task should stop: its task was cancelled, or the
+    /// run was interrupted (``current`` tripped). Asked by the walkers and decoders every
+    /// few rows or blocks; synchronous, so a C callback on the verifying thread may ask it.
+    static var isRequested: Bool {
+        Task.isCancelled || (current?.isTripped ?? false)
+    }
+
     init() {}
 
     var isTripped: Bool { state.withLock { $0.isTripped } }
+
+    /// Backoff sleeps waiting on the latch right now: what a test waits for before it trips
+    /// the latch, so it wakes a sleeper rather than a sleep not yet begun.
+    var sleepers: Int { state.withLock { $0.waiters.count } }
 
     /// Trips the latch and wakes every sleeper. Idempotent.
     func trip() {

@@ -12,7 +12,7 @@ internal import CSDFetchShims
 /// busy again before Swift code runs. Then drop stalled transfers and wait in
 /// `curl_multi_poll` for sockets, curl's timers or a wakeup.
 final class TransferLoop {
-    private let engine: CurlEngine
+    private let engine: CurlEngine.Core
     private var running: [UInt64: CurlTransfer] = [:]
     private var waiting: [CurlEngine.Pending] = []
     /// The inbox's other buffer: swapped with it each turn, emptied here, handed back next turn.
@@ -37,7 +37,7 @@ final class TransferLoop {
     private static let stallCheckInterval: UInt64 = 100_000_000
     private static let idlePollMilliseconds: Int32 = 1000
 
-    init(engine: CurlEngine) {
+    init(engine: CurlEngine.Core) {
         self.engine = engine
         scheduler = engine.pacing.limitsHosts ? HostScheduler(pacing: engine.pacing) : nil
         rateLimiter = engine.pacing.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds()) }

@@ -64,7 +64,7 @@ enum GIFStructure {
             }
             if let failure = skipSubBlocks(data, from: &offset) { return .failure(failure) }
             blocks += 1
-            if blocks & 0xFFF == 0, Task.isCancelled {
+            if blocks & 0xFFF == 0, Interruption.isRequested {
                 return .failure(FetchFailure(.interrupted, "gif verification cancelled"))
             }
         }

@@ -68,7 +68,7 @@ enum GIFVerifier {
                 let ok = row.withUnsafeMutableBufferPointer { line in
                     (0..<frame.height).allSatisfy { y in
                         // A look at the task every 256 rows: a big frame stops promptly.
-                        if y & 0xFF == 0xFF && Task.isCancelled {
+                        if y & 0xFF == 0xFF && Interruption.isRequested {
                             isCancelled = true
                             return false
                         }

@@ -64,7 +64,7 @@ struct ImageDataInflater {
             }
             if producedBytes >= nextCancellationCheck {
                 nextCancellationCheck += Self.cancellationStride
-                if Task.isCancelled { return FetchFailure(.interrupted, "png verification cancelled") }
+                if Interruption.isRequested { return FetchFailure(.interrupted, "png verification cancelled") }
             }
             if stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0 { return nil }
         }

@@ -23,9 +23,9 @@ enum JPEGVerifier {
         let status = bytes.withUnsafeBufferPointer { data -> CSDFetch_jpeg_status in
             guard let base = data.baseAddress else { return CSDFetch_JPEG_CORRUPT }
             return message.withUnsafeMutableBufferPointer { text in
-                // Runs on the verifying task's thread, so Task.isCancelled sees that task.
+                // Runs on the verifying task's thread, so Interruption.isRequested sees that task.
                 CSDFetch_jpeg_decode(
-                    base, data.count, limit, { Task.isCancelled ? 1 : 0 }, &width, &height, text.baseAddress!,
+                    base, data.count, limit, { Interruption.isRequested ? 1 : 0 }, &width, &height, text.baseAddress!,
                     text.count)
             }
         }

@@ -18,17 +18,21 @@ struct OptionSpec<Target>: Sendable {
     let arity: Arity
     /// One line, lower-case, ending with the default in parentheses when there is one.
     let help: String
+    /// The value the option has when not given, as a user would type it (`7d`, `50M`),
+    /// rendered from ``FetchOptions`` and the command's own defaults, never written by hand.
+    let defaultText: String?
     /// Stores the value (`""` for a flag); `name` is the spelling the user typed, for messages.
     let apply: @Sendable (_ target: inout Target, _ value: String, _ name: String) throws -> Void
 
     init(
-        _ long: String, short: Character? = nil, _ arity: Arity = .flag, help: String,
+        _ long: String, short: Character? = nil, _ arity: Arity = .flag, help: String, default defaultText: String? = nil,
         apply: @escaping @Sendable (_ target: inout Target, _ value: String, _ name: String) throws -> Void
     ) {
         self.long = long
         self.short = short
         self.arity = arity
-        self.help = help
+        self.help = defaultText.map { "\(help) (default \($0))" } ?? help
+        self.defaultText = defaultText
         self.apply = apply
     }
 

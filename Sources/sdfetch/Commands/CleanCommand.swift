@@ -13,7 +13,8 @@ struct CleanCommand: ParsableCommand {
         format (1) is removed.
         """
     static let options: [OptionSpec<CleanCommand>] = [
-        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire (default 7d)") {
+        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire",
+            default: ValueText.duration(FetchOptions().maxAge)) {
             c, v, n in
             c.maxAge = try ValueParsers.duration(v, option: n)
         },

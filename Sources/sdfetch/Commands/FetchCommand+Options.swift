@@ -10,23 +10,27 @@ extension FetchCommand {
         standard input, reads standard input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL.
         """
 
+    /// Where every default in the table comes from: stated once, in ``FetchOptions``.
+    private static let defaults = FetchOptions()
+
     static let options: [OptionSpec<FetchCommand>] = [
-        OptionSpec("concurrency", short: "j", .value("N"), help: "transfers in flight at once, 1-1024 (default 6)") { c, v, n in
+        OptionSpec("concurrency", short: "j", .value("N"), help: "transfers in flight at once, 1-1024", default: "\(defaults.concurrency)") { c, v, n in
             c.options.concurrency = try ValueParsers.integer(v, option: n, in: 1...1024)
         },
-        OptionSpec("timeout", short: "t", .value("SEC"), help: "connect and stall timeout in seconds (default 15)") { c, v, n in
+        OptionSpec("timeout", short: "t", .value("SEC"), help: "connect and stall timeout in seconds", default: ValueText.seconds(defaults.timeout)) { c, v, n in
             // A day: more is no timeout at all, and curl takes milliseconds in a C long.
             let timeout = try ValueParsers.duration(v, option: n, atMost: .seconds(86400))
             guard timeout > .zero else { throw UsageError("option \(n): the timeout must be more than 0") }
             c.options.timeout = timeout
         },
-        OptionSpec("retries", .value("N"), help: "extra tries for transient failures (default 2)") { c, v, n in
+        OptionSpec("retries", .value("N"), help: "extra tries for transient failures", default: "\(defaults.retries)") { c, v, n in
             c.options.retries = try ValueParsers.integer(v, option: n, in: 0...100)
         },
-        OptionSpec("max-age", .value("DUR"), help: "freshness of cache entries and failure records, s/m/h/d/w (default 7d)") { c, v, n in
+        OptionSpec("max-age", .value("DUR"), help: "freshness of cache entries and failure records, s/m/h/d/w",
+            default: ValueText.duration(defaults.maxAge)) { c, v, n in
             c.options.maxAge = try ValueParsers.duration(v, option: n)
         },
-        OptionSpec("max-cache-size", .value("SIZE"), help: "cache cap enforced after the run, K/M/G (default 1G)") { c, v, n in
+        OptionSpec("max-cache-size", .value("SIZE"), help: "cache cap enforced after the run, K/M/G", default: ValueText.size(defaults.maxCacheSize)) { c, v, n in
             c.options.maxCacheSize = try ValueParsers.size(v, option: n)
         },
         OptionSpec("refresh", help: "revalidate cached entries with a conditional request") { c, _, _ in c.options.refresh = true },
@@ -36,27 +40,29 @@ extension FetchCommand {
         OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") { c, _, _ in
             c.options.retryFailed = true
         },
-        OptionSpec("verify", .value("MODE"), help: "check of downloaded bytes: structure, full, header or none (default structure)") { c, v, n in
+        OptionSpec("verify", .value("MODE"), help: "check of downloaded bytes: structure, full, header or none",
+            default: defaults.verify.rawValue) { c, v, n in
             c.options.verify = try ValueParsers.choice(v, option: n, of: VerifyMode.self)
         },
-        OptionSpec("max-bytes", .value("SIZE"), help: "largest accepted body, K/M/G (default 50M)") { c, v, n in
+        OptionSpec("max-bytes", .value("SIZE"), help: "largest accepted body, K/M/G", default: ValueText.size(defaults.maxBytes)) { c, v, n in
             c.options.maxBytes = try ValueParsers.size(v, option: n)
         },
-        OptionSpec("max-pixels", .value("N"), help: "largest accepted width x height (default 100000000)") { c, v, n in
+        OptionSpec("max-pixels", .value("N"), help: "largest accepted width x height", default: "\(defaults.maxPixels)") { c, v, n in
             // 10^12 pixels is a terapixel: past any decodable image, and width x height sums stay far from overflow.
             c.options.maxPixels = Int64(try ValueParsers.integer(v, option: n, in: 1...1_000_000_000_000))
         },
-        OptionSpec("max-redirects", .value("N"), help: "redirects followed, http/https only (default 5)") { c, v, n in
+        OptionSpec("max-redirects", .value("N"), help: "redirects followed, http/https only", default: "\(defaults.maxRedirects)") { c, v, n in
             c.options.maxRedirects = try ValueParsers.integer(v, option: n, in: 0...100)
         },
-        OptionSpec("host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off (default 5)") {
+        OptionSpec("host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off",
+            default: "\(defaults.hostFailures)") {
             c, v, n in
             c.options.hostFailures = try ValueParsers.integer(v, option: n, in: 0...1_000_000)
         },
         OptionSpec("header", short: "H", .value("'NAME: VALUE'"), help: "extra request header, repeatable") { c, v, n in
             c.options.headers.append(try ValueParsers.header(v, option: n))
         },
-        OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header (default sdfetch/\(SDFetchVersion.string))") {
+        OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header", default: defaults.userAgent) {
             c, v, n in
             c.options.userAgent = try ValueParsers.headerValue(v, option: n)
         },
@@ -66,7 +72,8 @@ extension FetchCommand {
         },
         OptionSpec(
             "name", .value("TEMPLATE"),
-            help: "with -o, file names from {host} {path} {stem} {hash} {ext} (default {stem}-{hash}{ext})"
+            help: "with -o, file names from {host} {path} {stem} {hash} {ext}",
+            default: NameTemplate.standardText
         ) { c, v, n in
             c.nameTemplate = try NameTemplate(parsing: v, option: n)
         },
@@ -84,7 +91,8 @@ extension FetchCommand {
             guard !v.isEmpty else { throw UsageError("option \(n) needs a file") }
             c.summaryFile = v
         },
-        OptionSpec("progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never (default auto)") {
+        OptionSpec("progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never",
+            default: FetchCommand().progress.rawValue) {
             c, v, n in
             c.progress = try ValueParsers.choice(v, option: n, of: ProgressMode.self)
         },

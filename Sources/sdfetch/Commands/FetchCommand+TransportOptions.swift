@@ -5,12 +5,14 @@ import SDFetchCore
 /// `--help`, the man page, the completions and the config file.
 extension FetchCommand {
     static let transportOptions: [OptionSpec<FetchCommand>] = [
-        OptionSpec("per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit (default 0)")
+        OptionSpec("per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit",
+            default: "\(FetchOptions().pacing.perHost)")
         {
             c, v, n in
             c.options.pacing.perHost = try ValueParsers.integer(v, option: n, in: 0...1024)
         },
-        OptionSpec("wait", .value("DUR"), help: "at least DUR between request starts to one host (default 0)") {
+        OptionSpec("wait", .value("DUR"), help: "at least DUR between request starts to one host",
+            default: ValueText.duration(FetchOptions().pacing.wait)) {
             c, v, n in
             let wait = try ValueParsers.duration(v, option: n)
             guard wait <= .seconds(86_400) else { throw UsageError("option \(n): the wait must be at most 1d") }

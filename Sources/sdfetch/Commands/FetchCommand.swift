@@ -65,34 +65,37 @@ struct FetchCommand: ParsableCommand {
             }
             options.concurrency = allowed.concurrency
         }
-        let fetcher = Fetcher(options: options, cache: cache, notes: isVerbose ? VerboseNotes.printer(console) : nil)
-        let reader = URLListReader(sources: sources)
-        let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard)
-        // Runs on the signal path: nothing here may wait for the console's lock (a writer
-        // blocked on a full stdout pipe holds it), hence ``Console/notice(_:)``.
-        let trap = SignalTrap {
-            reader.cancel()
-            fetcher.cancelAll()
-            console.notice("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
-        }
         let started = ContinuousClock.now
-        let ticker = ProgressTicker.start(
-            progress: fetchRun.progress, console: console, terminal: terminal, environment: environment, started: started)
+        let notes = isVerbose ? VerboseNotes.printer(console) : nil
+        // The engine lives for the run only: shut down (its thread joined) on the way out.
+        let (consumer, interrupted) = await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
+            let reader = URLListReader(sources: sources)
+            let fetchRun = FetchRun(
+                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
+            // Runs on the signal path: nothing here may wait for the console's lock (a writer
+            // blocked on a full stdout pipe holds it), hence ``Console/notice(_:)``.
+            let trap = SignalTrap {
+                reader.cancel()
+                fetcher.cancelAll()
+                console.notice("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
+            }
+            let ticker = ProgressTicker.start(
+                progress: fetchRun.progress, console: console, terminal: terminal, environment: environment, started: started)
 
-        let events = AsyncChannel<FetchEvent>()
-        let producer = Task { await fetchRun.run(reader: reader, into: events) }
-        var consumer = EventConsumer(console: console, terminal: terminal, placer: placer, isJSON: isJSON)
-        for await event in events { consumer.handle(event) }
-        await producer.value
-        ticker.cancel()
-        await ticker.value
-        console.removeBar()
-        console.flush()
-        console.error(consumer.heldFailures.text)
-        fetcher.shutdown()
-        trap.remove()
+            let events = AsyncChannel<FetchEvent>()
+            let producer = Task { await fetchRun.run(reader: reader, into: events) }
+            var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
+            for await event in events { consumer.handle(event) }
+            await producer.value
+            ticker.cancel()
+            await ticker.value
+            console.removeBar()
+            console.flush()
+            console.error(consumer.heldFailures.text)
+            trap.remove()
+            return (consumer, trap.wasInterrupted)
+        }
 
-        let interrupted = trap.wasInterrupted
         // Nothing was read (`sdfetch missing.txt`): the error says it all, a line of zeros would not help.
         let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
@@ -104,7 +107,7 @@ struct FetchCommand: ParsableCommand {
             let text = SummaryFile.json(
                 consumer, elapsed: ContinuousClock.now - started, interrupted: interrupted)
             if !SummaryFile.write(text, to: summaryFile) {
-                let reason = String(cString: strerror(errno))
+                let reason = errnoText()
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
         }

@@ -28,7 +28,7 @@ extension StatsCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let stats: CacheStats
         do throws(CacheError) {
-            stats = try DiskCache.stats(directory: resolvedCacheDirectory(in: environment), now: Date())
+            stats = try DiskCache.stats(directory: resolvedCacheDirectory(in: environment))
         } catch {
             return cacheFailure(error)
         }

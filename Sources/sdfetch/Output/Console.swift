@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SDFetchCore
 
 /// Standard output and standard error of a fetch run, shared by the event consumer and the ticker.
 ///
@@ -125,20 +126,14 @@ final class Console: Sendable {
 
 // MARK: - Raw writes
 
-/// Writes whole byte buffers to a file descriptor, retrying short writes and `EINTR`.
+/// Writes whole byte buffers to a file descriptor through the one write-all loop
+/// (``FileIO/writeAll(_:to:)``).
 ///
-/// Errors other than `EINTR` end the write silently: a closed pipe (`sdfetch | head`)
-/// must not stop the run; SIGPIPE is ignored by `@main` for the same reason.
+/// A failure ends the write silently: a closed pipe (`sdfetch | head`) must not stop the
+/// run; SIGPIPE is ignored by `@main` for the same reason.
 enum FileDescriptorWriter {
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = Foundation.write(fd, base + offset, bytes.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
+        _ = FileIO.writeAll(bytes, to: fd)
     }
 
     static func write(_ text: String, to fd: Int32) {

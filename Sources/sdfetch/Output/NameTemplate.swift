@@ -27,7 +27,9 @@ struct NameTemplate: Sendable, Equatable {
 
     let parts: [Part]
 
-    static let standard = try! NameTemplate(parsing: "{stem}-{hash}{ext}")
+    /// The default, as `--help` prints it.
+    static let standardText = "{stem}-{hash}{ext}"
+    static let standard = try! NameTemplate(parsing: standardText)
 
     /// - Throws: ``UsageError`` naming the problem (unknown field, `{path}` inside a part,
     ///   an empty template).

@@ -57,9 +57,8 @@ enum OutputNamer {
 
     /// The segments of the URL's path (query excluded); the last one may be empty.
     static func pathSegments(of url: String) -> [Substring] {
-        guard let schemeEnd = url.range(of: "://"), let pathStart = url[schemeEnd.upperBound...].firstIndex(of: "/")
-        else { return [""] }
-        let path = url[url.index(after: pathStart)...].prefix { $0 != "?" }
+        guard let spans = URLSpans(url), !spans.path.isEmpty else { return [""] }
+        let path = url[url.utf8.index(after: spans.path.lowerBound)..<spans.path.upperBound]
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         // Empty folders (`a//b`) vanish; the last segment stays, even when empty.
         return segments.dropLast().filter { !$0.isEmpty } + [segments.last ?? ""]
@@ -75,25 +74,8 @@ enum OutputNamer {
     }
 
     /// The path part after the last `/`, query excluded (the key has no fragment).
-    ///
-    /// Works on UTF-8 bytes: the separators are ASCII, and Foundation's `range(of:)` cost
-    /// more than the rest of a warm-run hit.
     static func lastSegment(of url: String) -> Substring {
-        let bytes = url.utf8
-        let separator = Array("://".utf8)
-        var start = bytes.startIndex
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            if bytes[index...].starts(with: separator) {
-                start = bytes.index(index, offsetBy: separator.count)
-                break
-            }
-            index = bytes.index(after: index)
-        }
-        guard let pathStart = bytes[start...].firstIndex(of: UInt8(ascii: "/")) else { return "" }
-        let end = bytes[pathStart...].firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
-        let slash = bytes[pathStart..<end].lastIndex(of: UInt8(ascii: "/"))!
-        return Substring(bytes[bytes.index(after: slash)..<end])
+        URLSpans(url)?.lastSegment(in: url) ?? ""
     }
 
     /// `%2f` -> `/` (made safe later), invalid escapes kept literally, bytes read as UTF-8.

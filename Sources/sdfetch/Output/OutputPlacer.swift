@@ -105,7 +105,7 @@ struct OutputPlacer {
         let file = SourceFile(fd: input, size: Int64(source.st_size), modified: source.st_mtim)
         if !isLinking, try copyUnnamed(file, as: name, in: folder) { return target }
         lseek(input, 0, SEEK_SET)  // after a copy whose name was taken
-        let temporary = ".sdfetch-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let temporary = FileIO.temporaryName(prefix: ".sdfetch-")
         if !isLinking || linkat(AT_FDCWD, cacheFile, folder, temporary, 0) != 0 {
             let output = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             guard output >= 0 else { throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())") }
@@ -211,7 +211,7 @@ struct OutputPlacer {
         }
     }
 
-    private static func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
+    private static func errnoText() -> String { SDFetchCore.errnoText() }
 }
 
 /// Shared by copies of one ``OutputPlacer``.

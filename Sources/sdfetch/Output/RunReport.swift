@@ -28,17 +28,8 @@ enum RunReport {
 
 /// Human-readable sizes, rates and times for the bar and the summary.
 enum HumanReadable {
-    /// `512 B`, `12.3 KiB`, `4.0 MiB` (1024-based, matching the size options).
-    static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f", value) + " " + units[unit]
-    }
+    /// `512 B`, `12.3 KiB`, `4.0 MiB`: the one byte formatter (``ByteCountText``).
+    static func bytes(_ count: Int64) -> String { ByteCountText.render(count) }
 
     /// `0:07`, `12:34`, `1:02:03`.
     static func clock(seconds: Double) -> String {

@@ -15,12 +15,10 @@ enum SummaryFile {
         object.add("urls", FetchStatus.allCases.reduce(0) { $0 + summary.count($1) } + summary.interrupted)
         for status in FetchStatus.allCases { object.add(status.rawValue, summary.count(status)) }
         object.add("interrupted", summary.interrupted)
-        object.add("errors", counts: consumer.errorKinds)
+        object.add("errors", counts: Dictionary(summary.errorKinds.map { ($0.key.label, $0.value) }, uniquingKeysWith: +))
         object.add("duplicates", summary.duplicates)
         object.add("bytes", summary.downloadedBytes)
-        // URLs a server answered (an HTTP status came back); retries of one URL are not counted
-        // again, and a refused connection is not a request the server saw.
-        object.add("requests", consumer.requestedURLs)
+        object.add("requests", summary.requests)
         object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)

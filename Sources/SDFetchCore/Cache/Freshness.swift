@@ -1,0 +1,33 @@
+import Foundation
+
+/// The one freshness rule (SPEC `--max-age`): something stored or recorded at time `t` is
+/// fresh while `t` is after `now - maxAge`, and expired from then on. Cache entries, failed-URL
+/// records and `clean` all ask it here, the first two with dates, `clean` with the cache's
+/// nanoseconds since 1970 (file times and index records), so the boundary is one inequality.
+public struct Freshness: Sendable, Equatable {
+    public let maxAge: Duration
+
+    public init(maxAge: Duration) {
+        self.maxAge = maxAge
+    }
+
+    /// Whether what was stored at `time` may still be used at `now`.
+    public func isFresh(_ time: Date, now: Date) -> Bool {
+        FileTime.nanoseconds(time) > expiredUpTo(now: FileTime.nanoseconds(now))
+    }
+
+    /// The latest time (ns since 1970) that is expired at `now` (ns since 1970): `clean`
+    /// removes what was stored at or before it. Saturates instead of overflowing, so a huge
+    /// `--max-age` keeps everything.
+    func expiredUpTo(now: Int64) -> Int64 {
+        let expiry = now.subtractingReportingOverflow(Self.nanoseconds(maxAge))
+        return expiry.overflow ? Int64.min : expiry.partialValue
+    }
+
+    /// `duration` in whole nanoseconds, saturated at the ends of `Int64`.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? (seconds < 0 ? Int64.min : Int64.max) : whole + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,10 @@
+/// The last step of a result before it is counted: puts the image where the user asked
+/// (the CLI's `-o`). It alone may still change a status (`downloaded` to `failed` when the
+/// copy cannot be written), which is why the count waits for it (see ``RunTally``).
+///
+/// Runs on the run's tally task, one result at a time, in completion order.
+public protocol ResultDelivery: Sendable {
+    /// Places what `result` names; sets `result.path` to the delivered file, or turns the
+    /// result `failed` with the reason.
+    func deliver(_ result: inout FetchResult)
+}

@@ -1,0 +1,24 @@
+import SDFetchCore
+
+/// `-o DIR` as the last step of each result (``ResultDelivery``): places a successful
+/// result's image under its ``NameTemplate`` name, and reports the placed file as the
+/// result's path. A copy that cannot be written turns the result `failed` (`io`), before
+/// the run counts it.
+struct OutputDelivery: ResultDelivery {
+    let placer: OutputPlacer
+
+    func deliver(_ result: inout FetchResult) {
+        guard let key = result.key, result.status.isSuccess, let cacheFile = result.path else { return }
+        do throws(OutputError) {
+            // A hit whose output file still has the entry's size and stamp is left alone.
+            let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
+            result.path = try placer.place(
+                cacheFile, at: placer.template.render(key, format: result.format),
+                placed: result.status == .downloaded ? nil : placed)
+        } catch {
+            result.status = .failed
+            result.failure = FetchFailure(.io, error.detail)
+            result.path = nil
+        }
+    }
+}

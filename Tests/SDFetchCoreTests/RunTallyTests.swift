@@ -1,0 +1,42 @@
+import AsyncAlgorithms
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// A status is decided once and counted once: after the last step (delivery), for the bar
+/// and the summary alike.
+@Suite("Counting results", .cleansUp, .timeLimit(.minutes(1)))
+struct RunTallyTests {
+    let directory = TemporaryDirectory("tally")
+
+    /// A delivery that cannot write anything, as `-o` into a full disk would behave.
+    struct RefusingDelivery: ResultDelivery {
+        func deliver(_ result: inout FetchResult) {
+            guard result.status.isSuccess else { return }
+            result.status = .failed
+            result.failure = FetchFailure(.io, "no space left on device")
+            result.path = nil
+        }
+    }
+
+    @Test("a download whose delivery fails is counted failed, once, by the bar and the summary alike")
+    func deliveryDecidesBeforeCounting() async throws {
+        defer { directory.remove() }
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png(seed: 1)))
+        server.route("/gone.png", .status(404))
+        let list = directory.write([server.url("/a.png"), server.url("/gone.png")].joined(separator: "\n"), to: "l")
+        let fetcher = try Fetcher.forTesting(in: directory)
+        let run = FetchRun(fetcher: fetcher, sources: [.file(list)], delivery: RefusingDelivery())
+        let collected = await CollectedRun.collect(run)
+
+        #expect(collected.results.map(\.status) == [.failed, .failed])
+        #expect(collected.summary.count(.failed) == 2 && collected.summary.count(.downloaded) == 0)
+        #expect(collected.summary.errorKinds == [.io: 1, .http(404): 1])
+        #expect(collected.summary.requests == 2)
+        #expect(collected.summary.downloadedBytes == 0)
+        let bar = run.progress.snapshot
+        #expect(bar.failed == 2 && bar.downloaded == 0 && bar.done == 2)
+    }
+}
