@@ -117,7 +117,7 @@ enum IndexRecord: Equatable {
         case UInt8(ascii: "P"):
             guard fields.count == 13, let stamp = Self.integer(bytes(2)), let stored = Self.integer(bytes(3)),
                 let used = Self.integer(bytes(4)), let size = Self.integer(bytes(5)), size >= 0,
-                let format = ImageFormat.allCases.first(where: { $0.rawValue.utf8.elementsEqual(bytes(6)) }),
+                let format = Self.format(named: bytes(6)),
                 let width = Self.optionalInteger(bytes(7)), let height = Self.optionalInteger(bytes(8)),
                 fields[9].count == 64, let sha256 = Self.text(bytes(9)),
                 let etag = Self.text(bytes(10)), let lastModified = Self.text(bytes(11)),
@@ -183,6 +183,14 @@ enum IndexRecord: Equatable {
         }
         fields.append(start..<payload.count)
         return fields
+    }
+
+    /// Every format's name as bytes, made once: `allCases` builds a new array per call.
+    private static let formatNames: [(name: [UInt8], format: ImageFormat)] =
+        ImageFormat.allCases.map { (Array($0.rawValue.utf8), $0) }
+
+    private static func format(named bytes: UnsafeRawBufferPointer) -> ImageFormat? {
+        formatNames.first { $0.name.elementsEqual(bytes) }?.format
     }
 
     /// An escaped text field as a string; nil when it is not UTF-8 or has a bad escape.

@@ -38,10 +38,24 @@ enum OutputNamer {
         guard let first = bytes.first, first != UInt8(ascii: "."),
             bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "\\") })
         else { return nil }
-        guard let dot = segment.lastIndex(of: "."),
-            imageExtensions.contains(segment[segment.index(after: dot)...].lowercased())
-        else { return segment }
+        guard let dot = segment.lastIndex(of: "."), isImageExtension(segment[segment.index(after: dot)...]) else {
+            return segment
+        }
         return segment[..<dot]
+    }
+
+    /// ``imageExtensions`` as bytes, for ``isImageExtension(_:)``.
+    private static let imageExtensionBytes: [[UInt8]] = imageExtensions.map { Array($0.utf8) }
+
+    /// Whether `text` (ASCII) is an image extension in any letter case, without making a string.
+    private static func isImageExtension(_ text: Substring) -> Bool {
+        let bytes = text.utf8
+        return imageExtensionBytes.contains { candidate in
+            candidate.count == bytes.count
+                && zip(candidate, bytes).allSatisfy { expected, byte in
+                    expected == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
+                }
+        }
     }
 
     /// The last segment percent-decoded, without an image extension or leading dots;

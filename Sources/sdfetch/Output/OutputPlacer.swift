@@ -60,12 +60,14 @@ struct OutputPlacer {
     func place(_ cacheFile: String, at relativePath: String, placed: (bytes: Int64, stamp: Int64)?) throws(OutputError)
         -> String
     {
+        let target = directory + "/" + relativePath
+        // The default template names one file in DIR: no split on the warm-run path.
+        if !relativePath.utf8.contains(UInt8(ascii: "/")) {
+            precondition(!relativePath.isEmpty && !relativePath.hasPrefix("."), "NameTemplate makes safe parts")
+            return try place(cacheFile, as: relativePath, in: folder, target: target, placed: placed)
+        }
         let parts = relativePath.split(separator: "/").map(String.init)
         precondition(!parts.isEmpty && parts.allSatisfy { !$0.hasPrefix(".") }, "NameTemplate makes safe parts")
-        let target = directory + "/" + relativePath
-        guard parts.count > 1 else {
-            return try place(cacheFile, as: parts[0], in: folder, target: target, placed: placed)
-        }
         let parent = try enter(parts.dropLast())
         defer { close(parent) }
         return try place(cacheFile, as: parts[parts.count - 1], in: parent, target: target, placed: placed)
