@@ -30,6 +30,11 @@ protocol ParsableCommand: Command {
 }
 
 extension ParsableCommand {
+    /// The error for an argument given to a command that takes none (`sdfetch clean x`).
+    static func unexpectedArgument(_ argument: String, after words: String? = nil) -> UsageError {
+        UsageError("\(words ?? name) takes no arguments, got '\(Escaping.terminal(argument))'", command: name)
+    }
+
     /// Options every command takes (SPEC: "Every command takes `--cache-dir DIR`").
     static var commonOptions: [OptionSpec<Self>] {
         [

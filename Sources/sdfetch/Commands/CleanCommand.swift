@@ -15,17 +15,17 @@ struct CleanCommand: ParsableCommand {
     static let options: [OptionSpec<CleanCommand>] = [
         OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire",
             default: ValueText.duration(FetchOptions().maxAge)) {
-            c, v, n in
-            c.maxAge = try ValueParsers.duration(v, option: n)
+            command, value, name in
+            command.maxAge = try ValueParsers.duration(value, option: name)
         },
         OptionSpec("max-size", .value("SIZE"), help: "then trim the cache to this size, K/M/G (default: no trim)") {
-            c, v, n in
-            c.maxSize = try ValueParsers.size(v, option: n)
+            command, value, name in
+            command.maxSize = try ValueParsers.size(value, option: name)
         },
-        OptionSpec("dry-run", help: "only list what would be removed") { c, _, _ in c.isDryRun = true },
-        OptionSpec("json", help: "print the report as one JSON object") { c, _, _ in c.isJSON = true },
-        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { c, _, _ in
-            c.isQuiet = true
+        OptionSpec("dry-run", help: "only list what would be removed") { command, _, _ in command.isDryRun = true },
+        OptionSpec("json", help: "print the report as one JSON object") { command, _, _ in command.isJSON = true },
+        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { command, _, _ in
+            command.isQuiet = true
         },
     ]
 
@@ -37,7 +37,7 @@ struct CleanCommand: ParsableCommand {
     var isQuiet = false
 
     mutating func take(_ argument: String) throws(UsageError) {
-        throw UsageError("clean takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
+        throw Self.unexpectedArgument(argument)
     }
 }
 

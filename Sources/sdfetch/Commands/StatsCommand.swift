@@ -11,14 +11,14 @@ struct StatsCommand: ParsableCommand {
         of failed-URL records. A cache directory that does not exist yet reports zeros.
         """
     static let options: [OptionSpec<StatsCommand>] = [
-        OptionSpec("json", help: "print the statistics as one JSON object") { c, _, _ in c.isJSON = true }
+        OptionSpec("json", help: "print the statistics as one JSON object") { command, _, _ in command.isJSON = true }
     ]
 
     var cacheDirectory: String?
     var isJSON = false
 
     mutating func take(_ argument: String) throws(UsageError) {
-        throw UsageError("stats takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
+        throw Self.unexpectedArgument(argument)
     }
 }
 

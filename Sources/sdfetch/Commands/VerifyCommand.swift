@@ -12,10 +12,10 @@ struct VerifyCommand: ParsableCommand {
         while fetches run. Exits 1 when something was removed.
         """
     static let options: [OptionSpec<VerifyCommand>] = [
-        OptionSpec("json", help: "one JSON object per removed entry, then a summary object") { c, _, _ in
-            c.isJSON = true
+        OptionSpec("json", help: "one JSON object per removed entry, then a summary object") { command, _, _ in
+            command.isJSON = true
         },
-        OptionSpec("quiet", short: "q", help: "print nothing; the exit status tells") { c, _, _ in c.isQuiet = true },
+        OptionSpec("quiet", short: "q", help: "print nothing; the exit status tells") { command, _, _ in command.isQuiet = true },
     ]
 
     var cacheDirectory: String?
@@ -23,7 +23,7 @@ struct VerifyCommand: ParsableCommand {
     var isQuiet = false
 
     mutating func take(_ argument: String) throws(UsageError) {
-        throw UsageError("verify takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
+        throw Self.unexpectedArgument(argument)
     }
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
