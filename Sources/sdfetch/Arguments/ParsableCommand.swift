@@ -91,3 +91,12 @@ struct UsageError: Error, Equatable {
         return "Try 'sdfetch --help' for more information."
     }
 }
+
+/// A command that takes options only (`clean`, `stats`, `verify`): any argument is a usage error.
+protocol ArgumentlessCommand: ParsableCommand {}
+
+extension ArgumentlessCommand {
+    mutating func take(_ argument: String) throws(UsageError) {
+        throw Self.unexpectedArgument(argument)
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 import SDFetchCore
 
 /// `sdfetch clean`: drop expired entries, expired failure records and stray temporary files, then trim to size.
-struct CleanCommand: ParsableCommand {
+struct CleanCommand: ArgumentlessCommand {
     static let name = "clean"
     static let usage = "clean [--max-age DUR] [--max-size SIZE] [--dry-run] [--json] [-q]"
     static let summary = "remove expired entries and trim the cache"
@@ -35,10 +35,6 @@ struct CleanCommand: ParsableCommand {
     var isDryRun = false
     var isJSON = false
     var isQuiet = false
-
-    mutating func take(_ argument: String) throws(UsageError) {
-        throw Self.unexpectedArgument(argument)
-    }
 }
 
 // MARK: - Running

@@ -2,7 +2,7 @@ import Foundation
 import SDFetchCore
 
 /// `sdfetch stats`: entries, bytes, per-format counts, oldest and newest, failure records.
-struct StatsCommand: ParsableCommand {
+struct StatsCommand: ArgumentlessCommand {
     static let name = "stats"
     static let usage = "stats [--json]"
     static let summary = "show what the cache holds"
@@ -16,10 +16,6 @@ struct StatsCommand: ParsableCommand {
 
     var cacheDirectory: String?
     var isJSON = false
-
-    mutating func take(_ argument: String) throws(UsageError) {
-        throw Self.unexpectedArgument(argument)
-    }
 }
 
 // MARK: - Running

@@ -2,7 +2,7 @@ import Foundation
 import SDFetchCore
 
 /// `sdfetch verify`: re-hash every cache entry against its recorded SHA-256 and remove bad ones.
-struct VerifyCommand: ParsableCommand {
+struct VerifyCommand: ArgumentlessCommand {
     static let name = "verify"
     static let usage = "verify [--json] [-q]"
     static let summary = "re-check every entry's bytes; remove bad ones"
@@ -21,10 +21,6 @@ struct VerifyCommand: ParsableCommand {
     var cacheDirectory: String?
     var isJSON = false
     var isQuiet = false
-
-    mutating func take(_ argument: String) throws(UsageError) {
-        throw Self.unexpectedArgument(argument)
-    }
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let report: VerifyReport
