@@ -13,8 +13,10 @@ struct CleanCommand: ArgumentlessCommand {
         format (1) is removed.
         """
     static let options: [OptionSpec<CleanCommand>] = [
-        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire",
-            default: ValueText.duration(FetchOptions().maxAge)) {
+        OptionSpec(
+            "max-age", .value("DUR"), help: "entries and records older than this expire",
+            default: ValueText.duration(FetchOptions().maxAge)
+        ) {
             command, value, name in
             command.maxAge = try ValueParsers.duration(value, option: name)
         },
@@ -53,7 +55,9 @@ extension CleanCommand {
             return cacheFailure(error)
         }
         if removedFormat > 0 && !isQuiet {
-            StandardError.write("sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n")
+            StandardError.write(
+                "sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n"
+            )
         }
         let removedSomething = report.removedEntries + report.removedFailed + report.removedTemp > 0
         // Cron mails whatever a job prints: nothing removed, nothing said.

@@ -40,7 +40,9 @@ struct FailedCommand: ParsableCommand {
 
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         guard let action else { throw UsageError("failed needs an action: list, clear or remove", command: Self.name) }
-        if action == .remove, keys.isEmpty { throw UsageError("failed remove needs at least one URL", command: Self.name) }
+        if action == .remove, keys.isEmpty {
+            throw UsageError("failed remove needs at least one URL", command: Self.name)
+        }
     }
 }
 

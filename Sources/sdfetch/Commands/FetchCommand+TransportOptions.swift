@@ -5,20 +5,24 @@ import SDFetchCore
 /// `--help`, the man page, the completions and the config file.
 extension FetchCommand {
     static let transportOptions: [OptionSpec<FetchCommand>] = [
-        OptionSpec("per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit",
-            default: "\(FetchOptions().pacing.perHost)")
-        {
+        OptionSpec(
+            "per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit",
+            default: "\(FetchOptions().pacing.perHost)"
+        ) {
             command, value, name in
             command.options.pacing.perHost = try ValueParsers.integer(value, option: name, in: 0...1024)
         },
-        OptionSpec("wait", .value("DUR"), help: "at least DUR between request starts to one host",
-            default: ValueText.duration(FetchOptions().pacing.wait)) {
+        OptionSpec(
+            "wait", .value("DUR"), help: "at least DUR between request starts to one host",
+            default: ValueText.duration(FetchOptions().pacing.wait)
+        ) {
             command, value, name in
             let wait = try ValueParsers.duration(value, option: name)
             guard wait <= .seconds(86_400) else { throw UsageError("option \(name): the wait must be at most 1d") }
             command.options.pacing.wait = wait
         },
-        OptionSpec("limit-rate", .value("RATE"), help: "total download rate cap, K/M/G per second") { command, value, name in
+        OptionSpec("limit-rate", .value("RATE"), help: "total download rate cap, K/M/G per second") {
+            command, value, name in
             command.options.pacing.bytesPerSecond = try ValueParsers.rate(value, option: name)
         },
         OptionSpec("max-time", .value("SEC"), help: "bound on one whole transfer, redirects included (default none)") {
@@ -39,7 +43,8 @@ extension FetchCommand {
             command, value, name in
             command.options.connection.proxy = try ValueParsers.proxy(value, option: name)
         },
-        OptionSpec("verbose", short: "v", help: "also report retries, redirects, revalidations and waits") { command, _, _ in
+        OptionSpec("verbose", short: "v", help: "also report retries, redirects, revalidations and waits") {
+            command, _, _ in
             command.isVerbose = true
         },
     ]

@@ -33,8 +33,10 @@ extension StatsCommand {
     }
 
     private func text(_ stats: CacheStats) -> String {
-        let formats = stats.formats.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key.name < $1.key.name) }
-            .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
+        let formats = stats.formats.sorted {
+            $0.value > $1.value || ($0.value == $1.value && $0.key.name < $1.key.name)
+        }
+        .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
         return """
             entries  \(stats.entries)
             bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)))

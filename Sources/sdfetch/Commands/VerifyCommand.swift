@@ -15,7 +15,9 @@ struct VerifyCommand: ArgumentlessCommand {
         OptionSpec("json", help: "one JSON object per removed entry, then a summary object") { command, _, _ in
             command.isJSON = true
         },
-        OptionSpec("quiet", short: "q", help: "print nothing; the exit status tells") { command, _, _ in command.isQuiet = true },
+        OptionSpec("quiet", short: "q", help: "print nothing; the exit status tells") { command, _, _ in
+            command.isQuiet = true
+        },
     ]
 
     var cacheDirectory: String?
@@ -39,7 +41,8 @@ struct VerifyCommand: ArgumentlessCommand {
                 object.add("reason", removed.reason)
                 output += object.text
             } else {
-                output += "removed\t\(Escaping.terminal(removed.path))\t\(Escaping.terminal(removed.url ?? "-"))\t\(removed.reason)\n"
+                output +=
+                    "removed\t\(Escaping.terminal(removed.path))\t\(Escaping.terminal(removed.url ?? "-"))\t\(removed.reason)\n"
             }
         }
         if isJSON {
@@ -51,7 +54,8 @@ struct VerifyCommand: ArgumentlessCommand {
             object.add("restamped", report.restamped)
             output += object.text
         } else {
-            output += "sdfetch: verify: checked \(report.checked) entr\(report.checked == 1 ? "y" : "ies") "
+            output +=
+                "sdfetch: verify: checked \(report.checked) entr\(report.checked == 1 ? "y" : "ies") "
                 + "(\(HumanReadable.bytes(report.checkedBytes))), removed \(report.removed.count)\n"
         }
         if !isQuiet { FileDescriptorWriter.write(output, to: STDOUT_FILENO) }
