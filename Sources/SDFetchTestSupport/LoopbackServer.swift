@@ -75,6 +75,15 @@ public final class LoopbackServer: Sendable {
     /// All requests received.
     public var totalRequests: Int { state.withLock { $0.requests.count } }
 
+    /// Waits until at least `count` requests have arrived, or `limit` has passed: true when
+    /// they arrived. A deadline, not a sleep: it returns as soon as the server saw them.
+    @discardableResult
+    public func waitForRequests(_ count: Int, within limit: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while totalRequests < count, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return totalRequests >= count
+    }
+
     /// TCP connections accepted so far: fewer than requests when clients keep them alive.
     public var connectionsAccepted: Int { state.withLock { $0.connections } }
 

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
-@testable import SDFetchCore
 import Testing
+
+@testable import SDFetchCore
 
 @Suite("System calls")
 struct SyscallTests {

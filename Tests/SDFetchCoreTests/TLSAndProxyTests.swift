@@ -9,11 +9,7 @@ import Testing
 struct TLSAndProxyTests {
     let directory = TemporaryDirectory("tls")
 
-    private func startTLS() async throws -> LocalTLSServer? {
-        guard LocalTLSServer.isAvailable else {
-            print("skipped: openssl is not installed, so no local TLS server")
-            return nil
-        }
+    private func startTLS() async throws -> LocalTLSServer {
         let server = try await LocalTLSServer.start(directory: directory.appending("tls"))
         try server.serve(SampleImages.png(seed: 3), as: "a.png")
         return server
@@ -25,9 +21,9 @@ struct TLSAndProxyTests {
         return request
     }
 
-    @Test("--cacert with the server's CA fetches over HTTPS")
+    @Test("--cacert with the server's CA fetches over HTTPS", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func caCertificateTrusted() async throws {
-        guard let server = try await startTLS() else { return }
+        let server = try await startTLS()
         defer { server.stop() }
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(
@@ -37,9 +33,9 @@ struct TLSAndProxyTests {
         #expect(response.body == SampleImages.png(seed: 3))
     }
 
-    @Test("without the CA the certificate is refused as tls, a transient failure")
+    @Test("without the CA the certificate is refused as tls, a transient failure", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func unknownCAIsTLSFailure() async throws {
-        guard let server = try await startTLS() else { return }
+        let server = try await startTLS()
         defer { server.stop() }
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions()))
@@ -49,9 +45,9 @@ struct TLSAndProxyTests {
         #expect(response.body.isEmpty)
     }
 
-    @Test("-k fetches over HTTPS without verifying the certificate")
+    @Test("-k fetches over HTTPS without verifying the certificate", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func insecureSkipsVerification() async throws {
-        guard let server = try await startTLS() else { return }
+        let server = try await startTLS()
         defer { server.stop() }
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(isInsecure: true)))
@@ -60,12 +56,10 @@ struct TLSAndProxyTests {
         #expect(response.body == SampleImages.png(seed: 3))
     }
 
-    @Test("over HTTP/2 several images share one connection")
+    @Test(
+        "over HTTP/2 several images share one connection",
+        .enabled(if: LocalNginx.isAvailable, "nginx (with http2) or openssl is not installed"))
     func http2Multiplexes() async throws {
-        guard LocalNginx.isAvailable else {
-            print("skipped: nginx (with http2) or openssl is not installed")
-            return
-        }
         let nginx = try await LocalNginx.start(directory: directory.appending("nginx"))
         defer { nginx.stop() }
         for index in 0..<8 { try nginx.serve(SampleImages.png(seed: index), as: "\(index).png") }

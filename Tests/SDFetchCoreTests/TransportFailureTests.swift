@@ -153,9 +153,8 @@ struct TransportFailureTests {
         let engine = CurlEngine.scoped(maxTransfers: 2)
         let url = server.url("/wait.png")
         let task = Task { await engine.perform(TransferRequest(url: url, timeout: .seconds(15))) }
+        try #require(await server.waitForRequests(1))
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while server.totalRequests < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         let start = clock.now
         task.cancel()
         let response = await task.value
@@ -172,9 +171,8 @@ struct TransportFailureTests {
         let fetcher = try Fetcher.forTesting(in: directory, { $0.retries = 0 })
         let key = try URLKey(parsing: server.url("/wait.png"))
         let task = Task { await fetcher.fetch(key, spelling: key.string) }
+        try #require(await server.waitForRequests(1))
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while server.totalRequests < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         let start = clock.now
         task.cancel()
         let result = await task.value

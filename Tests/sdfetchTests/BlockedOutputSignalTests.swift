@@ -18,7 +18,8 @@ struct BlockedOutputSignalTests {
         process.environment = ["HOME": directory.path]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
         let deadline = ContinuousClock.now + .seconds(20)
         var queued: Int32 = 0
@@ -29,10 +30,25 @@ struct BlockedOutputSignalTests {
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(queued >= 32768, "the output pipe never filled")
-        // 360 KB of results are on their way: the writer is soon parked in write(1).
-        try await Task.sleep(for: .milliseconds(300))
+        // The state the tests are about: a thread of sdfetch parked in write(1) on the pipe.
+        while !Self.isParkedInPipeWrite(process.processIdentifier), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(Self.isParkedInPipeWrite(process.processIdentifier), "no thread ever blocked writing stdout")
         return (process, output)
     }
+
+    /// Whether a thread of `pid` sleeps in the kernel's pipe write (`/proc/PID/task/*/wchan`:
+    /// `pipe_write`, or `anon_pipe_write` on newer kernels).
+    private static func isParkedInPipeWrite(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let wchan = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/wchan", encoding: .utf8)) ?? ""
+            return wchan.hasSuffix("pipe_write")
+        }
+    }
+
+    private var stderrPath: String { directory.appending("stderr.txt") }
 
     private func waitForExit(_ process: Process, within limit: Duration) async -> Duration {
         let start = ContinuousClock.now
@@ -59,7 +75,13 @@ struct BlockedOutputSignalTests {
         defer { directory.remove() }
         let (process, output) = try await blockedRun()
         kill(process.processIdentifier, SIGINT)
-        try await Task.sleep(for: .milliseconds(100))
+        // The second signal must find the first one handled: its notice is the evidence.
+        let noticed = ContinuousClock.now + .seconds(5)
+        while !((try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "").contains("interrupted, finishing"),
+            ContinuousClock.now < noticed
+        {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         kill(process.processIdentifier, SIGINT)
         let waited = await waitForExit(process, within: .seconds(10))
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }

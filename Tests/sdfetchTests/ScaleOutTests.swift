@@ -9,6 +9,7 @@ import Testing
 struct ScaleOutTests {
     let directory = TemporaryDirectory("scaleout")
     static let parallel = "/usr/bin/parallel"
+    static let hasParallel = FileManager.default.isExecutableFile(atPath: parallel)
 
     /// 60 URLs served once each; the list file.
     private func serve() async throws -> (LoopbackServer, [String], String) {
@@ -30,12 +31,9 @@ struct ScaleOutTests {
     }
 
     @Test(
-        "4 shards from --shard auto under GNU parallel share one cache: the union is the list, each URL requested once")
+        "4 shards from --shard auto under GNU parallel share one cache: the union is the list, each URL requested once",
+        .enabled(if: ScaleOutTests.hasParallel, "GNU parallel is not installed (Scripts/install-deps.sh installs it)"))
     func fourShardsOneCache() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.parallel) else {
-            print("skipped: GNU parallel is not installed (Scripts/install-deps.sh installs it)")
-            return
-        }
         let (server, urls, list) = try await serve()
         let run = try await ProcessRun.launch(
             Self.parallel,
@@ -53,12 +51,10 @@ struct ScaleOutTests {
         #expect(urls.indices.allSatisfy { server.requests(for: "/\($0).png") == 1 })
     }
 
-    @Test("4 shards into four caches, then merge: the merged cache answers the whole list offline")
+    @Test(
+        "4 shards into four caches, then merge: the merged cache answers the whole list offline",
+        .enabled(if: ScaleOutTests.hasParallel, "GNU parallel is not installed"))
     func fourCachesMerged() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.parallel) else {
-            print("skipped: GNU parallel is not installed")
-            return
-        }
         let binary = BuiltProduct.path("sdfetch")
         let (server, urls, list) = try await serve()
         let run = try await ProcessRun.launch(

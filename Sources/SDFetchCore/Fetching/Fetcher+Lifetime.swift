@@ -12,13 +12,6 @@ public func withFetcher<T, E: Error>(
     isolation: isolated (any Actor)? = #isolation,
     _ body: (Fetcher) async throws(E) -> T
 ) async throws(E) -> T {
-    let fetcher = Fetcher(options: options, cache: cache, now: now, notes: notes)
-    let result: Result<T, E>
-    do throws(E) {
-        result = .success(try await body(fetcher))
-    } catch {
-        result = .failure(error)
-    }
-    await fetcher.shutdown()
-    return try result.get()
+    try await withLifetime(
+        of: Fetcher(options: options, cache: cache, now: now, notes: notes), end: { await $0.shutdown() }, body)
 }

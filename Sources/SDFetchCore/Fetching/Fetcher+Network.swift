@@ -17,7 +17,9 @@ extension Fetcher {
             let response = await engine.perform(request, hostFailureLimit: options.hostFailures)
             if response.redirectCount > 0 {
                 let target = response.finalURL.map { " to \($0)" } ?? ""
-                note(spelling, "followed \(response.redirectCount) redirect\(response.redirectCount == 1 ? "" : "s")\(target)")
+                note(
+                    spelling,
+                    "followed \(response.redirectCount) redirect\(response.redirectCount == 1 ? "" : "s")\(target)")
             }
             if isConditional && response.httpStatus == 304 {
                 note(spelling, "304 not modified: entry renewed")

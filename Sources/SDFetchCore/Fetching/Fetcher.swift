@@ -144,7 +144,9 @@ public actor Fetcher {
         request.maxTime = options.maxTime
         request.connection = options.connection
         request.spillFolder = cache.spillFolder
-        if !validators.isEmpty { note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))") }
+        if !validators.isEmpty {
+            note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))")
+        }
         switch await download(request, key: key, spelling: spelling, isConditional: !validators.isEmpty) {
         case .notModified(let response):
             // isConditional implies an entry lent the validators.

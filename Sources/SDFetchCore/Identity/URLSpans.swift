@@ -31,7 +31,9 @@ public struct URLSpans: Sendable {
         authority = authorityStart..<authorityEnd
         let pathEnd =
             bytes[authorityEnd...].firstIndex { $0 == Self.question || $0 == Self.hash } ?? bytes.endIndex
-        path = authorityEnd != bytes.endIndex && bytes[authorityEnd] == Self.slash ? authorityEnd..<pathEnd : authorityEnd..<authorityEnd
+        path =
+            authorityEnd != bytes.endIndex && bytes[authorityEnd] == Self.slash
+            ? authorityEnd..<pathEnd : authorityEnd..<authorityEnd
     }
 
     /// Host and port of the authority, any userinfo (`user:pass@`) left out.

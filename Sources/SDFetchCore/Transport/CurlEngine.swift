@@ -195,13 +195,6 @@ public func withCurlEngine<T, E: Error>(
     isolation: isolated (any Actor)? = #isolation,
     _ body: (CurlEngine) async throws(E) -> T
 ) async throws(E) -> T {
-    let engine = CurlEngine(maxTransfers: maxTransfers, pacing: pacing)
-    let result: Result<T, E>
-    do throws(E) {
-        result = .success(try await body(engine))
-    } catch {
-        result = .failure(error)
-    }
-    await engine.shutdown()
-    return try result.get()
+    try await withLifetime(
+        of: CurlEngine(maxTransfers: maxTransfers, pacing: pacing), end: { await $0.shutdown() }, body)
 }

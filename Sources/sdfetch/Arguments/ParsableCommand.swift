@@ -30,6 +30,11 @@ protocol ParsableCommand: Command {
 }
 
 extension ParsableCommand {
+    /// The error for an argument given to a command that takes none (`sdfetch clean x`).
+    static func unexpectedArgument(_ argument: String, after words: String? = nil) -> UsageError {
+        UsageError("\(words ?? name) takes no arguments, got '\(Escaping.terminal(argument))'", command: name)
+    }
+
     /// Options every command takes (SPEC: "Every command takes `--cache-dir DIR`").
     static var commonOptions: [OptionSpec<Self>] {
         [
@@ -84,5 +89,14 @@ struct UsageError: Error, Equatable {
     var hint: String {
         if let command, command != FetchCommand.name { return "Try 'sdfetch \(command) --help' for more information." }
         return "Try 'sdfetch --help' for more information."
+    }
+}
+
+/// A command that takes options only (`clean`, `stats`, `verify`): any argument is a usage error.
+protocol ArgumentlessCommand: ParsableCommand {}
+
+extension ArgumentlessCommand {
+    mutating func take(_ argument: String) throws(UsageError) {
+        throw Self.unexpectedArgument(argument)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import SDFetchCore
 
 /// `sdfetch clean`: drop expired entries, expired failure records and stray temporary files, then trim to size.
-struct CleanCommand: ParsableCommand {
+struct CleanCommand: ArgumentlessCommand {
     static let name = "clean"
     static let usage = "clean [--max-age DUR] [--max-size SIZE] [--dry-run] [--json] [-q]"
     static let summary = "remove expired entries and trim the cache"
@@ -13,19 +13,21 @@ struct CleanCommand: ParsableCommand {
         format (1) is removed.
         """
     static let options: [OptionSpec<CleanCommand>] = [
-        OptionSpec("max-age", .value("DUR"), help: "entries and records older than this expire",
-            default: ValueText.duration(FetchOptions().maxAge)) {
-            c, v, n in
-            c.maxAge = try ValueParsers.duration(v, option: n)
+        OptionSpec(
+            "max-age", .value("DUR"), help: "entries and records older than this expire",
+            default: ValueText.duration(FetchOptions().maxAge)
+        ) {
+            command, value, name in
+            command.maxAge = try ValueParsers.duration(value, option: name)
         },
         OptionSpec("max-size", .value("SIZE"), help: "then trim the cache to this size, K/M/G (default: no trim)") {
-            c, v, n in
-            c.maxSize = try ValueParsers.size(v, option: n)
+            command, value, name in
+            command.maxSize = try ValueParsers.size(value, option: name)
         },
-        OptionSpec("dry-run", help: "only list what would be removed") { c, _, _ in c.isDryRun = true },
-        OptionSpec("json", help: "print the report as one JSON object") { c, _, _ in c.isJSON = true },
-        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { c, _, _ in
-            c.isQuiet = true
+        OptionSpec("dry-run", help: "only list what would be removed") { command, _, _ in command.isDryRun = true },
+        OptionSpec("json", help: "print the report as one JSON object") { command, _, _ in command.isJSON = true },
+        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { command, _, _ in
+            command.isQuiet = true
         },
     ]
 
@@ -35,10 +37,6 @@ struct CleanCommand: ParsableCommand {
     var isDryRun = false
     var isJSON = false
     var isQuiet = false
-
-    mutating func take(_ argument: String) throws(UsageError) {
-        throw UsageError("clean takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
-    }
 }
 
 // MARK: - Running
@@ -57,7 +55,9 @@ extension CleanCommand {
             return cacheFailure(error)
         }
         if removedFormat > 0 && !isQuiet {
-            StandardError.write("sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n")
+            StandardError.write(
+                "sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n"
+            )
         }
         let removedSomething = report.removedEntries + report.removedFailed + report.removedTemp > 0
         // Cron mails whatever a job prints: nothing removed, nothing said.

@@ -15,7 +15,7 @@ struct FailedCommand: ParsableCommand {
         remove the records of the given URLs so the next fetch tries them again.
         """
     static let options: [OptionSpec<FailedCommand>] = [
-        OptionSpec("json", help: "list: one JSON object per record") { c, _, _ in c.isJSON = true }
+        OptionSpec("json", help: "list: one JSON object per record") { command, _, _ in command.isJSON = true }
     ]
 
     var cacheDirectory: String?
@@ -29,7 +29,7 @@ struct FailedCommand: ParsableCommand {
             return
         }
         guard action == .remove else {
-            throw UsageError("failed \(action.rawValue) takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
+            throw Self.unexpectedArgument(argument, after: "failed \(action.rawValue)")
         }
         do throws(InvalidURL) {
             keys.append(try URLKey(parsing: argument))
@@ -40,7 +40,9 @@ struct FailedCommand: ParsableCommand {
 
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         guard let action else { throw UsageError("failed needs an action: list, clear or remove", command: Self.name) }
-        if action == .remove, keys.isEmpty { throw UsageError("failed remove needs at least one URL", command: Self.name) }
+        if action == .remove, keys.isEmpty {
+            throw UsageError("failed remove needs at least one URL", command: Self.name)
+        }
     }
 }
 

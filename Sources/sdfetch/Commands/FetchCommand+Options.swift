@@ -13,90 +13,131 @@ extension FetchCommand {
     /// Where every default in the table comes from: stated once, in ``FetchOptions``.
     private static let defaults = FetchOptions()
 
-    static let options: [OptionSpec<FetchCommand>] = [
-        OptionSpec("concurrency", short: "j", .value("N"), help: "transfers in flight at once, 1-1024", default: "\(defaults.concurrency)") { c, v, n in
-            c.options.concurrency = try ValueParsers.integer(v, option: n, in: 1...1024)
-        },
-        OptionSpec("timeout", short: "t", .value("SEC"), help: "connect and stall timeout in seconds", default: ValueText.seconds(defaults.timeout)) { c, v, n in
-            // A day: more is no timeout at all, and curl takes milliseconds in a C long.
-            let timeout = try ValueParsers.duration(v, option: n, atMost: .seconds(86400))
-            guard timeout > .zero else { throw UsageError("option \(n): the timeout must be more than 0") }
-            c.options.timeout = timeout
-        },
-        OptionSpec("retries", .value("N"), help: "extra tries for transient failures", default: "\(defaults.retries)") { c, v, n in
-            c.options.retries = try ValueParsers.integer(v, option: n, in: 0...100)
-        },
-        OptionSpec("max-age", .value("DUR"), help: "freshness of cache entries and failure records, s/m/h/d/w",
-            default: ValueText.duration(defaults.maxAge)) { c, v, n in
-            c.options.maxAge = try ValueParsers.duration(v, option: n)
-        },
-        OptionSpec("max-cache-size", .value("SIZE"), help: "cache cap enforced after the run, K/M/G", default: ValueText.size(defaults.maxCacheSize)) { c, v, n in
-            c.options.maxCacheSize = try ValueParsers.size(v, option: n)
-        },
-        OptionSpec("refresh", help: "revalidate cached entries with a conditional request") { c, _, _ in c.options.refresh = true },
-        OptionSpec("offline", help: "never use the network: cache hits, and misses as failures") { c, _, _ in
-            c.options.offline = true
-        },
-        OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") { c, _, _ in
-            c.options.retryFailed = true
-        },
-        OptionSpec("verify", .value("MODE"), help: "check of downloaded bytes: structure, full, header or none",
-            default: defaults.verify.rawValue) { c, v, n in
-            c.options.verify = try ValueParsers.choice(v, option: n, of: VerifyMode.self)
-        },
-        OptionSpec("max-bytes", .value("SIZE"), help: "largest accepted body, K/M/G", default: ValueText.size(defaults.maxBytes)) { c, v, n in
-            c.options.maxBytes = try ValueParsers.size(v, option: n)
-        },
-        OptionSpec("max-pixels", .value("N"), help: "largest accepted width x height", default: "\(defaults.maxPixels)") { c, v, n in
-            // 10^12 pixels is a terapixel: past any decodable image, and width x height sums stay far from overflow.
-            c.options.maxPixels = Int64(try ValueParsers.integer(v, option: n, in: 1...1_000_000_000_000))
-        },
-        OptionSpec("max-redirects", .value("N"), help: "redirects followed, http/https only", default: "\(defaults.maxRedirects)") { c, v, n in
-            c.options.maxRedirects = try ValueParsers.integer(v, option: n, in: 0...100)
-        },
-        OptionSpec("host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off",
-            default: "\(defaults.hostFailures)") {
-            c, v, n in
-            c.options.hostFailures = try ValueParsers.integer(v, option: n, in: 0...1_000_000)
-        },
-        OptionSpec("header", short: "H", .value("'NAME: VALUE'"), help: "extra request header, repeatable") { c, v, n in
-            c.options.headers.append(try ValueParsers.header(v, option: n))
-        },
-        OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header", default: defaults.userAgent) {
-            c, v, n in
-            c.options.userAgent = try ValueParsers.headerValue(v, option: n)
-        },
-        OptionSpec("output", short: "o", .value("DIR"), help: "also place each image in DIR, named after its URL") { c, v, n in
-            guard !v.isEmpty else { throw UsageError("option \(n) needs a directory") }
-            c.outputDirectory = v
-        },
-        OptionSpec(
-            "name", .value("TEMPLATE"),
-            help: "with -o, file names from {host} {path} {stem} {hash} {ext}",
-            default: NameTemplate.standardText
-        ) { c, v, n in
-            c.nameTemplate = try NameTemplate(parsing: v, option: n)
-        },
-        OptionSpec("shard", .value("K/N|auto"), help: "only URLs whose key hash falls in shard K of N (0-based); auto: the job runner's") {
-            c, v, n in
-            c.isShardAuto = v == "auto"
-            c.shard = c.isShardAuto ? nil : try ValueParsers.shard(v, option: n)
-        },
-        OptionSpec("link", help: "with -o, hard-link files to the cache instead of reflinking or copying them") {
-            c, _, _ in c.isLinking = true
-        },
-        OptionSpec("json", help: "results as JSON Lines on standard output") { c, _, _ in c.isJSON = true },
-        OptionSpec("summary", .value("FILE"), help: "also write the run's totals to FILE as one JSON object ('-': stderr)") {
-            c, v, n in
-            guard !v.isEmpty else { throw UsageError("option \(n) needs a file") }
-            c.summaryFile = v
-        },
-        OptionSpec("progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never",
-            default: FetchCommand().progress.rawValue) {
-            c, v, n in
-            c.progress = try ValueParsers.choice(v, option: n, of: ProgressMode.self)
-        },
-    ] + transportOptions
+    static let options: [OptionSpec<FetchCommand>] =
+        [
+            OptionSpec(
+                "concurrency", short: "j", .value("N"), help: "transfers in flight at once, 1-1024",
+                default: "\(defaults.concurrency)"
+            ) { command, value, name in
+                command.options.concurrency = try ValueParsers.integer(value, option: name, in: 1...1024)
+            },
+            OptionSpec(
+                "timeout", short: "t", .value("SEC"), help: "connect and stall timeout in seconds",
+                default: ValueText.seconds(defaults.timeout)
+            ) { command, value, name in
+                // A day: more is no timeout at all, and curl takes milliseconds in a C long.
+                let timeout = try ValueParsers.duration(value, option: name, atMost: .seconds(86400))
+                guard timeout > .zero else { throw UsageError("option \(name): the timeout must be more than 0") }
+                command.options.timeout = timeout
+            },
+            OptionSpec(
+                "retries", .value("N"), help: "extra tries for transient failures", default: "\(defaults.retries)"
+            ) { command, value, name in
+                command.options.retries = try ValueParsers.integer(value, option: name, in: 0...100)
+            },
+            OptionSpec(
+                "max-age", .value("DUR"), help: "freshness of cache entries and failure records, s/m/h/d/w",
+                default: ValueText.duration(defaults.maxAge)
+            ) { command, value, name in
+                command.options.maxAge = try ValueParsers.duration(value, option: name)
+            },
+            OptionSpec(
+                "max-cache-size", .value("SIZE"), help: "cache cap enforced after the run, K/M/G",
+                default: ValueText.size(defaults.maxCacheSize)
+            ) { command, value, name in
+                command.options.maxCacheSize = try ValueParsers.size(value, option: name)
+            },
+            OptionSpec("refresh", help: "revalidate cached entries with a conditional request") { command, _, _ in
+                command.options.refresh = true
+            },
+            OptionSpec("offline", help: "never use the network: cache hits, and misses as failures") { command, _, _ in
+                command.options.offline = true
+            },
+            OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") {
+                command, _, _ in
+                command.options.retryFailed = true
+            },
+            OptionSpec(
+                "verify", .value("MODE"), help: "check of downloaded bytes: structure, full, header or none",
+                default: defaults.verify.rawValue
+            ) { command, value, name in
+                command.options.verify = try ValueParsers.choice(value, option: name, of: VerifyMode.self)
+            },
+            OptionSpec(
+                "max-bytes", .value("SIZE"), help: "largest accepted body, K/M/G",
+                default: ValueText.size(defaults.maxBytes)
+            ) { command, value, name in
+                command.options.maxBytes = try ValueParsers.size(value, option: name)
+            },
+            OptionSpec(
+                "max-pixels", .value("N"), help: "largest accepted width x height", default: "\(defaults.maxPixels)"
+            ) { command, value, name in
+                // 10^12 pixels is a terapixel: past any decodable image, and width x height sums stay far from overflow.
+                command.options.maxPixels = Int64(
+                    try ValueParsers.integer(value, option: name, in: 1...1_000_000_000_000))
+            },
+            OptionSpec(
+                "max-redirects", .value("N"), help: "redirects followed, http/https only",
+                default: "\(defaults.maxRedirects)"
+            ) { command, value, name in
+                command.options.maxRedirects = try ValueParsers.integer(value, option: name, in: 0...100)
+            },
+            OptionSpec(
+                "host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off",
+                default: "\(defaults.hostFailures)"
+            ) {
+                command, value, name in
+                command.options.hostFailures = try ValueParsers.integer(value, option: name, in: 0...1_000_000)
+            },
+            OptionSpec("header", short: "H", .value("'NAME: VALUE'"), help: "extra request header, repeatable") {
+                command, value, name in
+                command.options.headers.append(try ValueParsers.header(value, option: name))
+            },
+            OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header", default: defaults.userAgent) {
+                command, value, name in
+                command.options.userAgent = try ValueParsers.headerValue(value, option: name)
+            },
+            OptionSpec("output", short: "o", .value("DIR"), help: "also place each image in DIR, named after its URL") {
+                command, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
+                command.outputDirectory = value
+            },
+            OptionSpec(
+                "name", .value("TEMPLATE"),
+                help: "with -o, file names from {host} {path} {stem} {hash} {ext}",
+                default: NameTemplate.standardText
+            ) { command, value, name in
+                command.nameTemplate = try NameTemplate(parsing: value, option: name)
+            },
+            OptionSpec(
+                "shard", .value("K/N|auto"),
+                help: "only URLs whose key hash falls in shard K of N (0-based); auto: the job runner's"
+            ) {
+                command, value, name in
+                command.isShardAuto = value == "auto"
+                command.shard = command.isShardAuto ? nil : try ValueParsers.shard(value, option: name)
+            },
+            OptionSpec("link", help: "with -o, hard-link files to the cache instead of reflinking or copying them") {
+                command, _, _ in command.isLinking = true
+            },
+            OptionSpec("json", help: "results as JSON Lines on standard output") { command, _, _ in
+                command.isJSON = true
+            },
+            OptionSpec(
+                "summary", .value("FILE"), help: "also write the run's totals to FILE as one JSON object ('-': stderr)"
+            ) {
+                command, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a file") }
+                command.summaryFile = value
+            },
+            OptionSpec(
+                "progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never",
+                default: FetchCommand().progress.rawValue
+            ) {
+                command, value, name in
+                command.progress = try ValueParsers.choice(value, option: name, of: ProgressMode.self)
+            },
+        ] + transportOptions
 
     mutating func take(_ argument: String) throws(UsageError) {
         sources.append(argument == "-" ? .standardInput : .file(argument))

@@ -12,9 +12,9 @@ struct MergeCommand: ParsableCommand {
         copied file is checked against its SHA-256. So N sharded jobs' caches become one.
         """
     static let options: [OptionSpec<MergeCommand>] = [
-        OptionSpec("json", help: "one JSON object per source") { c, _, _ in c.isJSON = true },
-        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { c, _, _ in
-            c.isQuiet = true
+        OptionSpec("json", help: "one JSON object per source") { command, _, _ in command.isJSON = true },
+        OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { command, _, _ in
+            command.isQuiet = true
         },
     ]
 

@@ -2,7 +2,7 @@ import Foundation
 import SDFetchCore
 
 /// `sdfetch stats`: entries, bytes, per-format counts, oldest and newest, failure records.
-struct StatsCommand: ParsableCommand {
+struct StatsCommand: ArgumentlessCommand {
     static let name = "stats"
     static let usage = "stats [--json]"
     static let summary = "show what the cache holds"
@@ -11,15 +11,11 @@ struct StatsCommand: ParsableCommand {
         of failed-URL records. A cache directory that does not exist yet reports zeros.
         """
     static let options: [OptionSpec<StatsCommand>] = [
-        OptionSpec("json", help: "print the statistics as one JSON object") { c, _, _ in c.isJSON = true }
+        OptionSpec("json", help: "print the statistics as one JSON object") { command, _, _ in command.isJSON = true }
     ]
 
     var cacheDirectory: String?
     var isJSON = false
-
-    mutating func take(_ argument: String) throws(UsageError) {
-        throw UsageError("stats takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
-    }
 }
 
 // MARK: - Running
@@ -37,8 +33,10 @@ extension StatsCommand {
     }
 
     private func text(_ stats: CacheStats) -> String {
-        let formats = stats.formats.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key.name < $1.key.name) }
-            .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
+        let formats = stats.formats.sorted {
+            $0.value > $1.value || ($0.value == $1.value && $0.key.name < $1.key.name)
+        }
+        .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
         return """
             entries  \(stats.entries)
             bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)))

@@ -2,7 +2,7 @@ import Foundation
 import SDFetchCore
 
 /// `sdfetch verify`: re-hash every cache entry against its recorded SHA-256 and remove bad ones.
-struct VerifyCommand: ParsableCommand {
+struct VerifyCommand: ArgumentlessCommand {
     static let name = "verify"
     static let usage = "verify [--json] [-q]"
     static let summary = "re-check every entry's bytes; remove bad ones"
@@ -12,19 +12,17 @@ struct VerifyCommand: ParsableCommand {
         while fetches run. Exits 1 when something was removed.
         """
     static let options: [OptionSpec<VerifyCommand>] = [
-        OptionSpec("json", help: "one JSON object per removed entry, then a summary object") { c, _, _ in
-            c.isJSON = true
+        OptionSpec("json", help: "one JSON object per removed entry, then a summary object") { command, _, _ in
+            command.isJSON = true
         },
-        OptionSpec("quiet", short: "q", help: "print nothing; the exit status tells") { c, _, _ in c.isQuiet = true },
+        OptionSpec("quiet", short: "q", help: "print nothing; the exit status tells") { command, _, _ in
+            command.isQuiet = true
+        },
     ]
 
     var cacheDirectory: String?
     var isJSON = false
     var isQuiet = false
-
-    mutating func take(_ argument: String) throws(UsageError) {
-        throw UsageError("verify takes no arguments, got '\(Escaping.terminal(argument))'", command: Self.name)
-    }
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let report: VerifyReport
@@ -43,7 +41,8 @@ struct VerifyCommand: ParsableCommand {
                 object.add("reason", removed.reason)
                 output += object.text
             } else {
-                output += "removed\t\(Escaping.terminal(removed.path))\t\(Escaping.terminal(removed.url ?? "-"))\t\(removed.reason)\n"
+                output +=
+                    "removed\t\(Escaping.terminal(removed.path))\t\(Escaping.terminal(removed.url ?? "-"))\t\(removed.reason)\n"
             }
         }
         if isJSON {
@@ -55,7 +54,8 @@ struct VerifyCommand: ParsableCommand {
             object.add("restamped", report.restamped)
             output += object.text
         } else {
-            output += "sdfetch: verify: checked \(report.checked) entr\(report.checked == 1 ? "y" : "ies") "
+            output +=
+                "sdfetch: verify: checked \(report.checked) entr\(report.checked == 1 ? "y" : "ies") "
                 + "(\(HumanReadable.bytes(report.checkedBytes))), removed \(report.removed.count)\n"
         }
         if !isQuiet { FileDescriptorWriter.write(output, to: STDOUT_FILENO) }
