@@ -69,7 +69,9 @@ struct HostileResponseTests {
 
         #expect(response.failure?.kind == .timeout)
         #expect(elapsed >= .milliseconds(900))
-        #expect(elapsed < .seconds(3))
+        // The trickle alone lasts 10 s: well under that proves the cut, with room for a
+        // loaded machine (this suite runs beside all the others; 3 s failed under load).
+        #expect(elapsed < .seconds(6))
     }
 
     @Test("a 1 MB header line is a clear truncated failure, not out of memory")

@@ -43,10 +43,11 @@ public final class SpilledBody: Sendable {
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
             var offset = 0
             while offset < size {
-                let result = pread(fd, buffer.baseAddress! + offset, size - offset, off_t(offset))
-                if result < 0 && errno == EINTR { continue }
-                if result <= 0 { break }
-                offset += result
+                let start = offset
+                guard let count = try? syscall(where: "pread", { pread(fd, buffer.baseAddress! + start, size - start, off_t(start)) }),
+                    count > 0
+                else { break }
+                offset += count
             }
             complete = offset == size
             initialized = complete ? size : 0

@@ -185,31 +185,31 @@ struct OutputPlacer {
     /// output); false when the kernel refuses it for these files.
     private static func copyInKernel(_ input: Int32, _ output: Int32, size: Int64) -> Bool {
         var copied: Int64 = 0
-        while true {
-            let count = CSDFetch_copy_file_range(input, output, max(1, Int(min(size - copied, 1 << 30))))
-            if count == 0 { return true }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { return false }
+        while copied < size {
+            let wanted = max(1, Int(min(size - copied, 1 << 30)))
+            guard let count = try? syscall(where: "copy_file_range", { CSDFetch_copy_file_range(input, output, wanted) })
+            else { return false }
+            if count == 0 { break }
             copied += Int64(count)
-            if copied >= size { return true }
         }
+        return true
     }
 
     /// Reads and writes to the end; a failure's description, or nil.
     private static func copyInUserSpace(_ input: Int32, _ output: Int32) -> String? {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 { return "cannot read a cache file: \(Self.errnoText())" }
-            if count == 0 { return nil }
-            var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBytes { write(output, $0.baseAddress! + offset, count - offset) }
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return "cannot write to the output directory: \(Self.errnoText())" }
-                offset += written
+            let result = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemCallError) in try syscall(where: "read") { read(input, raw.baseAddress, raw.count) } }
             }
+            let count: Int
+            switch result {
+            case .success(let read): count = read
+            case .failure(let error): return "cannot read a cache file: \(error)"
+            }
+            if count == 0 { return nil }
+            guard buffer.withUnsafeBytes({ FileIO.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: output) })
+            else { return "cannot write to the output directory: \(Self.errnoText())" }
         }
     }
 
