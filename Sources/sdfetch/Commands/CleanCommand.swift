@@ -50,7 +50,10 @@ extension CleanCommand {
             if !isDryRun { removedFormat = try DiskCache.removeFormatOne(directory: directory) }
             let cache = try DiskCache(directory: directory)
             // Only the dry-run listing and JSON show the URLs; reading them costs a read per entry.
-            report = try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun, listing: isDryRun || isJSON)
+            let (maxAge, maxSize, isDryRun, listing) = (maxAge, maxSize, isDryRun, isDryRun || isJSON)
+            report = try await BlockingWork.run("sdfetch-clean") { () throws(CacheError) in
+                try cache.clean(maxAge: maxAge, maxSize: maxSize, dryRun: isDryRun, listing: listing)
+            }
         } catch {
             return cacheFailure(error)
         }

@@ -113,7 +113,8 @@ struct FetchCommand: ParsableCommand {
         }
         cache.flushUses()
         if !interrupted && !options.offline {
-            CacheLimit.enforce(on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
+            await CacheLimit.enforce(
+                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
         }
         return ExitStatus(run: consumer.summary, interrupted: interrupted)
     }
@@ -121,9 +122,12 @@ struct FetchCommand: ParsableCommand {
 
 /// `--max-cache-size`: trims the cache after a fetch run, keeping this run's entries to last.
 enum CacheLimit {
-    static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) {
+    static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) async {
         do throws(CacheError) {
-            _ = try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
+            // Off the cooperative pool: it may wait on the maintenance lock of a clean elsewhere.
+            _ = try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
+                try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
+            }
         } catch {
             console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
         }

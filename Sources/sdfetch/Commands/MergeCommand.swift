@@ -49,7 +49,9 @@ struct MergeCommand: ParsableCommand {
             }
             let report: MergeReport
             do throws(CacheError) {
-                report = try cache.merge(from: path)
+                report = try await BlockingWork.run("sdfetch-merge") { () throws(CacheError) in
+                    try cache.merge(from: path)
+                }
             } catch {
                 status = cacheFailure(error)
                 continue

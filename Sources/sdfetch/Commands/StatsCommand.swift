@@ -24,7 +24,10 @@ extension StatsCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let stats: CacheStats
         do throws(CacheError) {
-            stats = try DiskCache.stats(directory: resolvedCacheDirectory(in: environment))
+            let directory = resolvedCacheDirectory(in: environment)
+            stats = try await BlockingWork.run("sdfetch-stats") { () throws(CacheError) in
+                try DiskCache.stats(directory: directory)
+            }
         } catch {
             return cacheFailure(error)
         }

@@ -27,7 +27,8 @@ struct VerifyCommand: ArgumentlessCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let report: VerifyReport
         do throws(CacheError) {
-            report = try DiskCache(directory: resolvedCacheDirectory(in: environment)).verify()
+            let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            report = await BlockingWork.run("sdfetch-verify") { cache.verify() }
         } catch {
             return cacheFailure(error)
         }
