@@ -23,7 +23,7 @@ struct BlockingWorkTests {
         // Should the trims park the pool (the regression this test is for), this task could
         // never release the lock: a watchdog thread does, so the test fails instead of hanging.
         Thread {
-            Thread.sleep(forTimeInterval: 3)
+            Thread.sleep(forTimeInterval: 20)
             flock(holder, LOCK_UN)
         }.start()
         let console = Console(environment: .detached())
@@ -37,12 +37,13 @@ struct BlockingWorkTests {
                     finished.value.add(1, ordering: .relaxed)
                 }
             }
-            // Give the trims time to reach the lock, then prove the pool still runs tasks.
+            // Give the trims time to reach the lock, then prove the pool still runs tasks while
+            // they wait: parked threads would hold this task until the watchdog's release, and
+            // the trims would have finished by the time it runs. No clock bound: on a loaded
+            // machine the pool may be slow, but the lock stays held until released below.
             try await Task.sleep(for: .milliseconds(300))
-            let clock = ContinuousClock()
-            let start = clock.now
             let answer = await Task.detached { 42 }.value
-            #expect(answer == 42 && clock.now - start < .seconds(2))
+            #expect(answer == 42)
             #expect(finished.value.load(ordering: .relaxed) == 0, "the trims are still waiting for the lock")
             flock(holder, LOCK_UN)  // every trim now finishes
             try await group.waitForAll()
