@@ -359,9 +359,7 @@ extension DiskCache {
     /// before `limit`, ns since 1970), and anything there that is not a regular file.
     func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
         var removed = 0
-        let temporary = SafeOpen.directory("tmp", in: root.value, create: false)
-        defer { if temporary >= 0 { close(temporary) } }
-        for folder in [temporary, index.folder.value] where folder >= 0 {
+        for folder in [temporary.value, index.folder.value] where folder >= 0 {
             let scan = CacheScan.shard(folder)
             for file in scan.temporaries where file.modifiedAt < limit {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }

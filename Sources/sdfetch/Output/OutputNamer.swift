@@ -17,8 +17,8 @@ enum OutputNamer {
     static let fallbackStem = "image"
 
     /// Extensions removed from the stem so `x.jpeg` sniffed as JPEG becomes `x-….jpg`, not `x.jpeg-….jpg`.
-    private static let imageExtensions: Set<String> =
-        Set(ImageFormat.allCases.map { String($0.fileExtension.dropFirst()) } + ["jpeg", "jpe", "jfif", "tif"])
+    private static let imageExtensions: [[UInt8]] =
+        (ImageFormat.allCases.map { String($0.fileExtension.dropFirst()) } + ["jpeg", "jpe", "jfif", "tif"]).map { Array($0.utf8) }
 
     /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
     static func name(for key: URLKey, format: ImageFormat?) -> String {
@@ -44,13 +44,10 @@ enum OutputNamer {
         return segment[..<dot]
     }
 
-    /// ``imageExtensions`` as bytes, for ``isImageExtension(_:)``.
-    private static let imageExtensionBytes: [[UInt8]] = imageExtensions.map { Array($0.utf8) }
-
-    /// Whether `text` (ASCII) is an image extension in any letter case, without making a string.
+    /// Whether `text` is an image extension in any ASCII letter case, without making a string.
     private static func isImageExtension(_ text: Substring) -> Bool {
         let bytes = text.utf8
-        return imageExtensionBytes.contains { candidate in
+        return imageExtensions.contains { candidate in
             candidate.count == bytes.count
                 && zip(candidate, bytes).allSatisfy { expected, byte in
                     expected == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
@@ -62,7 +59,7 @@ enum OutputNamer {
     /// ``fallbackStem`` when nothing is left. Not yet made safe.
     static func stem(of segment: Substring) -> String {
         var stem = percentDecode(segment)
-        if let dot = stem.lastIndex(of: "."), imageExtensions.contains(stem[stem.index(after: dot)...].lowercased()) {
+        if let dot = stem.lastIndex(of: "."), isImageExtension(stem[stem.index(after: dot)...]) {
             stem = String(stem[..<dot])
         }
         while stem.hasPrefix(".") { stem.removeFirst() }
