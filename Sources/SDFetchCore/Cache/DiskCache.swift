@@ -144,7 +144,17 @@ public final class DiskCache: Sendable {
 
     /// Path of the entry file for `key`, whether or not it exists.
     public func bodyPath(for key: URLKey) -> String {
-        "\(entriesDirectory)/\(Shards.name(Shards.index(of: key.digest)))/\(key.digest.hex)"
+        // `entries/ab/<digest>` written straight into the string: every warm hit carries it.
+        entriesDirectory.withUTF8Bytes { folder in
+            String(unsafeUninitializedCapacity: folder.count + 36) { out in
+                _ = out.initialize(from: folder)
+                out[folder.count] = UInt8(ascii: "/")
+                key.digest.writeHex(digits: 2, into: UnsafeMutableBufferPointer(rebasing: out[(folder.count + 1)...]))
+                out[folder.count + 3] = UInt8(ascii: "/")
+                key.digest.writeHex(digits: 32, into: UnsafeMutableBufferPointer(rebasing: out[(folder.count + 4)...]))
+                return folder.count + 36
+            }
+        }
     }
 
     // MARK: - Reading
@@ -205,8 +215,11 @@ public final class DiskCache: Sendable {
     /// buckets one by one in its single loop). Lookups meanwhile wait for their bucket.
     public func preloadIndex() {
         let index = self.index
+        // Parsing is CPU work: one thread per core. More only take turns with the run's
+        // lookups, which wait for a bucket a preempted thread holds half-read.
+        let threads = ProcessInfo.processInfo.activeProcessorCount
         let thread = Thread {
-            _ = ShardWorkers.map(Array(0..<Shards.count)) { shard in index.withBucket(shard) { _ in () } }
+            _ = ShardWorkers.map(Array(0..<Shards.count), threads: threads) { shard in index.withBucket(shard) { _ in () } }
         }
         thread.name = "sdfetch-index-preload"
         thread.start()

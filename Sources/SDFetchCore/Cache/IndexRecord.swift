@@ -176,13 +176,21 @@ enum IndexRecord: Equatable {
         var fields: [Range<Int>] = []
         fields.reserveCapacity(limit)
         var start = 0
-        for index in 0..<payload.count where payload[index] == 0x09 {
-            fields.append(start..<index)
-            start = index + 1
-            if fields.count == limit - 1 { break }
+        while fields.count < limit - 1, let tab = offset(of: 0x09, in: payload, from: start) {
+            fields.append(start..<tab)
+            start = tab + 1
         }
         fields.append(start..<payload.count)
         return fields
+    }
+
+    /// The offset of the first `byte` in `bytes` at or after `start` (`memchr`: index lines
+    /// are read by the tens of thousands when a run starts).
+    static func offset(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard start < bytes.count, let base = bytes.baseAddress,
+            let found = memchr(base + start, Int32(byte), bytes.count - start)
+        else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     /// Every format's name as bytes, made once: `allCases` builds a new array per call.
@@ -195,6 +203,10 @@ enum IndexRecord: Equatable {
 
     /// An escaped text field as a string; nil when it is not UTF-8 or has a bad escape.
     private static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+        // ASCII without escapes, the usual field, is taken as it is: nothing to validate.
+        if bytes.allSatisfy({ $0 < 0x80 && $0 != 0x5C }) {
+            return String(decoding: bytes.bindMemory(to: UInt8.self), as: UTF8.self)
+        }
         guard bytes.contains(0x5C) else {
             return String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self)
         }

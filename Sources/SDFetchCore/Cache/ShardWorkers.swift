@@ -11,10 +11,12 @@ import Synchronization
 /// keeps `clean` over 100,000 entries within its budget. Shards are independent (each has
 /// its own lock), so the jobs never contend with each other.
 enum ShardWorkers {
-    /// Threads used: enough to overlap file-system waits on a small machine.
+    /// Threads used by default: enough to overlap file-system waits on a small machine.
     static let threadCount = 8
 
-    static func map<Shard: Sendable, T: Sendable>(_ shards: [Shard], _ job: @escaping @Sendable (Shard) -> T) -> [T] {
+    static func map<Shard: Sendable, T: Sendable>(
+        _ shards: [Shard], threads threadCount: Int = threadCount, _ job: @escaping @Sendable (Shard) -> T
+    ) -> [T] {
         guard shards.count > 1 else { return shards.map(job) }
         let state = State<T>(count: shards.count)
         let done = DispatchGroup()

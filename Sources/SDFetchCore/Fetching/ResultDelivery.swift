@@ -2,7 +2,8 @@
 /// (the CLI's `-o`). It alone may still change a status (`downloaded` to `failed` when the
 /// copy cannot be written), which is why the count waits for it (see ``RunTally``).
 ///
-/// Runs on the run's tally task, one result at a time, in completion order.
+/// Runs in the run's tally stage, on several results of a batch at once (one slice per
+/// core, ``BatchSplit``): calls for different results must not depend on each other's order.
 public protocol ResultDelivery: Sendable {
     /// Places what `result` names; sets `result.path` to the delivered file, or turns the
     /// result `failed` with the reason.

@@ -10,7 +10,6 @@ import AsyncAlgorithms
 /// the `-o` copies of a warm run overlap the reading loop's lookups as before.
 struct RunTally {
     let progress: RunProgress
-    let delivery: (any ResultDelivery)?
     private var counts = RunSummary()
 
     /// Settles every result arriving on `input` and forwards every event, in order, to
@@ -19,11 +18,12 @@ struct RunTally {
         _ input: AsyncChannel<FetchEvent>, to output: AsyncChannel<FetchEvent>, progress: RunProgress,
         delivery: (any ResultDelivery)?
     ) async {
-        var tally = RunTally(progress: progress, delivery: delivery)
+        var tally = RunTally(progress: progress)
         for await event in input {
             switch event {
             case .results(var results):
-                for index in results.indices { tally.settle(&results[index]) }
+                if let delivery { results = await deliver(results, through: delivery) }
+                for result in results { tally.count(result) }
                 await output.send(.results(results))
             case .finished(var summary):
                 tally.complete(&summary)
@@ -35,9 +35,18 @@ struct RunTally {
         output.finish()
     }
 
-    /// The result's last step, then its count.
-    mutating func settle(_ result: inout FetchResult) {
-        delivery?.deliver(&result)
+    /// Each result's last step: independent per result, so a batch is split over the cores
+    /// (a warm `-o` run looks at one output file per URL).
+    private static func deliver(_ results: [FetchResult], through delivery: any ResultDelivery) async -> [FetchResult] {
+        await BatchSplit.map(results) { result in
+            var result = result
+            delivery.deliver(&result)
+            return result
+        }
+    }
+
+    /// A result's count, once its last step decided its status for good.
+    mutating func count(_ result: FetchResult) {
         if let kind = result.failure?.kind, result.status == .failed { counts.errorKinds[kind, default: 0] += 1 }
         if result.httpStatus != nil { counts.requests += 1 }
         if result.failure?.kind == .interrupted {

@@ -10,14 +10,11 @@ public struct KeyDigest: Hashable, Sendable, CustomStringConvertible {
     public let low: UInt64
 
     public init(of text: String) {
-        let hash = SHA256.hash(data: Array(text.utf8))
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for (index, byte) in hash.prefix(16).enumerated() {
-            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        let hash = text.withUTF8Bytes { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
+        (high, low) = hash.withUnsafeBytes { raw in
+            (UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
+             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         }
-        self.high = high
-        self.low = low
     }
 
     public init(high: UInt64, low: UInt64) {
@@ -26,16 +23,25 @@ public struct KeyDigest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 32 lower-case hex digits.
-    public var hex: String {
-        // Written straight into the string's storage: this runs twice per warm-run hit.
-        String(unsafeUninitializedCapacity: 32) { out in
-            for index in 0..<16 {
-                let word = index < 8 ? high : low
-                let byte = UInt8(truncatingIfNeeded: word >> (UInt64(7 - index % 8) * 8))
-                out[index * 2] = Self.hexDigit(byte >> 4)
-                out[index * 2 + 1] = Self.hexDigit(byte & 0xF)
-            }
-            return 32
+    public var hex: String { hex(digits: 32) }
+
+    /// The first 8 of ``hex``: the `-o` names' disambiguating suffix.
+    public var shortHex: String { hex(digits: 8) }
+
+    /// The first `digits` hex digits, written straight into the string's storage: names and
+    /// paths of every warm-run hit are made of them.
+    private func hex(digits: Int) -> String {
+        String(unsafeUninitializedCapacity: digits) { out in
+            writeHex(digits: digits, into: out)
+            return digits
+        }
+    }
+
+    /// Writes the first `digits` hex digits to the start of `out`.
+    package func writeHex(digits: Int, into out: UnsafeMutableBufferPointer<UInt8>) {
+        for index in 0..<digits {
+            let word = index < 16 ? high : low
+            out[index] = Self.hexDigit(UInt8(truncatingIfNeeded: word >> UInt64((15 - index % 16) * 4)) & 0xF)
         }
     }
 

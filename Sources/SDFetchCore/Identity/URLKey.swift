@@ -37,7 +37,10 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
             let isSpace = bad == 0x20 || bad == 0x09
             throw InvalidURL(reason: isSpace ? "contains whitespace" : "contains a control character")
         }
-        let scheme = String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
+        // Lower-case text as written needs no lowering (nor a string of its own).
+        let writtenScheme: String? =
+            bytes[..<colon].elementsEqual("http".utf8) ? "http" : bytes[..<colon].elementsEqual("https".utf8) ? "https" : nil
+        let scheme = writtenScheme ?? String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
         guard scheme == "http" || scheme == "https" else {
             if scheme.isEmpty || !scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
                 throw InvalidURL(reason: "not an absolute URL")
@@ -80,7 +83,8 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         }
         guard !hostBytes.isEmpty, !hostBytes.elementsEqual("[]".utf8) else { throw InvalidURL(reason: "no host") }
         try Self.checkHost(hostBytes)
-        let host = String(decoding: hostBytes, as: UTF8.self).lowercased()
+        let isHostLower = hostBytes.allSatisfy { $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+        let host = isHostLower ? String(decoding: hostBytes, as: UTF8.self) : String(decoding: hostBytes, as: UTF8.self).lowercased()
 
         var portSuffix = ""
         if let portBytes, !portBytes.isEmpty {
@@ -91,9 +95,16 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
             if port != defaultPort { portSuffix = ":\(port)" }
         }
 
-        var path = String(decoding: tail, as: UTF8.self)
-        if !path.hasPrefix("/") { path = "/" + path }
-        let normalised = "\(scheme)://\(String(decoding: userinfo, as: UTF8.self))\(host)\(portSuffix)\(path)"
+        // Most lines are written normalised already: the key is then the line's own text.
+        let isPortAsWritten = portBytes == nil || (portBytes?.first != UInt8(ascii: "0") && !portSuffix.isEmpty)
+        let normalised: String
+        if writtenScheme != nil, isHostLower, isPortAsWritten, tail.first == UInt8(ascii: "/"), tail.endIndex == bytes.endIndex {
+            normalised = String(text)
+        } else {
+            var path = String(decoding: tail, as: UTF8.self)
+            if !path.hasPrefix("/") { path = "/" + path }
+            normalised = "\(scheme)://\(String(decoding: userinfo, as: UTF8.self))\(host)\(portSuffix)\(path)"
+        }
         self.string = normalised
         self.scheme = scheme
         self.host = host
@@ -108,8 +119,8 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// any other text unchanged. Works on raw input too (invalid lines, first spellings).
     public static func redacting(_ text: String) -> String {
         // Byte-wise, with an early exit: this runs for every printed result of a warm run.
+        guard text.withUTF8Bytes({ $0.contains(UInt8(ascii: "@")) }) else { return text }
         let bytes = text.utf8
-        guard bytes.contains(UInt8(ascii: "@")) else { return text }
         guard let spans = URLSpans(text) else { return text }
         let authority = bytes[spans.authority]
         guard let at = authority.lastIndex(of: UInt8(ascii: "@")),

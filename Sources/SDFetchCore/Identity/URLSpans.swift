@@ -14,26 +14,31 @@ public struct URLSpans: Sendable {
 
     /// nil when `url` has no `scheme://`.
     public init?(_ url: String) {
-        let bytes = url.utf8
-        var index = bytes.startIndex
-        var authorityStart: String.Index?
-        while index != bytes.endIndex {
-            if bytes[index] == UInt8(ascii: ":"), bytes[bytes.index(after: index)...].starts(with: "//".utf8) {
-                authorityStart = bytes.index(index, offsetBy: 3)
-                break
-            }
-            index = bytes.index(after: index)
+        guard let offsets = url.withUTF8Bytes(Self.offsets(in:)) else { return nil }
+        let utf8 = url.utf8
+        func index(_ offset: Int) -> String.Index { utf8.index(utf8.startIndex, offsetBy: offset) }
+        authority = index(offsets.authority.lowerBound)..<index(offsets.authority.upperBound)
+        path = index(offsets.path.lowerBound)..<index(offsets.path.upperBound)
+    }
+
+    /// The two spans as byte offsets.
+    private static func offsets(in bytes: UnsafeBufferPointer<UInt8>) -> (authority: Range<Int>, path: Range<Int>)? {
+        var index = 0
+        while index + 2 < bytes.count, !(bytes[index] == colon && bytes[index + 1] == slash && bytes[index + 2] == slash) {
+            index += 1
         }
-        guard let authorityStart else { return nil }
-        let authorityEnd =
-            bytes[authorityStart...].firstIndex { $0 == Self.slash || $0 == Self.question || $0 == Self.hash }
-            ?? bytes.endIndex
-        authority = authorityStart..<authorityEnd
-        let pathEnd =
-            bytes[authorityEnd...].firstIndex { $0 == Self.question || $0 == Self.hash } ?? bytes.endIndex
-        path =
-            authorityEnd != bytes.endIndex && bytes[authorityEnd] == Self.slash
-            ? authorityEnd..<pathEnd : authorityEnd..<authorityEnd
+        guard index + 2 < bytes.count else { return nil }
+        let authorityStart = index + 3
+        var authorityEnd = authorityStart
+        while authorityEnd < bytes.count, bytes[authorityEnd] != slash, bytes[authorityEnd] != question,
+            bytes[authorityEnd] != hash
+        {
+            authorityEnd += 1
+        }
+        var pathEnd = authorityEnd
+        while pathEnd < bytes.count, bytes[pathEnd] != question, bytes[pathEnd] != hash { pathEnd += 1 }
+        let hasPath = authorityEnd < bytes.count && bytes[authorityEnd] == slash
+        return (authorityStart..<authorityEnd, authorityEnd..<(hasPath ? pathEnd : authorityEnd))
     }
 
     /// Host and port of the authority, any userinfo (`user:pass@`) left out.
@@ -45,11 +50,17 @@ public struct URLSpans: Sendable {
 
     /// The path after its last `/`: the file name part; empty for `/` or no path.
     public func lastSegment(in url: String) -> Substring {
-        let path = url.utf8[self.path]
-        guard let slash = path.lastIndex(of: Self.slash) else { return "" }
-        return url[url.utf8.index(after: slash)..<self.path.upperBound]
+        let path = url[self.path]
+        let length = path.withUTF8Bytes { bytes in
+            var index = bytes.count
+            while index > 0, bytes[index - 1] != Self.slash { index -= 1 }
+            return index == 0 ? nil : bytes.count - index
+        }
+        guard let length else { return "" }
+        return path[path.utf8.index(path.endIndex, offsetBy: -length)...]
     }
 
+    private static let colon = UInt8(ascii: ":")
     private static let slash = UInt8(ascii: "/")
     private static let question = UInt8(ascii: "?")
     private static let hash = UInt8(ascii: "#")

@@ -19,7 +19,7 @@ enum Escaping {
     /// Backslashes stay as they are, so an ordinary URL prints byte for byte (URLs with
     /// control characters are `invalid` anyway, so the URL column of a result never changes).
     static func terminal(_ text: some StringProtocol) -> String {
-        guard text.unicodeScalars.contains(where: isUnsafe) else { return String(text) }
+        guard !isPrintableASCII(text), text.unicodeScalars.contains(where: isUnsafe) else { return String(text) }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             guard isUnsafe(scalar) else {
@@ -39,6 +39,12 @@ enum Escaping {
             out.append(contentsOf: escaped.unicodeScalars)
         }
         return String(out)
+    }
+
+    /// Printable ASCII only: nothing to escape, told from the bytes without decoding scalars
+    /// (every result line of a warm run asks this of its URL and path).
+    static func isPrintableASCII(_ text: some StringProtocol) -> Bool {
+        text.withUTF8Bytes { bytes in bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } }
     }
 
     /// A JSON string literal, quotes included: `"`, `\` and every unsafe character escaped.

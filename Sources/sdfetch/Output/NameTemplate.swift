@@ -92,7 +92,7 @@ struct NameTemplate: Sendable, Equatable {
                     switch piece {
                     case .text(let text): text
                     case .host: key.host
-                    case .hash: String(key.digest.hex.prefix(8))
+                    case .hash: key.digest.shortHex
                     case .ext: isFile ? (format?.fileExtension ?? "") : ""
                     case .stem: ""
                     }

@@ -22,32 +22,38 @@ enum OutputNamer {
 
     /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
     static func name(for key: URLKey, format: ImageFormat?) -> String {
-        let suffix = "-" + String(key.digest.hex.prefix(8)) + (format?.fileExtension ?? "")
+        let suffix = "-" + key.digest.shortHex + (format?.fileExtension ?? "")
         let segment = lastSegment(of: key.string)
         if let plain = plainStem(of: segment), plain.utf8.count <= maxBytes - suffix.utf8.count {
-            return plain + suffix
+            var name = String()
+            name.reserveCapacity(plain.utf8.count + suffix.utf8.count)
+            name += plain
+            name += suffix
+            return name
         }
         return truncate(sanitise(stem(of: segment)), toBytes: maxBytes - suffix.utf8.count) + suffix
     }
 
     /// The stem of a segment that needs no decoding or escaping (printable ASCII without
-    /// `%` or `\`, not starting with a dot): most URLs, named without building a string
-    /// character by character. Nil sends the segment down the general path.
+    /// `%` or `\`, not starting with a dot): most URLs, named from one scan of the bytes.
+    /// Nil sends the segment down the general path.
     private static func plainStem(of segment: Substring) -> Substring? {
-        let bytes = segment.utf8
-        guard let first = bytes.first, first != UInt8(ascii: "."),
-            bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") && $0 != UInt8(ascii: "\\") })
-        else { return nil }
-        guard let dot = segment.lastIndex(of: "."), isImageExtension(segment[segment.index(after: dot)...]) else {
-            return segment
+        let length = segment.withUTF8Bytes { bytes -> Int? in
+            guard let first = bytes.first, first != UInt8(ascii: ".") else { return nil }
+            var lastDot = -1
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "\\") else { return nil }
+                if byte == UInt8(ascii: ".") { lastDot = index }
+            }
+            return lastDot > 0 && isImageExtension(bytes[(lastDot + 1)...]) ? lastDot : bytes.count
         }
-        return segment[..<dot]
+        return length.map { segment[..<segment.utf8.index(segment.startIndex, offsetBy: $0)] }
     }
 
-    /// Whether `text` is an image extension in any ASCII letter case, without making a string.
-    private static func isImageExtension(_ text: Substring) -> Bool {
-        let bytes = text.utf8
-        return imageExtensions.contains { candidate in
+    /// Whether `bytes` spell an image extension in any ASCII letter case.
+    private static func isImageExtension(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        imageExtensions.contains { candidate in
             candidate.count == bytes.count
                 && zip(candidate, bytes).allSatisfy { expected, byte in
                     expected == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte)
@@ -59,7 +65,7 @@ enum OutputNamer {
     /// ``fallbackStem`` when nothing is left. Not yet made safe.
     static func stem(of segment: Substring) -> String {
         var stem = percentDecode(segment)
-        if let dot = stem.lastIndex(of: "."), isImageExtension(stem[stem.index(after: dot)...]) {
+        if let dot = stem.lastIndex(of: "."), stem[stem.index(after: dot)...].withUTF8Bytes({ isImageExtension($0[...]) }) {
             stem = String(stem[..<dot])
         }
         while stem.hasPrefix(".") { stem.removeFirst() }
