@@ -14,6 +14,16 @@ struct URLKeyTests {
             ("https://example.com:80/", "https://example.com:80/"),
             ("http://user:Pw@Example.com/%2F", "http://user:Pw@example.com/%2F"),
             ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+            // Lines that look normalised but are not: each must still be rewritten.
+            ("Http://example.com/a", "http://example.com/a"),
+            ("http://example.com:0080/a", "http://example.com/a"),
+            ("http://example.com:08080/a", "http://example.com:8080/a"),
+            ("http://example.com:/a", "http://example.com/a"),
+            ("http://example.com/a#", "http://example.com/a"),
+            ("http://EXÄMPLE.com/a", "http://exämple.com/a"),
+            ("http://example.com", "http://example.com/"),
+            // Already normalised: kept as written.
+            ("http://127.0.0.1:18095/mixed-2000/img/000001.jpg?v=3", "http://127.0.0.1:18095/mixed-2000/img/000001.jpg?v=3"),
         ])
     func normalises(input: String, expected: String) throws {
         #expect(try URLKey(parsing: input).string == expected)
