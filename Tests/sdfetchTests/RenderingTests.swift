@@ -15,6 +15,14 @@ struct RenderingTests {
         #expect(Escaping.terminal("héllo 画像") == "héllo 画像")
     }
 
+    @Test("a text result line is status, path and URL, tab-separated, password masked, escaped")
+    func textLine() throws {
+        let key = try URLKey(parsing: "http://u:secret@h/x.png")
+        let result = FetchResult(url: "http://u:secret@h/x.png", key: key, status: .cached)
+        #expect(ResultPrinter.textLine(result, path: "out/x\u{1B}.png") == "cached\tout/x\\x1b.png\thttp://u:***@h/x.png\n")
+        #expect(ResultPrinter.textLine(result, path: nil) == "cached\t-\thttp://u:***@h/x.png\n")
+    }
+
     @Test("JSON strings escape quotes, backslashes and every unsafe character, and decode back")
     func jsonEscaping() throws {
         let original = "q\"b\\s\u{0}e\u{1B}c\u{9B}r\u{202E}é"
@@ -32,6 +40,7 @@ struct RenderingTests {
         let ax = try name("http://h/a/x.png")
         let bx = try name("http://h/b/x.png")
         #expect(ax.hasPrefix("x-") && ax.hasSuffix(".png") && ax.utf8.count == "x-12345678.png".utf8.count)
+        #expect(ax == "x-" + (try URLKey(parsing: "http://h/a/x.png")).digest.hex.prefix(8) + ".png")
         #expect(ax != bx)
         #expect(try name("http://h/a/x.png") == ax)
         #expect(try name("http://h/photo.JPEG?size=2", .jpeg).hasPrefix("photo-"))

@@ -21,6 +21,15 @@ public struct URLSpans: Sendable {
         path = index(offsets.path.lowerBound)..<index(offsets.path.upperBound)
     }
 
+    /// The byte offsets of the last path segment (after the path's last `/`, before `?` or
+    /// `#`) in a URL's bytes: what an `-o` name is made of, found without making a string.
+    package static func lastSegment(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        guard let path = offsets(in: bytes)?.path else { return nil }
+        var start = path.upperBound
+        while start > path.lowerBound, bytes[start - 1] != slash { start -= 1 }
+        return start > path.lowerBound ? start..<path.upperBound : nil
+    }
+
     /// The two spans as byte offsets.
     private static func offsets(in bytes: UnsafeBufferPointer<UInt8>) -> (authority: Range<Int>, path: Range<Int>)? {
         var index = 0

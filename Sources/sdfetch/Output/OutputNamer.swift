@@ -22,33 +22,41 @@ enum OutputNamer {
 
     /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
     static func name(for key: URLKey, format: ImageFormat?) -> String {
-        let suffix = "-" + key.digest.shortHex + (format?.fileExtension ?? "")
-        let segment = lastSegment(of: key.string)
-        if let plain = plainStem(of: segment), plain.utf8.count <= maxBytes - suffix.utf8.count {
-            var name = String()
-            name.reserveCapacity(plain.utf8.count + suffix.utf8.count)
-            name += plain
-            name += suffix
-            return name
-        }
-        return truncate(sanitise(stem(of: segment)), toBytes: maxBytes - suffix.utf8.count) + suffix
+        let fileExtension = format?.fileExtension ?? ""
+        if let name = plainName(for: key, fileExtension: fileExtension) { return name }
+        let suffix = "-" + key.digest.shortHex + fileExtension
+        return truncate(sanitise(stem(of: lastSegment(of: key.string))), toBytes: maxBytes - suffix.utf8.count) + suffix
     }
 
-    /// The stem of a segment that needs no decoding or escaping (printable ASCII without
-    /// `%` or `\`, not starting with a dot): most URLs, named from one scan of the bytes.
-    /// Nil sends the segment down the general path.
-    private static func plainStem(of segment: Substring) -> Substring? {
-        let length = segment.withUTF8Bytes { bytes -> Int? in
-            guard let first = bytes.first, first != UInt8(ascii: ".") else { return nil }
+    /// The name of a URL whose last segment needs no decoding or escaping (printable ASCII
+    /// without `%` or `\`, not starting with a dot), written from the URL's bytes in one
+    /// pass: most URLs, and every hit of a warm `-o` run. Nil sends it down the general path.
+    private static func plainName(for key: URLKey, fileExtension: String) -> String? {
+        key.string.withUTF8Bytes { url -> String? in
+            guard let segment = URLSpans.lastSegment(in: url), !segment.isEmpty, url[segment.lowerBound] != UInt8(ascii: ".")
+            else {
+                return nil
+            }
             var lastDot = -1
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
+            for index in segment {
+                let byte = url[index]
                 guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "\\") else { return nil }
                 if byte == UInt8(ascii: ".") { lastDot = index }
             }
-            return lastDot > 0 && isImageExtension(bytes[(lastDot + 1)...]) ? lastDot : bytes.count
+            let stemEnd = lastDot > segment.lowerBound && isImageExtension(url[(lastDot + 1)..<segment.upperBound]) ? lastDot : segment.upperBound
+            let stem = UnsafeBufferPointer(rebasing: url[segment.lowerBound..<stemEnd])
+            return fileExtension.withUTF8Bytes { ext -> String? in
+                let length = stem.count + 9 + ext.count
+                guard length <= maxBytes else { return nil }
+                return String(unsafeUninitializedCapacity: length) { out in
+                    _ = UnsafeMutableBufferPointer(rebasing: out[0...]).initialize(from: stem)
+                    out[stem.count] = UInt8(ascii: "-")
+                    key.digest.writeHex(digits: 8, into: UnsafeMutableBufferPointer(rebasing: out[(stem.count + 1)...]))
+                    _ = UnsafeMutableBufferPointer(rebasing: out[(stem.count + 9)...]).initialize(from: ext)
+                    return length
+                }
+            }
         }
-        return length.map { segment[..<segment.utf8.index(segment.startIndex, offsetBy: $0)] }
     }
 
     /// Whether `bytes` spell an image extension in any ASCII letter case.

@@ -60,9 +60,13 @@ struct OutputPlacer {
     func place(_ cacheFile: String, at relativePath: String, placed: (bytes: Int64, stamp: Int64)?) throws(OutputError)
         -> String
     {
-        let target = directory + "/" + relativePath
+        var target = String()
+        target.reserveCapacity(directory.utf8.count + relativePath.utf8.count + 1)
+        target += directory
+        target += "/"
+        target += relativePath
         // The default template names one file in DIR: no split on the warm-run path.
-        if !relativePath.utf8.contains(UInt8(ascii: "/")) {
+        if !relativePath.withUTF8Bytes({ $0.contains(UInt8(ascii: "/")) }) {
             precondition(!relativePath.isEmpty && !relativePath.hasPrefix("."), "NameTemplate makes safe parts")
             return try place(cacheFile, as: relativePath, in: folder, target: target, placed: placed)
         }

@@ -11,8 +11,27 @@ enum ResultPrinter {
     }
 
     static func textLine(_ result: FetchResult, path: String?) -> String {
-        let url = Escaping.terminal(URLKey.redacting(result.url))
-        return "\(statusWord(result))\t\(path.map { Escaping.terminal($0) } ?? "-")\t\(url)\n"
+        row(statusWord(result), path.map { Escaping.terminal($0) } ?? "-", Escaping.terminal(URLKey.redacting(result.url)))
+    }
+
+    /// `a TAB b TAB c LF`, copied once into a string of its exact size (a warm run prints
+    /// 100,000 of these a second; interpolation appended piece by piece).
+    private static func row(_ a: String, _ b: String, _ c: String) -> String {
+        a.withUTF8Bytes { a in
+            b.withUTF8Bytes { b in
+                c.withUTF8Bytes { c in
+                    String(unsafeUninitializedCapacity: a.count + b.count + c.count + 3) { out in
+                        var end = 0
+                        for (field, separator) in [(a, UInt8(ascii: "\t")), (b, UInt8(ascii: "\t")), (c, UInt8(ascii: "\n"))] {
+                            _ = UnsafeMutableBufferPointer(rebasing: out[end...]).initialize(from: field)
+                            out[end + field.count] = separator
+                            end += field.count + 1
+                        }
+                        return end
+                    }
+                }
+            }
+        }
     }
 
     /// The status column: `interrupted` for a URL Ctrl-C stopped, so a re-run's input is easy to pick out.
