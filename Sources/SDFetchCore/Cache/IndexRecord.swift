@@ -88,7 +88,17 @@ enum IndexRecord: Equatable {
     }
 
     private static func escape(_ text: String, into bytes: inout [UInt8]) {
-        for byte in text.utf8 {
+        text.withUTF8Bytes { text in
+            // Real fields (digests, times, URLs) have nothing to escape: copied in one go.
+            guard text.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else {
+                return bytes.append(contentsOf: text)
+            }
+            escapeEach(text, into: &bytes)
+        }
+    }
+
+    private static func escapeEach(_ text: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) {
+        for byte in text {
             switch byte {
             case 0x5C: bytes += [0x5C, 0x5C]
             case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
