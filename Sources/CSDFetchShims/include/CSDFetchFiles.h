@@ -1,6 +1,6 @@
 /*
  * Linux file APIs that Glibc's Swift module does not export: O_TMPFILE (a composite macro
- * Swift cannot import), the inode-flag and reflink ioctls (variadic), and copy_file_range
+ * Swift cannot import), AT_EMPTY_PATH, the inode-flag and reflink ioctls (variadic), and copy_file_range
  * (declared only under _GNU_SOURCE).
  */
 #ifndef CSDFETCH_FILES_H
@@ -18,6 +18,15 @@ static inline int CSDFetch_O_TMPFILE(void) {
     return O_TMPFILE;
 #else
     return __O_TMPFILE; /* what O_TMPFILE expands to; glibc defines the name only with _GNU_SOURCE */
+#endif
+}
+
+/* linkat(2) flag naming the descriptor itself (glibc defines it only with _GNU_SOURCE). */
+static inline int CSDFetch_AT_EMPTY_PATH(void) {
+#ifdef AT_EMPTY_PATH
+    return AT_EMPTY_PATH;
+#else
+    return 0x1000;
 #endif
 }
 

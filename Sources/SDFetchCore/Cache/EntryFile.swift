@@ -186,9 +186,7 @@ final class NewEntryFile {
         self.temporaryName = nil
     }
 
-    /// `linkat` of the unnamed file through `/proc/self/fd`, which needs no privilege
-    /// (`AT_EMPTY_PATH` would need `CAP_DAC_READ_SEARCH`).
     private func linkUnnamed(as name: String) -> Bool {
-        linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, name, AT_SYMLINK_FOLLOW) == 0
+        UnnamedFileLink.link(fd, as: name, in: folder)
     }
 }

@@ -139,7 +139,7 @@ struct OutputPlacer {
         guard output >= 0 else { return false }
         defer { close(output) }
         try copy(cacheFile, into: output, closing: false)
-        return linkat(AT_FDCWD, "/proc/self/fd/\(output)", folder, name, AT_SYMLINK_FOLLOW) == 0
+        return UnnamedFileLink.link(output, as: name, in: folder)
     }
 
     /// Whether `name` already is the image: a regular file of its size and the cache
