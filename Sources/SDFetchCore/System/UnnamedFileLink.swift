@@ -21,6 +21,11 @@ package enum UnnamedFileLink {
             guard errno == EPERM || errno == ENOENT || errno == EINVAL else { return false }
             isEmptyPathRefused.store(true, ordering: .relaxed)
         }
-        return linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, name, AT_SYMLINK_FOLLOW) == 0
+        return linkThroughProc(fd, as: name, in: folder)
+    }
+
+    /// The unprivileged way, through the descriptor's magic link in `/proc/self/fd`.
+    static func linkThroughProc(_ fd: Int32, as name: String, in folder: Int32) -> Bool {
+        linkat(AT_FDCWD, "/proc/self/fd/\(fd)", folder, name, AT_SYMLINK_FOLLOW) == 0
     }
 }
