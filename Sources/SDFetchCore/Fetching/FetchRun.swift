@@ -42,7 +42,8 @@ public struct FetchRun: Sendable {
     /// `reader` is made by the caller so a signal handler can cancel it.
     public func run(reader: URLListReader, into events: AsyncChannel<FetchEvent>) async {
         let settled = AsyncChannel<FetchEvent>()
-        async let counted: Void = RunTally.forward(settled, to: events, progress: progress, delivery: delivery)
+        async let counted: Void = RunTally.forward(
+            settled, to: events, progress: progress, delivery: delivery, files: fetcher.files)
         var intake = RunIntake(
             fetcher: fetcher, shard: shard, progress: progress, reader: reader, output: settled,
             limit: max(16, fetcher.options.concurrency * 4))

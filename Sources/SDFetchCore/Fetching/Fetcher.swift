@@ -17,6 +17,9 @@ public actor Fetcher {
     public nonisolated let options: FetchOptions
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
+    /// Where the store step's writes, the shard locks they may take and the blacklist's
+    /// writes run (``BlockingPool``): never on the cooperative pool.
+    nonisolated let files: BlockingPool
     nonisolated let now: @Sendable () -> Date
     nonisolated let blacklist: FailureBlacklist
     /// When an entry is served without a request, from the options.
@@ -38,7 +41,13 @@ public actor Fetcher {
         self.servePolicy = ServePolicy(
             freshness: Freshness(maxAge: options.maxAge), isRefreshing: options.refresh, isOffline: options.offline)
         self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: options.pacing)
+        self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
     }
+
+    /// Threads for the store step: a store is mostly page-cache writes (tens of µs), so two
+    /// cores keep few busy; the spare ones let stores to other shards go on while a few wait
+    /// on a shard lock that a `clean` elsewhere holds.
+    static let fileThreads = 4
 
     /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
     /// calls for one key make one lookup and at most one request.
@@ -59,9 +68,13 @@ public actor Fetcher {
         engine.cancelAll()
     }
 
-    /// Stops the transfer thread once no transfer is left and returns when it has ended;
-    /// ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
-    public nonisolated func shutdown() async { await engine.shutdown() }
+    /// Stops the transfer thread once no transfer is left, then the file threads, and returns
+    /// when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
+    /// every exit.
+    public nonisolated func shutdown() async {
+        await engine.shutdown()
+        await files.shutdown()
+    }
 
     // MARK: - The steps of one URL
 
@@ -114,6 +127,8 @@ public actor Fetcher {
             return failedResult(
                 key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
         }
+        // The record's read (one `openat`, nearly always ENOENT) stays on this task, as the
+        // lookup's `fstatat` does: no lock, no pipe, and a hop would cost more than the call.
         var hadRecord = options.retryFailed
         if !options.retryFailed, let record = blacklist.record(for: key) {
             if record.isActive(now: now(), maxAge: options.maxAge) {
@@ -121,18 +136,20 @@ public actor Fetcher {
             }
             hadRecord = true
         }
-        let result = await request(key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) })
-        if let failure = result.failure {
-            blacklist.insert(failure, for: key)  // permanent kinds only
-        } else if hadRecord {
-            blacklist.remove([key])
+        let result = await request(
+            key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
+            clearingRecord: hadRecord)
+        if let failure = result.failure, failure.kind.isPermanent {
+            // The record is renamed into place under the shard's lock: off the cooperative pool.
+            await files.run { [blacklist] in _ = blacklist.insert(failure, for: key) }
         }
         return result
     }
 
-    /// One request for `key`, conditional when `entry` has validators, and its result.
+    /// One request for `key`, conditional when `entry` has validators, and its result; a
+    /// success also removes the key's blacklist record when `clearingRecord`.
     private nonisolated func request(
-        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?
+        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool
     ) async -> FetchResult {
         let validators = entry.map(Self.conditionalHeaders) ?? []
         // This request's options: the run's, plus the entry's validators.
@@ -151,11 +168,11 @@ public actor Fetcher {
         case .notModified(let response):
             // isConditional implies an entry lent the validators.
             guard let entry else { preconditionFailure("a 304 outcome without a conditional request") }
-            return revalidated(entry, response: response, key: key, spelling: spelling)
+            return await revalidated(entry, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         case .body(let response):
-            return await store(response, key: key, spelling: spelling)
+            return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         }
     }
 
@@ -167,15 +184,20 @@ public actor Fetcher {
         return headers
     }
 
-    /// A `304` confirmed `entry`: renew its times (and validators) without a body.
+    /// A `304` confirmed `entry`: renew its times (and validators) without a body. The
+    /// renewal's index line is written on ``files``.
     private nonisolated func revalidated(
-        _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String
-    ) -> FetchResult {
+        _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
+    ) async -> FetchResult {
         do throws(FetchFailure) {
-            // nil: another process stored a newer body meanwhile; serve that one.
-            let current =
-                try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
-                ?? cache.entry(for: key) ?? entry
+            let current = try await files.run { [cache, blacklist] () throws(FetchFailure) -> CacheEntry in
+                // nil: another process stored a newer body meanwhile; serve that one.
+                let current =
+                    try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
+                    ?? cache.entry(for: key) ?? entry
+                if clearingRecord { blacklist.remove([key]) }
+                return current
+            }
             var result = cachedResult(current, key: key, spelling: spelling, status: .revalidated)
             result.httpStatus = 304
             return result
@@ -184,10 +206,17 @@ public actor Fetcher {
         }
     }
 
-    /// Verifies a `2xx` body and stores it as the key's entry (replacing any older one).
-    private nonisolated func store(_ response: TransferResponse, key: URLKey, spelling: String) async -> FetchResult {
+    /// Verifies a `2xx` body here (CPU work: the cooperative pool), then stores it as the
+    /// key's entry (replacing any older one) on ``files``: the writes, and the shard lock a
+    /// replacement takes, block in the kernel.
+    private nonisolated func store(
+        _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
+    ) async -> FetchResult {
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
-        // A spilled body is read back here, on a pool thread: at most one per thread at a time.
+        // A spilled body is read back here, right before its verification on the same thread,
+        // so at most one body per pool thread is in memory: read on ``files``, every finished
+        // transfer would hold its body while it waited for a thread to verify it. (A read of
+        // a file just written: the page cache's, with no lock or pipe to wait on.)
         guard let body = response.spilled.map({ $0.bytes() }) ?? response.body else {
             let failure = FetchFailure(.io, "cannot read the download back from the cache's tmp folder: \(errnoText())")
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
@@ -199,9 +228,13 @@ public actor Fetcher {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         do throws(FetchFailure) {
-            let entry = try cache.store(
-                body, spilled: response.spilled, for: key, image: image, etag: response.etag,
-                lastModified: response.lastModified)
+            let entry = try await files.run { [cache, blacklist] () throws(FetchFailure) -> CacheEntry in
+                let entry = try cache.store(
+                    body, spilled: response.spilled, for: key, image: image, etag: response.etag,
+                    lastModified: response.lastModified)
+                if clearingRecord { blacklist.remove([key]) }
+                return entry
+            }
             var result = cachedResult(entry, key: key, spelling: spelling, status: .downloaded)
             result.httpStatus = response.httpStatus
             return result

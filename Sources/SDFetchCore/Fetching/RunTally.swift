@@ -10,19 +10,20 @@ import AsyncAlgorithms
 /// the `-o` copies of a warm run overlap the reading loop's lookups as before.
 struct RunTally {
     let progress: RunProgress
-    let delivery: (any ResultDelivery)?
     private var counts = RunSummary()
 
     /// Settles every result arriving on `input` and forwards every event, in order, to
     /// `output`; the final summary gets this stage's counts. Finishes `output` at the end.
+    /// The delivery's file work runs on `files`, one hop per batch.
     static func forward(
         _ input: AsyncChannel<FetchEvent>, to output: AsyncChannel<FetchEvent>, progress: RunProgress,
-        delivery: (any ResultDelivery)?
+        delivery: (any ResultDelivery)?, files: BlockingPool
     ) async {
-        var tally = RunTally(progress: progress, delivery: delivery)
+        var tally = RunTally(progress: progress)
         for await event in input {
             switch event {
             case .results(var results):
+                if let delivery { results = await delivery.deliver(results, on: files) }
                 for index in results.indices { tally.settle(&results[index]) }
                 await output.send(.results(results))
             case .finished(var summary):
@@ -35,9 +36,8 @@ struct RunTally {
         output.finish()
     }
 
-    /// The result's last step, then its count.
+    /// Counts a result whose last step (the delivery) was taken.
     mutating func settle(_ result: inout FetchResult) {
-        delivery?.deliver(&result)
         if let kind = result.failure?.kind, result.status == .failed { counts.errorKinds[kind, default: 0] += 1 }
         if result.httpStatus != nil { counts.requests += 1 }
         if result.failure?.kind == .interrupted {
