@@ -58,6 +58,9 @@ final class Console: Sendable {
 
     private let state = Mutex(State())
     private let writer = BlockingPool(threads: 1, name: "sdfetch-console")
+    /// Where result lines and messages go: standard output and standard error, or a test's pipes.
+    private let outputFD: Int32
+    private let errorFD: Int32
     private let isOutputTerminal: Bool
     /// Whether erasing uses `ESC [ K`; without it (`TERM=dumb`) the line is blanked with spaces.
     private let canEraseLine: Bool
@@ -69,7 +72,9 @@ final class Console: Sendable {
     /// Queued bytes past which ``waitForRoom()`` waits: sixteen hand-overs of stdout.
     static let queueLimit = 16 * bufferLimit
 
-    fileprivate init(environment: ProcessEnvironment) {
+    fileprivate init(environment: ProcessEnvironment, output: Int32, error: Int32) {
+        outputFD = output
+        errorFD = error
         isOutputTerminal = environment.isStandardOutputTerminal
         canEraseLine = !environment.isDumbTerminal
         outputSharesBarTerminal = environment.isStandardOutputTerminal && environment.isStandardErrorTerminal
@@ -93,7 +98,7 @@ final class Console: Sendable {
         change { state, writes in
             let bar = state.bar
             if bar != nil { erase(&state, &writes) }
-            writes.add(text.utf8, to: STDERR_FILENO)
+            writes.add(text.utf8, to: errorFD)
             if let bar { draw(bar, &state, &writes) }
         }
     }
@@ -110,13 +115,14 @@ final class Console: Sendable {
             var writes = Writes()
             let bar = state.bar
             if bar != nil { erase(&state, &writes) }
-            writes.add(text.utf8, to: STDERR_FILENO)
+            writes.add(text.utf8, to: errorFD)
             if let bar { draw(bar, &state, &writes) }
             handOver(writes, &state)
             return true
         }
         guard !isQueued else { return }
-        Thread { FileDescriptorWriter.write(text, to: STDERR_FILENO) }.start()
+        let fd = errorFD
+        Thread { FileDescriptorWriter.write(text, to: fd) }.start()
     }
 
     /// Replaces the bar with `line` (already fitted to the terminal width).
@@ -206,17 +212,17 @@ final class Console: Sendable {
     private func flush(_ state: inout State, _ writes: inout Writes) {
         state.lastFlush = .now
         guard !state.pending.isEmpty else { return }
-        writes.add(state.pending, to: STDOUT_FILENO)
+        writes.add(state.pending, to: outputFD)
         state.pending.removeAll(keepingCapacity: true)
     }
 
     private func draw(_ line: String, _ state: inout State, _ writes: inout Writes) {
         if canEraseLine {
-            writes.add(("\r" + line + "\u{1B}[K").utf8, to: STDERR_FILENO)
+            writes.add(("\r" + line + "\u{1B}[K").utf8, to: errorFD)
         } else {
             let blank =
                 (state.bar?.count ?? 0) > line.count ? String(repeating: " ", count: state.bar!.count - line.count) : ""
-            writes.add(("\r" + line + blank).utf8, to: STDERR_FILENO)
+            writes.add(("\r" + line + blank).utf8, to: errorFD)
         }
         state.bar = line
     }
@@ -224,18 +230,20 @@ final class Console: Sendable {
     private func erase(_ state: inout State, _ writes: inout Writes) {
         guard let bar = state.bar else { return }
         let text = canEraseLine ? "\r\u{1B}[K" : "\r" + String(repeating: " ", count: bar.count) + "\r"
-        writes.add(text.utf8, to: STDERR_FILENO)
+        writes.add(text.utf8, to: errorFD)
         state.bar = nil
     }
 }
 
 /// Runs `body` with the run's ``Console`` and, however `body` ends, writes what is still
 /// queued and joins the writer thread: nothing printed is lost at exit.
+/// `output` and `error` stand for standard output and standard error (a test's pipes).
 func withConsole<T, E: Error>(
-    environment: ProcessEnvironment, isolation: isolated (any Actor)? = #isolation,
-    _ body: (Console) async throws(E) -> T
+    environment: ProcessEnvironment, output: Int32 = STDOUT_FILENO, error: Int32 = STDERR_FILENO,
+    isolation: isolated (any Actor)? = #isolation, _ body: (Console) async throws(E) -> T
 ) async throws(E) -> T {
-    try await withLifetime(of: Console(environment: environment), end: { await $0.close() }, body)
+    try await withLifetime(
+        of: Console(environment: environment, output: output, error: error), end: { await $0.close() }, body)
 }
 
 // MARK: - Raw writes
