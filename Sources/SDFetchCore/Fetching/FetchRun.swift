@@ -42,8 +42,7 @@ public struct FetchRun: Sendable {
     /// `reader` is made by the caller so a signal handler can cancel it.
     public func run(reader: URLListReader, into events: AsyncChannel<FetchEvent>) async {
         let settled = AsyncChannel<FetchEvent>()
-        async let counted: Void = RunTally.forward(
-            settled, to: events, progress: progress, delivery: delivery, files: fetcher.files)
+        async let counted: Void = RunTally.forward(settled, to: events, progress: progress, delivery: delivery)
         var intake = RunIntake(
             fetcher: fetcher, shard: shard, progress: progress, reader: reader, output: settled,
             limit: max(16, fetcher.options.concurrency * 4))

@@ -17,8 +17,8 @@ public actor Fetcher {
     public nonisolated let options: FetchOptions
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
-    /// Where the store step's writes, the shard locks they may take and the blacklist's
-    /// writes run (``BlockingPool``): never on the cooperative pool.
+    /// Where the waits for a shard lock held elsewhere happen (a replaced entry's store, a
+    /// blacklist record's rename): never on the cooperative pool (``BlockingPool``).
     nonisolated let files: BlockingPool
     nonisolated let now: @Sendable () -> Date
     nonisolated let blacklist: FailureBlacklist
@@ -44,9 +44,8 @@ public actor Fetcher {
         self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
     }
 
-    /// Threads for the store step: a store is mostly page-cache writes (tens of µs), so two
-    /// cores keep few busy; the spare ones let stores to other shards go on while a few wait
-    /// on a shard lock that a `clean` elsewhere holds.
+    /// Threads for those waits, started as needed: enough that stores to other shards go on
+    /// while a few wait on a shard that a `clean` elsewhere holds for a batch.
     static let fileThreads = 4
 
     /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
@@ -168,7 +167,7 @@ public actor Fetcher {
         case .notModified(let response):
             // isConditional implies an entry lent the validators.
             guard let entry else { preconditionFailure("a 304 outcome without a conditional request") }
-            return await revalidated(entry, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
+            return revalidated(entry, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         case .body(let response):
@@ -184,20 +183,17 @@ public actor Fetcher {
         return headers
     }
 
-    /// A `304` confirmed `entry`: renew its times (and validators) without a body. The
-    /// renewal's index line is written on ``files``.
+    /// A `304` confirmed `entry`: renew its times (and validators) without a body (one
+    /// index line appended: no lock, page cache only, so on this task).
     private nonisolated func revalidated(
         _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
-    ) async -> FetchResult {
+    ) -> FetchResult {
         do throws(FetchFailure) {
-            let current = try await files.run { [cache, blacklist] () throws(FetchFailure) -> CacheEntry in
-                // nil: another process stored a newer body meanwhile; serve that one.
-                let current =
-                    try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
-                    ?? cache.entry(for: key) ?? entry
-                if clearingRecord { blacklist.remove([key]) }
-                return current
-            }
+            // nil: another process stored a newer body meanwhile; serve that one.
+            let current =
+                try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
+                ?? cache.entry(for: key) ?? entry
+            if clearingRecord { blacklist.remove([key]) }
             var result = cachedResult(current, key: key, spelling: spelling, status: .revalidated)
             result.httpStatus = 304
             return result
@@ -206,17 +202,17 @@ public actor Fetcher {
         }
     }
 
-    /// Verifies a `2xx` body here (CPU work: the cooperative pool), then stores it as the
-    /// key's entry (replacing any older one) on ``files``: the writes, and the shard lock a
-    /// replacement takes, block in the kernel.
+    /// Verifies a `2xx` body and stores it as the key's entry (replacing any older one).
+    ///
+    /// The store's writes meet only the page cache and stay on this task: a hop to another
+    /// thread per download cost six context switches and a third more CPU on a cold run.
+    /// What may wait on another process, the shard lock a replacement takes while a `clean`
+    /// holds it, goes to ``files``.
     private nonisolated func store(
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
     ) async -> FetchResult {
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
-        // A spilled body is read back here, right before its verification on the same thread,
-        // so at most one body per pool thread is in memory: read on ``files``, every finished
-        // transfer would hold its body while it waited for a thread to verify it. (A read of
-        // a file just written: the page cache's, with no lock or pipe to wait on.)
+        // A spilled body is read back here, on a pool thread: at most one per thread at a time.
         guard let body = response.spilled.map({ $0.bytes() }) ?? response.body else {
             let failure = FetchFailure(.io, "cannot read the download back from the cache's tmp folder: \(errnoText())")
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
@@ -228,13 +224,15 @@ public actor Fetcher {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         do throws(FetchFailure) {
-            let entry = try await files.run { [cache, blacklist] () throws(FetchFailure) -> CacheEntry in
-                let entry = try cache.store(
+            let store = { @Sendable [cache] (waiting: Bool) throws(FetchFailure) -> CacheEntry? in
+                try cache.store(
                     body, spilled: response.spilled, for: key, image: image, etag: response.etag,
-                    lastModified: response.lastModified)
-                if clearingRecord { blacklist.remove([key]) }
-                return entry
+                    lastModified: response.lastModified, waitingForLock: waiting)
             }
+            var stored = try store(false)
+            if stored == nil { stored = try await files.run { () throws(FetchFailure) in try store(true) } }
+            guard let entry = stored else { preconditionFailure("a store that may wait always stores") }
+            if clearingRecord { blacklist.remove([key]) }
             var result = cachedResult(entry, key: key, spelling: spelling, status: .downloaded)
             result.httpStatus = response.httpStatus
             return result

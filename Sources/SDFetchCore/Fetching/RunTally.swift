@@ -10,20 +10,19 @@ import AsyncAlgorithms
 /// the `-o` copies of a warm run overlap the reading loop's lookups as before.
 struct RunTally {
     let progress: RunProgress
+    let delivery: (any ResultDelivery)?
     private var counts = RunSummary()
 
     /// Settles every result arriving on `input` and forwards every event, in order, to
     /// `output`; the final summary gets this stage's counts. Finishes `output` at the end.
-    /// The delivery's file work runs on `files`, one hop per batch.
     static func forward(
         _ input: AsyncChannel<FetchEvent>, to output: AsyncChannel<FetchEvent>, progress: RunProgress,
-        delivery: (any ResultDelivery)?, files: BlockingPool
+        delivery: (any ResultDelivery)?
     ) async {
-        var tally = RunTally(progress: progress)
+        var tally = RunTally(progress: progress, delivery: delivery)
         for await event in input {
             switch event {
             case .results(var results):
-                if let delivery { results = await delivery.deliver(results, on: files) }
                 for index in results.indices { tally.settle(&results[index]) }
                 await output.send(.results(results))
             case .finished(var summary):
@@ -36,8 +35,9 @@ struct RunTally {
         output.finish()
     }
 
-    /// Counts a result whose last step (the delivery) was taken.
+    /// The result's last step, then its count.
     mutating func settle(_ result: inout FetchResult) {
+        delivery?.deliver(&result)
         if let kind = result.failure?.kind, result.status == .failed { counts.errorKinds[kind, default: 0] += 1 }
         if result.httpStatus != nil { counts.requests += 1 }
         if result.failure?.kind == .interrupted {

@@ -19,21 +19,25 @@ import Foundation
 /// last has ended; ``withBlockingPool(threads:name:isolation:_:)`` calls it on every exit,
 /// and `deinit` asserts it ran, in the manner of swift-nio's event loops.
 package final class BlockingPool: Sendable {
-    private let queue = JobQueue()
+    private let queue: JobQueue
+    private let name: String
 
-    /// Starts `threads` threads named `name`.
+    /// A pool of at most `threads` threads named `name`, each started when a job finds no
+    /// idle one: a run that never blocks starts none.
     package init(threads: Int, name: String) {
         precondition(threads > 0, "a pool needs a thread")
-        queue.expectThreads(threads)
-        for _ in 0..<threads {
-            let queue = self.queue  // the threads hold the queue, never the pool, so deinit can check
-            let thread = Thread {
-                while let job = queue.next() { job() }
-                queue.threadDidEnd()
-            }
-            thread.name = name
-            thread.start()
+        queue = JobQueue(limit: threads)
+        self.name = name
+    }
+
+    private func startThread() {
+        let queue = self.queue  // the threads hold the queue, never the pool, so deinit can check
+        let thread = Thread {
+            while let job = queue.next() { job() }
+            queue.threadDidEnd()
         }
+        thread.name = name
+        thread.start()
     }
 
     deinit {
@@ -42,7 +46,7 @@ package final class BlockingPool: Sendable {
 
     /// Queues `job` and returns at once; for work nobody waits for (the console's writes).
     package func submit(_ job: @escaping @Sendable () -> Void) {
-        queue.append(job)
+        if queue.append(job) { startThread() }
     }
 
     /// Runs `work` on one of the pool's threads and returns its result. The calling task is
@@ -50,7 +54,7 @@ package final class BlockingPool: Sendable {
     /// never left half done).
     package func run<T: Sendable, E: Error>(_ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            queue.append { continuation.resume(returning: Result { () throws(E) in try work() }) }
+            submit { continuation.resume(returning: Result { () throws(E) in try work() }) }
         }
         return try result.get()
     }
@@ -86,27 +90,42 @@ private final class JobQueue: @unchecked Sendable {
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     private var isShuttingDown = false
-    /// Threads not yet ended.
+    /// At most this many threads.
+    private let limit: Int
+    /// Threads started and not yet ended; those of them waiting for a job.
     private var running = 0
+    private var idle = 0
     /// ``BlockingPool/shutdown()`` callers waiting for the last thread to end.
     private var shutdownWaiters: [CheckedContinuation<Void, Never>] = []
 
-    func expectThreads(_ count: Int) {
-        condition.withLock { running += count }
+    init(limit: Int) {
+        self.limit = limit
     }
 
-    func append(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job`; true when the caller must start a thread for it (none idle, room for one).
+    func append(_ job: @escaping @Sendable () -> Void) -> Bool {
         condition.withLock {
             precondition(!isShuttingDown, "a job submitted to a BlockingPool after its shutdown")
             jobs.append(job)
-            condition.signal()
+            // Jobs already queued each have an idle thread on its way, or none at all.
+            if idle > jobs.count - head - 1 {
+                condition.signal()
+                return false
+            }
+            guard running < limit else { return false }
+            running += 1
+            return true
         }
     }
 
     /// The next job, waiting for one; nil once the pool shuts down and nothing is queued.
     func next() -> (@Sendable () -> Void)? {
         condition.withLock {
-            while head == jobs.count && !isShuttingDown { condition.wait() }
+            while head == jobs.count && !isShuttingDown {
+                idle += 1
+                condition.wait()
+                idle -= 1
+            }
             guard head < jobs.count else { return nil }
             let job = jobs[head]
             head += 1
