@@ -117,7 +117,8 @@ struct FetchCommand: ParsableCommand {
     }
 
     /// After the run: the summary, `--summary`, the uses noted (LRU) and `--max-cache-size`.
-    /// The file writes go through ``BlockingWork``, off the cooperative pool.
+    /// `--summary FILE` (perhaps a FIFO) and the trim (perhaps waiting on another process's
+    /// maintenance lock) run through ``BlockingWork``, off the cooperative pool.
     private func finish(
         _ consumer: EventConsumer, interrupted: Bool, elapsed: Duration, cache: DiskCache, terminal: Terminal,
         console: Console
@@ -136,7 +137,7 @@ struct FetchCommand: ParsableCommand {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
         }
-        await BlockingWork.run("sdfetch-uses") { cache.flushUses() }
+        cache.flushUses()  // appends to index buckets: the page cache's, no lock
         if !interrupted && !options.offline {
             await CacheLimit.enforce(
                 on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
