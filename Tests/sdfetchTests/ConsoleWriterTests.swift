@@ -20,11 +20,11 @@ struct ConsoleWriterTests {
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { close(discard) }
         // The pipe's only reader: it starts when the test says so or, should the callers park
-        // the pool (the regression this test is for), after 20 s, so the test fails instead
-        // of hanging.
+        // the pool (the regression this test is for), after 45 s (a loaded ThreadSanitizer run
+        // takes seconds here), so the test fails instead of hanging.
         let reader = PipeReader(readEnd)
         let writers = ProcessInfo.processInfo.activeProcessorCount + 2
-        let linesEach = 400  // 400 KiB a writer: far past the pipe's 64 KiB
+        let linesEach = 100  // 100 KiB a writer: past the pipe's 64 KiB, which the first hand-over fills
         let returned = Returned()
 
         await withConsole(environment: .detached(), output: writeEnd, error: discard) { console in
@@ -66,7 +66,7 @@ private final class Returned: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// Reads a pipe to its end on a thread of its own, once told to, or by itself after 20 s.
+/// Reads a pipe to its end on a thread of its own, once told to, or by itself after 45 s.
 private final class PipeReader: Sendable {
     private let go = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
@@ -75,7 +75,7 @@ private final class PipeReader: Sendable {
 
     init(_ fd: Int32) {
         Thread { [self] in
-            if go.wait(timeout: .now() + 20) == .timedOut { startedByItself.store(true, ordering: .relaxed) }
+            if go.wait(timeout: .now() + 45) == .timedOut { startedByItself.store(true, ordering: .relaxed) }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
