@@ -6,14 +6,15 @@ public struct ProcessRun: Sendable {
     public var standardOutput: String
     public var standardError: String
 
-    /// Runs `executable` with `arguments`, feeding `input` on stdin (empty stdin otherwise).
+    /// Runs `executable` with `arguments`, feeding `input` on stdin (empty stdin otherwise);
+    /// `environment`, when given, replaces the inherited one (see ``ChildEnvironment``).
     public static func run(
         _ executable: String, _ arguments: [String], input: String = "", environment: [String: String]? = nil
     ) throws -> ProcessRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        if let environment { process.environment = ChildEnvironment.with(environment) }
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()

@@ -15,7 +15,7 @@ struct BlockedOutputSignalTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = ["--cache-dir", directory.appending("cache"), list]
-        process.environment = ["HOME": directory.path]
+        process.environment = ChildEnvironment.with(["HOME": directory.path])
         let output = Pipe()
         process.standardOutput = output
         FileManager.default.createFile(atPath: stderrPath, contents: nil)

@@ -26,11 +26,10 @@ struct BlockingWorkTests {
             Thread.sleep(forTimeInterval: 20)
             flock(holder, LOCK_UN)
         }.start()
-        let console = Console(environment: .detached())
         let waiting = ProcessInfo.processInfo.activeProcessorCount + 2
         let finished = FinishedCount()
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await withConsole(environment: .detached()) { console in try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<waiting {
                 group.addTask {
                     await CacheLimit.enforce(on: cache, maxBytes: 1 << 30, protecting: [], console: console)
@@ -47,7 +46,7 @@ struct BlockingWorkTests {
             #expect(finished.value.load(ordering: .relaxed) == 0, "the trims are still waiting for the lock")
             flock(holder, LOCK_UN)  // every trim now finishes
             try await group.waitForAll()
-        }
+        } }
         #expect(finished.value.load(ordering: .relaxed) == waiting)
     }
 }

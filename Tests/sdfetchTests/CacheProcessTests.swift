@@ -73,9 +73,10 @@ struct CacheProcessTests {
 
     @Test("kill -9 during a 300-URL run leaves only complete entries")
     func killNine() async throws {
-        // Slow enough (about three seconds at -j 8) that the kill lands mid-run even when the
-        // machine is so busy that this loop's directory walks take a while.
-        let (server, bodies) = try await serve(300) { .milliseconds(60 + $0 % 40) }
+        // Slow enough (about three seconds at -j 8, ten times that under ThreadSanitizer) that
+        // the kill lands mid-run even when the machine is so busy that this loop's directory
+        // walks take a while.
+        let (server, bodies) = try await serve(300) { ThreadSanitizer.scaled(.milliseconds(60 + $0 % 40)) }
         let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
         let process = try launch(["--cache-dir", cachePath, "-j", "8", list])
         let deadline = ContinuousClock.now + .seconds(20)

@@ -148,7 +148,10 @@ struct FetchCommandTests {
     func interrupt() async throws {
         let server = try await LoopbackServer()
         let paths = (0..<40).map { "/slow\($0).png" }
-        for path in paths { server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(400))) }
+        // Slow enough that the signal lands mid-run, also when a loaded ThreadSanitizer run
+        // delays this task's polling by seconds.
+        let delay = ThreadSanitizer.scaled(.milliseconds(400))
+        for path in paths { server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: delay)) }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))

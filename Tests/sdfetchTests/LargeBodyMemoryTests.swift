@@ -16,7 +16,8 @@ struct LargeBodyMemoryTests {
         var lines: [String] = []
         for index in 0..<32 {
             // The delay holds every response until all 32 requests are in: the bodies then arrive together.
-            server.route("/big/\(index).png", ScriptedResponse(status: 200, body: body, delay: .milliseconds(400)))
+            let delay = ThreadSanitizer.scaled(.milliseconds(400))
+            server.route("/big/\(index).png", ScriptedResponse(status: 200, body: body, delay: delay))
             lines.append(server.url("/big/\(index).png"))
         }
         let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")

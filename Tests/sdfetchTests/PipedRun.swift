@@ -14,7 +14,7 @@ struct PipedRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = arguments
-        process.environment = ["HOME": home]
+        process.environment = ChildEnvironment.with(["HOME": home])
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input

@@ -19,7 +19,7 @@ struct ProgressTerminalTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = ["--cache-dir", directory.appending("cache"), "--progress", "auto", "-j", "2", list]
-        process.environment = ["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path]
+        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = terminal.slaveHandle
         try process.run()
@@ -50,7 +50,7 @@ struct ProgressTerminalTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = ["--cache-dir", directory.appending("cache"), list]
-        process.environment = ["TERM": "dumb", "HOME": directory.path]
+        process.environment = ChildEnvironment.with(["TERM": "dumb", "HOME": directory.path])
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = terminal.slaveHandle
         try process.run()
@@ -79,7 +79,7 @@ struct ProgressTerminalTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = ["--cache-dir", directory.appending("cache"), "-j", "2", list]
-        process.environment = ["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path]
+        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = terminal.slaveHandle
         try process.run()
@@ -106,7 +106,7 @@ struct ProgressTerminalTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = ["--cache-dir", directory.appending("cache"), list]
-        process.environment = ["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path]
+        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardError = terminal.slaveHandle
         try process.run()

@@ -101,7 +101,7 @@ struct RenderingTests {
     }
 
     @Test("held JSON lines come back in order with their final duplicates count")
-    func heldJSONLines() throws {
+    func heldJSONLines() async throws {
         let a = try URLKey(parsing: "http://h/a").digest
         let b = try URLKey(parsing: "http://h/b").digest
         let held = HeldJSONLines()
@@ -109,7 +109,7 @@ struct RenderingTests {
         held.hold("{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n", digest: b)
         held.hold("{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n", digest: nil)
         var out: [String] = []
-        held.release(duplicates: [a: 12, b: 0]) { out.append($0) }
+        await held.release(duplicates: [a: 12, b: 0]) { out.append($0) }
         #expect(out == [
             "{\"url\":\"x,\\\"duplicates\\\":0\",\"duplicates\":12,\"ms\":1}\n",
             "{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n",

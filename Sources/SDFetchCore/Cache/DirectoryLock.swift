@@ -24,13 +24,29 @@ struct DirectoryLock: Sendable {
     let folder: Int32
     let name: String
 
-    /// Runs `body` while holding the lock exclusively.
+    /// Runs `body` while holding the lock exclusively, waiting for it as long as it takes:
+    /// call it off the cooperative pool (another process may hold it for a while).
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         let fd = SafeOpen.file(name, in: folder, flags: O_RDWR | O_CREAT)
         if fd < 0 { return try body() }
         defer { close(fd) }  // closing the descriptor releases the lock
         // A lock that cannot be taken (ENOLCK) is a lock not held: the writes stay atomic on their own.
         _ = try? syscall(where: "flock") { flock(fd, LOCK_EX) }
+        return try body()
+    }
+
+    /// Runs `body` while holding the lock when it is free now (`LOCK_NB`); nil, without
+    /// running `body`, when another holder has it. For callers on the cooperative pool,
+    /// which then take the wait to a ``BlockingPool`` thread: free is the common case.
+    func withLockIfFree<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T? {
+        let fd = SafeOpen.file(name, in: folder, flags: O_RDWR | O_CREAT)
+        if fd < 0 { return try body() }
+        defer { close(fd) }
+        do throws(SystemCallError) {
+            _ = try syscall(where: "flock") { flock(fd, LOCK_EX | LOCK_NB) }
+        } catch {
+            if error.errno == EWOULDBLOCK { return nil }
+        }
         return try body()
     }
 }

@@ -243,35 +243,45 @@ public final class DiskCache: Sendable {
     /// named: a named file always has its line. A new entry takes no lock; replacing an
     /// existing one renames and appends again under the shard lock (see ``DirectoryLock``).
     /// On any failure nothing new is visible.
+    ///
+    /// - Parameter waitingForLock: false on the cooperative pool: when the shard's lock is
+    ///   held elsewhere (a `clean` removing a batch), returns nil at once, with nothing
+    ///   named, and the caller stores again where it may wait (``BlockingPool``).
     @discardableResult
     public func store(
         _ body: [UInt8], spilled: SpilledBody? = nil, for key: URLKey, image: VerifiedImage, etag: String?,
-        lastModified: String?
-    ) throws(FetchFailure) -> CacheEntry {
+        lastModified: String?, waitingForLock: Bool = true
+    ) throws(FetchFailure) -> CacheEntry? {
         let date = now()
         let entry = CacheEntry(
             url: key.redacted, storedAt: date, accessedAt: date, etag: Self.keepable(etag),
             lastModified: Self.keepable(lastModified), format: image.format, bytes: Int64(body.count),
             width: image.width, height: image.height, sha256: body.withUnsafeBytes(EntryFile.sha256(of:)),
             stamp: EntryFile.stamp(for: date))
-        try write(entry, key.digest, bytes: body, spilled: spilled)
-        return entry
+        let isStored = try write(entry, key.digest, bytes: body, spilled: spilled, waitingForLock: waitingForLock)
+        return isStored ? entry : nil
     }
 
-    /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:spilled:for:image:etag:lastModified:)``
+    /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:spilled:for:image:etag:lastModified:waitingForLock:)``
     /// describes; `merge` copies another cache's entries with it. A `spilled` download that
     /// holds the same bytes becomes the entry file itself, without writing them again.
-    func write(_ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody? = nil) throws(FetchFailure) {
+    /// False only when `waitingForLock` is false and the shard's lock is held elsewhere.
+    @discardableResult
+    func write(
+        _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody? = nil,
+        waitingForLock: Bool = true
+    ) throws(FetchFailure) -> Bool {
         let shard = Shards.index(of: digest)
-        try entries.with(shard, create: true) { (folder) throws(FetchFailure) in
+        return try entries.with(shard, create: true) { (folder) throws(FetchFailure) -> Bool in
             guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Shards.name(shard))") }
-            try write(entry, digest, bytes: bytes, spilled: spilled, in: folder)
+            return try write(entry, digest, bytes: bytes, spilled: spilled, in: folder, waitingForLock: waitingForLock)
         }
     }
 
     private func write(
-        _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody?, in folder: Int32
-    ) throws(FetchFailure) {
+        _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody?, in folder: Int32,
+        waitingForLock: Bool
+    ) throws(FetchFailure) -> Bool {
         let shard = Shards.index(of: digest)
         let file: NewEntryFile
         if let spilled, let adopted = NewEntryFile(adopting: spilled, in: folder) {
@@ -284,12 +294,16 @@ public final class DiskCache: Sendable {
         forgetCapRecord()
         let record = IndexRecord.put(digest, entry)
         try index.append(record)
-        if try !file.linkIfAbsent(as: digest.hex) {
-            try shardLock(shard).withLock { () throws(FetchFailure) in
-                try file.replace(digest.hex)
-                try index.append(record)
-            }
+        if try file.linkIfAbsent(as: digest.hex) { return true }
+        let replace = { [index] () throws(FetchFailure) in
+            try file.replace(digest.hex)
+            try index.append(record)
         }
+        // Not named, so not visible: the line appended above describes no file yet, and a
+        // store that comes back here appends its own.
+        guard waitingForLock else { return try shardLock(shard).withLockIfFree(replace) != nil }
+        try shardLock(shard).withLock(replace)
+        return true
     }
 
     /// Where ``TransferRequest/spillFolder`` points: `tmp/`, or -1 for a read-only cache.

@@ -17,6 +17,9 @@ public actor Fetcher {
     public nonisolated let options: FetchOptions
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
+    /// Where the waits for a shard lock held elsewhere happen (a replaced entry's store, a
+    /// blacklist record's rename): never on the cooperative pool (``BlockingPool``).
+    nonisolated let files: BlockingPool
     nonisolated let now: @Sendable () -> Date
     nonisolated let blacklist: FailureBlacklist
     /// When an entry is served without a request, from the options.
@@ -38,7 +41,12 @@ public actor Fetcher {
         self.servePolicy = ServePolicy(
             freshness: Freshness(maxAge: options.maxAge), isRefreshing: options.refresh, isOffline: options.offline)
         self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: options.pacing)
+        self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
     }
+
+    /// Threads for those waits, started as needed: enough that stores to other shards go on
+    /// while a few wait on a shard that a `clean` elsewhere holds for a batch.
+    static let fileThreads = 4
 
     /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
     /// calls for one key make one lookup and at most one request.
@@ -59,9 +67,13 @@ public actor Fetcher {
         engine.cancelAll()
     }
 
-    /// Stops the transfer thread once no transfer is left and returns when it has ended;
-    /// ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
-    public nonisolated func shutdown() async { await engine.shutdown() }
+    /// Stops the transfer thread once no transfer is left, then the file threads, and returns
+    /// when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
+    /// every exit.
+    public nonisolated func shutdown() async {
+        await engine.shutdown()
+        await files.shutdown()
+    }
 
     // MARK: - The steps of one URL
 
@@ -114,6 +126,8 @@ public actor Fetcher {
             return failedResult(
                 key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
         }
+        // The record's read (one `openat`, nearly always ENOENT) stays on this task, as the
+        // lookup's `fstatat` does: no lock, no pipe, and a hop would cost more than the call.
         var hadRecord = options.retryFailed
         if !options.retryFailed, let record = blacklist.record(for: key) {
             if record.isActive(now: now(), maxAge: options.maxAge) {
@@ -121,18 +135,20 @@ public actor Fetcher {
             }
             hadRecord = true
         }
-        let result = await request(key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) })
-        if let failure = result.failure {
-            blacklist.insert(failure, for: key)  // permanent kinds only
-        } else if hadRecord {
-            blacklist.remove([key])
+        let result = await request(
+            key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
+            clearingRecord: hadRecord)
+        if let failure = result.failure, failure.kind.isPermanent {
+            // The record is renamed into place under the shard's lock: off the cooperative pool.
+            await files.run { [blacklist] in _ = blacklist.insert(failure, for: key) }
         }
         return result
     }
 
-    /// One request for `key`, conditional when `entry` has validators, and its result.
+    /// One request for `key`, conditional when `entry` has validators, and its result; a
+    /// success also removes the key's blacklist record when `clearingRecord`.
     private nonisolated func request(
-        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?
+        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool
     ) async -> FetchResult {
         let validators = entry.map(Self.conditionalHeaders) ?? []
         // This request's options: the run's, plus the entry's validators.
@@ -151,11 +167,11 @@ public actor Fetcher {
         case .notModified(let response):
             // isConditional implies an entry lent the validators.
             guard let entry else { preconditionFailure("a 304 outcome without a conditional request") }
-            return revalidated(entry, response: response, key: key, spelling: spelling)
+            return revalidated(entry, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         case .body(let response):
-            return await store(response, key: key, spelling: spelling)
+            return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         }
     }
 
@@ -167,15 +183,17 @@ public actor Fetcher {
         return headers
     }
 
-    /// A `304` confirmed `entry`: renew its times (and validators) without a body.
+    /// A `304` confirmed `entry`: renew its times (and validators) without a body (one
+    /// index line appended: no lock, page cache only, so on this task).
     private nonisolated func revalidated(
-        _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String
+        _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
     ) -> FetchResult {
         do throws(FetchFailure) {
             // nil: another process stored a newer body meanwhile; serve that one.
             let current =
                 try cache.renew(entry, for: key, etag: response.etag, lastModified: response.lastModified)
                 ?? cache.entry(for: key) ?? entry
+            if clearingRecord { blacklist.remove([key]) }
             var result = cachedResult(current, key: key, spelling: spelling, status: .revalidated)
             result.httpStatus = 304
             return result
@@ -185,7 +203,14 @@ public actor Fetcher {
     }
 
     /// Verifies a `2xx` body and stores it as the key's entry (replacing any older one).
-    private nonisolated func store(_ response: TransferResponse, key: URLKey, spelling: String) async -> FetchResult {
+    ///
+    /// The store's writes meet only the page cache and stay on this task: a hop to another
+    /// thread per download cost six context switches and a third more CPU on a cold run.
+    /// What may wait on another process, the shard lock a replacement takes while a `clean`
+    /// holds it, goes to ``files``.
+    private nonisolated func store(
+        _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
+    ) async -> FetchResult {
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
         // A spilled body is read back here, on a pool thread: at most one per thread at a time.
         guard let body = response.spilled.map({ $0.bytes() }) ?? response.body else {
@@ -199,9 +224,15 @@ public actor Fetcher {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         do throws(FetchFailure) {
-            let entry = try cache.store(
-                body, spilled: response.spilled, for: key, image: image, etag: response.etag,
-                lastModified: response.lastModified)
+            let store = { @Sendable [cache] (waiting: Bool) throws(FetchFailure) -> CacheEntry? in
+                try cache.store(
+                    body, spilled: response.spilled, for: key, image: image, etag: response.etag,
+                    lastModified: response.lastModified, waitingForLock: waiting)
+            }
+            var stored = try store(false)
+            if stored == nil { stored = try await files.run { () throws(FetchFailure) in try store(true) } }
+            guard let entry = stored else { preconditionFailure("a store that may wait always stores") }
+            if clearingRecord { blacklist.remove([key]) }
             var result = cachedResult(entry, key: key, spelling: spelling, status: .downloaded)
             result.httpStatus = response.httpStatus
             return result

@@ -1,19 +1,17 @@
 import Foundation
 
-/// Work that may wait on another process (the cache's maintenance `flock` while a `clean`
-/// runs elsewhere) or walk a whole cache, run on a thread of its own so it never parks one
-/// of the cooperative pool's few threads.
+/// A once-per-command step that may wait on another process (the cache's maintenance
+/// `flock` while a `clean` runs elsewhere) or walk a whole cache: run on a ``BlockingPool``
+/// of one thread that lives for the call, so it never parks one of the cooperative pool's
+/// few threads.
 ///
-/// A thread per call: the callers are once-per-command steps (`clean`, `verify`, `merge`,
-/// `stats`, the end-of-run trim), where a thread's start costs nothing next to the work.
+/// A pool per call: the callers are `clean`, `verify`, `merge`, `stats` and the end-of-run
+/// trim, where a thread's start costs nothing next to the work, and the trim runs after the
+/// run's own pool (the ``Fetcher``'s) has shut down.
 package enum BlockingWork {
-    /// Runs `work` on a new thread named `name` and returns its result.
+    /// Runs `work` on a thread named `name` and returns its result.
     package static func run<T: Sendable>(_ name: String, _ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: work()) }
-            thread.name = name
-            thread.start()
-        }
+        await withBlockingPool(threads: 1, name: name) { pool in await pool.run(work) }
     }
 
     /// ``run(_:_:)`` for work that throws `E`.

@@ -23,7 +23,9 @@ struct EventConsumer {
         self.heldJSON = isJSON ? HeldJSONLines() : nil
     }
 
-    mutating func handle(_ event: FetchEvent) {
+    /// Async only for the held JSON lines' release, which waits for room in the console's
+    /// queue as it goes (a whole run's lines may be held).
+    mutating func handle(_ event: FetchEvent) async {
         switch event {
         case .results(let results):
             for result in results { handle(result) }
@@ -35,7 +37,10 @@ struct EventConsumer {
             }
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")
         case .inputFinished(let duplicates):
-            heldJSON?.release(duplicates: duplicates) { console.output($0) }
+            await heldJSON?.release(duplicates: duplicates) { line in
+                console.output(line)
+                await console.waitForRoom()
+            }
             heldJSON = nil
         case .finished(let final):
             summary = final

@@ -55,7 +55,23 @@ struct FetchCommand: ParsableCommand {
             }
         }
         let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
-        let console = Console(environment: environment)
+        // The console's writer thread lives for the command: what is queued is written, and the
+        // thread joined, before the exit status goes back to `@main`.
+        return await withConsole(environment: environment) { console in
+            let started = ContinuousClock.now
+            let (consumer, interrupted) = await fetch(
+                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment)
+            return await finish(
+                consumer, interrupted: interrupted, elapsed: ContinuousClock.now - started, cache: cache,
+                terminal: terminal, console: console)
+        }
+    }
+
+    /// The run itself: the fetcher's scope, the signal trap, the ticker and the one consumer
+    /// of the run's events.
+    private func fetch(
+        cache: DiskCache, placer: OutputPlacer?, terminal: Terminal, console: Console, environment: ProcessEnvironment
+    ) async -> (EventConsumer, interrupted: Bool) {
         var options = self.options
         if let allowed = DescriptorLimit.concurrencyAllowed(), options.concurrency > allowed.concurrency {
             if !isQuiet {
@@ -68,12 +84,12 @@ struct FetchCommand: ParsableCommand {
         let started = ContinuousClock.now
         let notes = isVerbose ? VerboseNotes.printer(console) : nil
         // The engine lives for the run only: shut down (its thread joined) on the way out.
-        let (consumer, interrupted) = await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
+        return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources)
             let fetchRun = FetchRun(
                 fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
-            // Runs on the signal path: nothing here may wait for the console's lock (a writer
-            // blocked on a full stdout pipe holds it), hence ``Console/notice(_:)``.
+            // Runs on the signal path: nothing here may wait for the console's writer (blocked
+            // on a full stdout pipe, perhaps), hence ``Console/notice(_:)``.
             let trap = SignalTrap {
                 reader.cancel()
                 fetcher.cancelAll()
@@ -85,7 +101,10 @@ struct FetchCommand: ParsableCommand {
             let events = AsyncChannel<FetchEvent>()
             let producer = Task { await fetchRun.run(reader: reader, into: events) }
             var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
-            for await event in events { consumer.handle(event) }
+            for await event in events {
+                await consumer.handle(event)
+                await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+            }
             await producer.value
             ticker.cancel()
             await ticker.value
@@ -95,23 +114,30 @@ struct FetchCommand: ParsableCommand {
             trap.remove()
             return (consumer, trap.wasInterrupted)
         }
+    }
 
+    /// After the run: the summary, `--summary`, the uses noted (LRU) and `--max-cache-size`.
+    /// `--summary FILE` (perhaps a FIFO) and the trim (perhaps waiting on another process's
+    /// maintenance lock) run through ``BlockingWork``, off the cooperative pool.
+    private func finish(
+        _ consumer: EventConsumer, interrupted: Bool, elapsed: Duration, cache: DiskCache, terminal: Terminal,
+        console: Console
+    ) async -> ExitStatus {
         // Nothing was read (`sdfetch missing.txt`): the error says it all, a line of zeros would not help.
         let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
-            console.error(
-                RunReport.summary(consumer.summary, elapsed: ContinuousClock.now - started, interrupted: interrupted, terminal: terminal))
+            console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
         }
         if let summaryFile {
-            let text = SummaryFile.json(
-                consumer, elapsed: ContinuousClock.now - started, interrupted: interrupted)
-            if !SummaryFile.write(text, to: summaryFile) {
-                let reason = errnoText()
+            let text = SummaryFile.json(consumer, elapsed: elapsed, interrupted: interrupted)
+            if summaryFile == "-" {
+                console.error(text)  // after the summary line, in order with everything on stderr
+            } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
         }
-        cache.flushUses()
+        cache.flushUses()  // appends to index buckets: the page cache's, no lock
         if !interrupted && !options.offline {
             await CacheLimit.enforce(
                 on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)

@@ -39,13 +39,13 @@ final class HeldJSONLines {
     }
 
     /// Writes every held line through `write`, in order, with the final count from `duplicates`.
-    func release(duplicates: [KeyDigest: Int], _ write: (String) -> Void) {
+    func release(duplicates: [KeyDigest: Int], _ write: (String) async -> Void) async {
         let byHex = Dictionary(uniqueKeysWithValues: duplicates.map { ($0.key.hex, $0.value) })
-        func emit(_ record: Substring) {
+        func emit(_ record: Substring) async {
             guard let tab = record.firstIndex(of: "\t") else { return }
             let line = String(record[record.index(after: tab)...])
-            guard let final = byHex[String(record[..<tab])] else { return write(line) }
-            write(Self.patch(line, duplicates: final))
+            guard let final = byHex[String(record[..<tab])] else { return await write(line) }
+            await write(Self.patch(line, duplicates: final))
         }
         defer {
             inMemory.removeAll()
@@ -58,12 +58,12 @@ final class HeldJSONLines {
             var capacity = 0
             defer { free(buffer) }
             while getline(&buffer, &capacity, spool) > 0, let buffer {
-                emit(Substring(String(cString: buffer)))
+                await emit(Substring(String(cString: buffer)))
             }
             rewind(spool)
             ftruncate(fileno(spool), 0)
         }
-        for record in inMemory { emit(Substring(record)) }
+        for record in inMemory { await emit(Substring(record)) }
     }
 
     /// `line` with its `"duplicates"` member set to `count`.

@@ -25,16 +25,13 @@ enum SummaryFile {
         return object.text
     }
 
-    /// Writes `text` to `path` (replacing it), or to standard error for `-`. False on failure (errno set).
-    static func write(_ text: String, to path: String) -> Bool {
-        if path == "-" {
-            StandardError.write(text)
-            return true
-        }
+    /// Writes `text` to the file `path` (replacing it); the reason when it cannot, else nil.
+    /// (`-`, standard error, goes through the console, in order with its other messages.)
+    static func write(_ text: String, to path: String) -> String? {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return errnoText() }
         defer { close(fd) }
         FileDescriptorWriter.write(text, to: fd)
-        return true
+        return nil
     }
 }

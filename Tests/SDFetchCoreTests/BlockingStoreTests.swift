@@ -1,0 +1,103 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Synchronization
+import Testing
+
+@testable import SDFetchCore
+
+/// A store that must wait for a shard lock held elsewhere (a replaced entry, while a `clean`
+/// removes a batch) waits on the fetcher's own threads (``BlockingPool``), never on the
+/// cooperative pool (issue 15): with more stores waiting on a held shard lock than the pool
+/// has threads, other tasks still run.
+@Suite("stores off the cooperative pool", .cleansUp, .timeLimit(.minutes(1)))
+struct BlockingStoreTests {
+    let directory = TemporaryDirectory("blocking-store")
+
+    @Test("stores waiting on a shard lock held elsewhere leave the cooperative pool free")
+    func waitingStoresDoNotParkThePool() async throws {
+        defer { directory.remove() }
+        let server = try await LoopbackServer()
+        let waiting = ProcessInfo.processInfo.activeProcessorCount + 2
+        let urls = Self.urls(inOneShard: waiting, server: server)
+        for (index, url) in urls.enumerated() { server.route(url.path, .ok(SampleImages.png(seed: index))) }
+        let fetcher = try Fetcher.forTesting(in: directory, now: Date.init) { $0.refresh = true }
+        // A first fetch of each: the entries exist, so the next stores replace them, which
+        // renames under the shard's lock.
+        for url in urls { #expect(try await fetcher.fetch(url: url.text).status == .downloaded) }
+
+        // Another "process" (an open file description of its own) holds the shard's lock.
+        let lockPath = directory.appending("cache/locks/\(urls[0].shard)")
+        let holder = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        try #require(holder >= 0 && flock(holder, LOCK_EX) == 0)
+        defer { close(holder) }
+        // Should the stores park the pool (the regression this test is for), this task could
+        // never release the lock: a watchdog thread does, so the test fails instead of hanging.
+        let released = Released()
+        Thread {
+            Thread.sleep(forTimeInterval: 20)
+            released.value.store(true, ordering: .relaxed)
+            flock(holder, LOCK_UN)
+        }.start()
+        let finished = Finished()
+
+        try await withThrowingTaskGroup(of: FetchResult.self) { group in
+            for url in urls {
+                group.addTask {
+                    defer { finished.value.add(1, ordering: .relaxed) }
+                    return try await fetcher.fetch(url: url.text)
+                }
+            }
+            // The kernel's own word that the stores reached the lock: /proc/locks lists each
+            // blocked flock as a waiter. Parked on the cooperative pool, at most as many
+            // could wait as it has threads, and this task would not run to look.
+            let expected = min(waiting, Fetcher.fileThreads)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while Self.blockedWaiters(on: lockPath) < expected, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(Self.blockedWaiters(on: lockPath) == expected, "stores blocked on the shard lock")
+            let answer = await Task.detached { 42 }.value
+            #expect(answer == 42)
+            #expect(finished.value.load(ordering: .relaxed) == 0, "the stores still wait for the lock")
+            let wasReleased = released.value.load(ordering: .relaxed)
+            #expect(!wasReleased, "the watchdog had to release the lock")
+            flock(holder, LOCK_UN)  // every store now finishes
+            for try await result in group { #expect(result.status == .downloaded) }
+        }
+        #expect(finished.value.load(ordering: .relaxed) == waiting)
+        for url in urls { #expect(server.requests(for: url.path) == 2) }
+    }
+
+    /// `count` URLs on `server` whose keys fall in one cache shard (the first's).
+    private static func urls(inOneShard count: Int, server: LoopbackServer) -> [(path: String, text: String, shard: String)] {
+        var found: [(path: String, text: String, shard: String)] = []
+        var candidate = 0
+        while found.count < count {
+            let path = "/same-shard-\(candidate).png"
+            candidate += 1
+            guard let key = try? URLKey(parsing: server.url(path)) else { continue }
+            let shard = String(key.digest.hex.prefix(2))
+            if found.isEmpty || found[0].shard == shard { found.append((path, server.url(path), shard)) }
+        }
+        return found
+    }
+
+    /// Blocked `flock` waiters on the file at `path` (`/proc/locks`: `N: -> FLOCK ...`).
+    private static func blockedWaiters(on path: String) -> Int {
+        var info = stat()
+        guard stat(path, &info) == 0,
+            let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        else { return 0 }
+        let inode = ":\(info.st_ino) "
+        return locks.split(separator: "\n").filter { $0.contains("-> FLOCK") && $0.contains(inode) }.count
+    }
+}
+
+private final class Finished: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+private final class Released: Sendable {
+    let value = Atomic<Bool>(false)
+}
