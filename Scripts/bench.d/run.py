@@ -126,7 +126,6 @@ class Runner:
         os.makedirs(self.home, exist_ok=True)
         self.time_bin = a.time_bin
         self.rows = []
-        self.trash = []  # cold runs' dirs, removed when the bench ends (see run_dirs)
         self.jsonl = open(os.path.join(a.results, 'runs.jsonl'), 'a')
 
     # -- one measured command
@@ -225,29 +224,6 @@ class Runner:
         root = self.a.tmpfs_work if case.endswith('-tmpfs') else self.work
         return os.path.join(root, 'out', key), os.path.join(root, 'cache', key)
 
-    def run_dirs(self, case, name, j, rep):
-        """Empty output and cache dirs for one cold run. On tmpfs the previous run's are
-        removed first. Elsewhere each run gets dirs of its own and the old ones stay until
-        the bench ends (``self.trash``): ext4 without a journal skips inodes freed in the
-        last seconds one by one when it allocates new ones (``recently_deleted``), so
-        removing the 2,000-4,000 files of the previous run right before a run billed that
-        run for the harness's own deletions (measured here: sdfetch 1.3-2.5 s right after
-        an rm -rf, 0.67 s with nothing freed in the last 40 s; every tool pays it, in
-        proportion to the files it creates)."""
-        out, cache = self.dirs(case, name, j)
-        if case.endswith('-tmpfs'):
-            self.fresh(out, cache)
-            return out, cache
-        out, cache = '%s-r%d' % (out, rep), '%s-r%d' % (cache, rep)
-        self.fresh(out, cache)
-        self.trash += [out, cache]
-        return out, cache
-
-    def empty_trash(self):
-        for d in self.trash:
-            shutil.rmtree(d, ignore_errors=True)
-        self.trash = []
-
     @staticmethod
     def fresh(*paths):
         for d in paths:
@@ -322,7 +298,9 @@ class Runner:
                     r['wall'], r['rc'], r['requests']))
         for rep in range(1, self.a.runs + 1):
             for name, tpl, is_sd in tools:
-                out, cache = self.run_dirs(case, name, j, rep) if not warm else self.dirs(case, name, j)
+                out, cache = self.dirs(case, name, j)
+                if not warm:
+                    self.fresh(out, cache)
                 run_tpl = tpl[0] if isinstance(tpl, tuple) else tpl
                 so = os.path.join(self.work, 'stdout.txt') if is_sd else None
                 r = self.execute(fill(run_tpl, list=listfile, j=j, out=out, cache=cache),
@@ -352,10 +330,7 @@ class Runner:
             self.add_row(case, j, name, lines, samples[name], note)
         for name, _, _ in tools:
             for d in self.dirs(case, name, j):
-                if case.endswith('-tmpfs'):
-                    shutil.rmtree(d, ignore_errors=True)
-                else:
-                    self.trash.append(d)  # not now: the next case's first run would pay (run_dirs)
+                shutil.rmtree(d, ignore_errors=True)
 
     # -- restore: the warm run over a cache saved and restored with plain tar
     def restore_case(self, listfile, j, template):
@@ -737,7 +712,6 @@ def main():
             log('bench: clean over %d entries' % a.clean_entries)
             r.clean_case(lst, a.clean_entries)
 
-    r.empty_trash()
     md = table(r.rows)
     header.append("median / sdfetch: the tool's median time divided by sdfetch's in the same case and J "
                   '(above 1: sdfetch was faster); URLs/s = lines / median')
