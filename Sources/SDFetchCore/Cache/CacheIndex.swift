@@ -69,6 +69,19 @@ final class CacheIndex: Sendable {
         return BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
     }
 
+    /// Reads shard `index`'s bucket ahead of its first use (``DiskCache/preloadIndex()``).
+    /// The file is parsed outside the bucket's lock and installed only if nobody loaded it
+    /// meanwhile: a lookup never waits for a preload thread preempted halfway through a file
+    /// (on two cores the lookups and the preload threads outnumber the cores); at worst a
+    /// bucket is parsed twice.
+    func preload(_ index: Int) {
+        guard !slots[index].bucket.withLock({ $0.isLoaded }) else { return }
+        let loaded = read(index)
+        slots[index].bucket.withLock { bucket in
+            if !bucket.isLoaded && bucket.pendingUses.isEmpty { bucket = loaded }
+        }
+    }
+
     /// Reads what other processes appended to shard `index` since this process last looked.
     func refresh(_ index: Int) {
         slots[index].bucket.withLock { bucket in load(index, into: &bucket) }

@@ -215,11 +215,10 @@ public final class DiskCache: Sendable {
     /// buckets one by one in its single loop). Lookups meanwhile wait for their bucket.
     public func preloadIndex() {
         let index = self.index
-        // Parsing is CPU work: one thread per core. More only take turns with the run's
-        // lookups, which wait for a bucket a preempted thread holds half-read.
+        // Parsing is CPU work: one thread per core; more only take turns with the lookups.
         let threads = ProcessInfo.processInfo.activeProcessorCount
         let thread = Thread {
-            _ = ShardWorkers.map(Array(0..<Shards.count), threads: threads) { shard in index.withBucket(shard) { _ in () } }
+            _ = ShardWorkers.map(Array(0..<Shards.count), threads: threads) { shard in index.preload(shard) }
         }
         thread.name = "sdfetch-index-preload"
         thread.start()
