@@ -144,6 +144,49 @@ struct FetchCommandTests {
         directory.remove()
     }
 
+    /// Dispatch installs the trap's handler some time after the process starts. A SIGINT
+    /// disposition of "ignore" at any moment in between means a Ctrl-C then is lost and the
+    /// run goes on to its end (seen in a loaded test run), so each start is watched through
+    /// `/proc` until the handler is in place: before it the default action must stand.
+    @Test("SIGINT is never ignored while a run starts, so an early Ctrl-C is never lost")
+    func earlyInterrupt() throws {
+        var ignoredStarts = 0
+        var caughtStarts = 0
+        for _ in 0..<20 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+            process.arguments = ["--cache-dir", cache, "-"]
+            process.environment = ChildEnvironment.with(["HOME": directory.path])
+            let input = Pipe()
+            process.standardInput = input
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let status = "/proc/\(process.processIdentifier)/status"
+            let deadline = ContinuousClock.now + .seconds(10)
+            var wasIgnored = false
+            while ContinuousClock.now < deadline, let text = try? String(contentsOfFile: status, encoding: .utf8) {
+                if Self.mask("SigIgn", in: text) & 0x2 != 0 { wasIgnored = true }
+                if Self.mask("SigCgt", in: text) & 0x2 != 0 {
+                    caughtStarts += 1
+                    break
+                }
+            }
+            if wasIgnored { ignoredStarts += 1 }
+            try input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+        #expect(ignoredStarts == 0)
+        #expect(caughtStarts == 20)
+        directory.remove()
+    }
+
+    /// A signal set of `/proc/PID/status` (`SigIgn`, `SigCgt`: hexadecimal, bit N-1 for signal N).
+    private static func mask(_ field: String, in status: String) -> UInt64 {
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+        return line.flatMap { UInt64($0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) } ?? 0
+    }
+
     @Test("SIGINT stops reading and cancels transfers, the run ends cleanly and exits 130")
     func interrupt() async throws {
         let server = try await LoopbackServer()

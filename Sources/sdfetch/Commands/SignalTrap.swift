@@ -14,7 +14,12 @@ import Synchronization
 /// at once. That is safe for the same reason a `kill -9` is: entries appear only by rename.
 /// `onInterrupt` must not wait on anything (no output lock), or a second signal, handled on
 /// the same serial source, would go unanswered.
-/// The default dispositions are set to ignore so the dispatch sources alone see the signals.
+///
+/// Dispatch installs its own handler for a signal source later, from its manager thread.
+/// Until then the default action stands (a signal ends the process, as it does before any
+/// run), and `init` returns only once the handlers are in place, so the run starts trapped.
+/// Setting the dispositions to ignore first, as this type once did, lost a Ctrl-C that came
+/// in between: the run then went on to its end.
 final class SignalTrap: Sendable {
     /// Signals received so far; its own object so the handlers need not capture `self`.
     private final class Counter: Sendable {
@@ -44,8 +49,7 @@ final class SignalTrap: Sendable {
 
     init(onInterrupt: @escaping @Sendable () -> Void) {
         var made: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
+        for number in Self.signals {
             // A queue of its own: serial queues run on dispatch's overcommitting threads, so
             // the handler runs even while every worker of the global pool is blocked (a
             // writer parked on a full stdout pipe, the ticker waiting for the console).
@@ -66,6 +70,28 @@ final class SignalTrap: Sendable {
             made.append(source)
         }
         sources = Mutex(made)
+        Self.waitForHandlers()
+    }
+
+    private static let signals = [SIGINT, SIGTERM]
+
+    /// Waits until dispatch's handlers are in place, normally well under a millisecond; after
+    /// two seconds it stops waiting, and the default actions stay in force.
+    ///
+    /// A short sleep on the calling thread, not `Task.sleep`: a dispatch timer needs a
+    /// descriptor (`timerfd`), which a run started at its descriptor limit does not get, and
+    /// its task then never woke.
+    private static func waitForHandlers() {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !signals.allSatisfy(isCaught), ContinuousClock.now < deadline { usleep(100) }
+    }
+
+    /// Whether `number` has a handler (neither the default action nor ignored).
+    private static func isCaught(_ number: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(number, nil, &current) == 0 else { return false }
+        let handler = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self)
+        return handler != unsafeBitCast(SIG_DFL, to: Int.self) && handler != unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// Ends the process by `number` with its default action, as if no handler were installed.
