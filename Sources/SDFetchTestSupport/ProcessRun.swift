@@ -1,10 +1,16 @@
 import Foundation
+import Synchronization
 
 /// Runs a program to completion and captures what it wrote.
 public struct ProcessRun: Sendable {
     public var status: Int32
     public var standardOutput: String
     public var standardError: String
+
+    /// A child still running after this long is killed: a hung run then fails its test (a
+    /// suite's time limit does not stop a thread waiting for a child) instead of holding the
+    /// whole test job until CI gives up.
+    public static let hardLimit: TimeInterval = 120
 
     /// Runs `executable` with `arguments`, feeding `input` on stdin (empty stdin otherwise);
     /// `environment`, when given, replaces the inherited one (see ``ChildEnvironment``).
@@ -22,6 +28,12 @@ public struct ProcessRun: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
+        let exited = ExitMark()
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + hardLimit) {
+            exited.value.withLock { if !$0 { kill(pid, SIGKILL) } }
+        }
+        defer { exited.value.withLock { $0 = true } }
         // A child may exit before reading its input: EPIPE is then expected, not an error.
         try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
         try? stdin.fileHandleForWriting.close()
@@ -33,6 +45,11 @@ public struct ProcessRun: Sendable {
             status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
             standardError: String(decoding: errorData.wait(), as: UTF8.self))
     }
+}
+
+/// Set once the child was reaped, so the hard limit never signals a reused process ID.
+private final class ExitMark: Sendable {
+    let value = Mutex(false)
 }
 
 /// Reads a pipe to its end on a thread of its own.
