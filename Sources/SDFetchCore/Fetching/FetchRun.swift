@@ -6,8 +6,9 @@ import AsyncAlgorithms
 /// 1. ``RunIntake`` reads lines, identifies and de-duplicates keys, looks each up in the
 ///    cache (warm hits are answered inline, without a task), starts the network steps of
 ///    the rest in a task group, and hands results on in batches.
-/// 2. ``RunTally`` runs the last step of every result (``delivery``: the CLI's `-o`), which
-///    alone may still change its status, and then counts it, once, for the bar
+/// 2. ``RunTally`` runs the last step (``delivery``: the CLI's `-o`), which alone may still
+///    change a status, of every result that has not had it (warm hits get it in the
+///    intake, right after their lookup), and then counts each, once, for the bar
 ///    (``progress``) and for the summary, before the result reaches `events`.
 ///
 /// Each key is fetched once per run however often it appears; later occurrences raise the
@@ -44,7 +45,7 @@ public struct FetchRun: Sendable {
         let settled = AsyncChannel<FetchEvent>()
         async let counted: Void = RunTally.forward(settled, to: events, progress: progress, delivery: delivery)
         var intake = RunIntake(
-            fetcher: fetcher, shard: shard, progress: progress, reader: reader, output: settled,
+            fetcher: fetcher, shard: shard, progress: progress, reader: reader, output: settled, delivery: delivery,
             limit: max(16, fetcher.options.concurrency * 4))
         await withTaskGroup(of: FetchResult.self) { group in
             await intake.run(&group)

@@ -2,8 +2,9 @@
 /// (the CLI's `-o`). It alone may still change a status (`downloaded` to `failed` when the
 /// copy cannot be written), which is why the count waits for it (see ``RunTally``).
 ///
-/// Runs in the run's tally stage, on several results of a batch at once (one slice per
-/// core, ``BatchSplit``): calls for different results must not depend on each other's order.
+/// Runs on several results of a batch at once (one slice per core, ``BatchSplit``): for a
+/// warm hit right after its lookup in ``RunIntake``, for the rest in ``RunTally``. Calls for
+/// different results must not depend on each other's order.
 public protocol ResultDelivery: Sendable {
     /// Places what `result` names; sets `result.path` to the delivered file, or turns the
     /// result `failed` with the reason.

@@ -15,6 +15,8 @@ struct RunIntake {
     let progress: RunProgress
     let reader: URLListReader
     let output: AsyncChannel<FetchEvent>
+    /// Run on warm hits in the lookup's slice (see ``take(_:_:)``); nil: none.
+    let delivery: (any ResultDelivery)?
     /// Network fetches in flight at most.
     let limit: Int
 
@@ -34,13 +36,14 @@ struct RunIntake {
 
     init(
         fetcher: Fetcher, shard: Shard?, progress: RunProgress, reader: URLListReader,
-        output: AsyncChannel<FetchEvent>, limit: Int
+        output: AsyncChannel<FetchEvent>, delivery: (any ResultDelivery)?, limit: Int
     ) {
         self.fetcher = fetcher
         self.shard = shard
         self.progress = progress
         self.reader = reader
         self.output = output
+        self.delivery = delivery
         self.limit = limit
     }
 
@@ -90,11 +93,20 @@ struct RunIntake {
         }
         // Warm path: a lookup answers inline, without a task per URL, an actor hop or a slot
         // (SPEC: >= 100,000 URLs/s warm).
-        let fetcher = self.fetcher
+        // A hit's delivery (`-o`) runs in the same slice, while the entry is fresh in cache:
+        // the tally then only counts it.
+        let (fetcher, delivery) = (self.fetcher, self.delivery)
         let probes = await BatchSplit.map(unique) { key, spelling in
             let started = ContinuousClock.now
-            let probe = fetcher.probe(key, spelling: spelling)
-            return (probe, ContinuousClock.now - started)
+            var probe = fetcher.probe(key, spelling: spelling)
+            let duration = ContinuousClock.now - started
+            if let delivery, case .answered(var hit) = probe {
+                hit.duration = duration
+                delivery.deliver(&hit)
+                hit.isDelivered = true
+                probe = .answered(hit)
+            }
+            return (probe, duration)
         }
         for ((key, spelling), (probe, duration)) in zip(unique, probes) {
             switch probe {

@@ -1,13 +1,13 @@
 import AsyncAlgorithms
 
-/// The second stage of a ``FetchRun``: each result's last step, then the one count of its
-/// status, then the hand-off to the consumer.
+/// The second stage of a ``FetchRun``: each result's last step (unless the intake ran it,
+/// as for warm hits), then the one count of its status, then the hand-off to the consumer.
 ///
 /// Owns the status counts of a run: the bar's counters (``RunProgress/completed(_:)``) and
 /// the summary's (``RunSummary/counts``, ``RunSummary/interrupted``, bytes, error kinds,
 /// requests) are both taken here, after ``ResultDelivery`` decided the status for good, so
 /// no consumer re-counts and no status changes after it was counted. A task of its own, so
-/// the `-o` copies of a warm run overlap the reading loop's lookups as before.
+/// the `-o` copies of downloads overlap the reading loop's lookups.
 struct RunTally {
     let progress: RunProgress
     private var counts = RunSummary()
@@ -35,10 +35,12 @@ struct RunTally {
         output.finish()
     }
 
-    /// Each result's last step: independent per result, so a batch is split over the cores
-    /// (a warm `-o` run looks at one output file per URL).
+    /// Each result's last step: independent per result, so a batch is split over the cores.
     private static func deliver(_ results: [FetchResult], through delivery: any ResultDelivery) async -> [FetchResult] {
-        await BatchSplit.map(results) { result in
+        // Warm hits arrive delivered (``RunIntake``): a batch of them is passed on as it is.
+        guard results.contains(where: { !$0.isDelivered }) else { return results }
+        return await BatchSplit.map(results) { result in
+            guard !result.isDelivered else { return result }
             var result = result
             delivery.deliver(&result)
             return result
