@@ -27,8 +27,6 @@ public struct FetchResult: Sendable {
     public var source: String?
     /// Wall time spent on this URL.
     public var duration: Duration
-    /// The run's ``ResultDelivery`` already ran (a warm hit, delivered in the lookup's slice).
-    var isDelivered = false
 
     public init(
         url: String, key: URLKey?, status: FetchStatus, path: String? = nil, format: ImageFormat? = nil,

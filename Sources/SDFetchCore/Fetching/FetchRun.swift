@@ -5,11 +5,11 @@ import AsyncAlgorithms
 /// Two stages joined by a channel (see the README's "Layout"):
 /// 1. ``RunIntake`` reads lines, identifies and de-duplicates keys, looks each up in the
 ///    cache (warm hits are answered inline, without a task), starts the network steps of
-///    the rest in a task group, and hands results on in batches.
-/// 2. ``RunTally`` runs the last step (``delivery``: the CLI's `-o`), which alone may still
-///    change a status, of every result that has not had it (warm hits get it in the
-///    intake, right after their lookup), and then counts each, once, for the bar
-///    (``progress``) and for the summary, before the result reaches `events`.
+///    the rest in a task group, runs each result's last step (``delivery``: the CLI's
+///    `-o`, which alone may still change a status) where the result is made, and hands
+///    results on in batches.
+/// 2. ``RunTally`` counts each result, once, for the bar (``progress``) and for the
+///    summary, before it reaches `events`.
 ///
 /// Each key is fetched once per run however often it appears; later occurrences raise the
 /// key's `duplicates` and the summary's total. A result carries the count known when it is
@@ -43,7 +43,7 @@ public struct FetchRun: Sendable {
     /// `reader` is made by the caller so a signal handler can cancel it.
     public func run(reader: URLListReader, into events: AsyncChannel<FetchEvent>) async {
         let settled = AsyncChannel<FetchEvent>()
-        async let counted: Void = RunTally.forward(settled, to: events, progress: progress, delivery: delivery)
+        async let counted: Void = RunTally.forward(settled, to: events, progress: progress)
         var intake = RunIntake(
             fetcher: fetcher, shard: shard, progress: progress, reader: reader, output: settled, delivery: delivery,
             limit: max(16, fetcher.options.concurrency * 4))

@@ -2,7 +2,7 @@ import AsyncAlgorithms
 import Synchronization
 
 /// The first stage of a ``FetchRun``: read, identify and de-duplicate, look up, start the
-/// network steps, collect, hand on. Each step is one method below; the loop in ``run(_:)``
+/// network steps, deliver, collect, hand on. Each step is one method below; the loop in ``run(_:)``
 /// only orders them.
 ///
 /// Owned by the run's task and never shared (the task group's children only return
@@ -15,7 +15,8 @@ struct RunIntake {
     let progress: RunProgress
     let reader: URLListReader
     let output: AsyncChannel<FetchEvent>
-    /// Run on warm hits in the lookup's slice (see ``take(_:_:)``); nil: none.
+    /// Each result's last step, run where the result is made: a warm hit's in its lookup's
+    /// slice (see ``take(_:_:)``), a fetched one's in its child task; nil: none.
     let delivery: (any ResultDelivery)?
     /// Network fetches in flight at most.
     let limit: Int
@@ -93,8 +94,7 @@ struct RunIntake {
         }
         // Warm path: a lookup answers inline, without a task per URL, an actor hop or a slot
         // (SPEC: >= 100,000 URLs/s warm).
-        // A hit's delivery (`-o`) runs right after its lookup, in the same slice: one split
-        // per batch instead of two, and the tally then only counts it.
+        // A hit's delivery (`-o`) runs right after its lookup, in the same slice.
         let (fetcher, delivery) = (self.fetcher, self.delivery)
         let probes = await BatchSplit.map(unique) { key, spelling in
             let started = ContinuousClock.now
@@ -102,7 +102,6 @@ struct RunIntake {
             let duration = ContinuousClock.now - started
             if let delivery, case .answered(var hit) = probe {
                 delivery.deliver(&hit)
-                hit.isDelivered = true
                 probe = .answered(hit)
             }
             return (probe, duration)
@@ -161,9 +160,10 @@ struct RunIntake {
                 report(result)
             }
         }
-        let (fetcher, finished, reader) = (self.fetcher, self.finished, self.reader)
+        let (fetcher, delivery, finished, reader) = (self.fetcher, self.delivery, self.finished, self.reader)
         group.addTask {
-            let result = await fetcher.fetch(key, spelling: spelling, after: stale)
+            var result = await fetcher.fetch(key, spelling: spelling, after: stale)
+            delivery?.deliver(&result)
             finished.value.add(1, ordering: .releasing)
             reader.wake()
             return result
