@@ -5,7 +5,6 @@
  * it after `curl --parallel` as the pipeline a user would otherwise script, and alone over
  * the corpus as the bare decoders' CPU floor. Build: cc -O2 decode-pass.c -lpng -ljpeg -lgif
  */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 #include <stdlib.h>
@@ -14,6 +13,8 @@
 #include <gif_lib.h>
 #include <jpeglib.h>
 #include <png.h>
+
+#include "each-file.h"
 
 static jmp_buf jpeg_escape;
 static void jpeg_quiet(j_common_ptr info, int level) { (void)info; (void)level; }
@@ -79,38 +80,16 @@ static int decode_gif(const unsigned char *data, size_t size) {
 
 static long decoded, failed, skipped;
 
-static void decode_file(const char *path) {
-    FILE *file = fopen(path, "rb");
-    if (!file) { skipped++; return; }
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    unsigned char *data = size > 0 ? malloc((size_t)size) : NULL;
-    if (!data || fread(data, 1, (size_t)size, file) != (size_t)size) { fclose(file); free(data); skipped++; return; }
-    fclose(file);
+static void decode_file(const unsigned char *data, size_t size) {
     int ok = -1;
-    if (size > 3 && data[0] == 0xFF && data[1] == 0xD8) ok = decode_jpeg(data, (size_t)size);
-    else if (size > 8 && memcmp(data, "\x89PNG", 4) == 0) ok = decode_png(data, (size_t)size);
-    else if (size > 6 && memcmp(data, "GIF8", 4) == 0) ok = decode_gif(data, (size_t)size);
+    if (size > 3 && data[0] == 0xFF && data[1] == 0xD8) ok = decode_jpeg(data, size);
+    else if (size > 8 && memcmp(data, "\x89PNG", 4) == 0) ok = decode_png(data, size);
+    else if (size > 6 && memcmp(data, "GIF8", 4) == 0) ok = decode_gif(data, size);
     if (ok < 0) skipped++; else if (ok) decoded++; else failed++;
-    free(data);
-}
-
-static void decode_path(const char *path) {
-    DIR *directory = opendir(path);
-    if (!directory) { decode_file(path); return; }
-    struct dirent *item;
-    char child[4096];
-    while ((item = readdir(directory))) {
-        if (item->d_name[0] == '.') continue;
-        snprintf(child, sizeof child, "%s/%s", path, item->d_name);
-        decode_path(child);
-    }
-    closedir(directory);
 }
 
 int main(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) decode_path(argv[i]);
-    printf("decode-pass: %ld decoded, %ld failed, %ld skipped\n", decoded, failed, skipped);
+    for (int i = 1; i < argc; i++) each_file(argv[i], decode_file);
+    printf("decode-pass: %ld decoded, %ld failed, %ld skipped\n", decoded, failed, skipped + each_file_unreadable);
     return 0;
 }

@@ -10,7 +10,6 @@
  * `--verify full` run, whose decoders (bench.d/decode-pass.c) inflate the PNGs themselves.
  * Build: cc -O2 floor-check.c -lcrypto -ldeflate
  */
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,8 @@
 
 #include <libdeflate.h>
 #include <openssl/evp.h>
+
+#include "each-file.h"
 
 static struct libdeflate_decompressor *inflater;
 static int hash_only;
@@ -66,39 +67,16 @@ static int check_png(const unsigned char *data, size_t size) {
     return ok;
 }
 
-static void check_file(const char *path) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return;
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    unsigned char *data = size > 0 ? malloc((size_t)size) : NULL;
-    if (data && fread(data, 1, (size_t)size, file) == (size_t)size) {
-        unsigned char digest[EVP_MAX_MD_SIZE];
-        unsigned int digest_size = 0;
-        EVP_Digest(data, (size_t)size, digest, &digest_size, EVP_sha256(), NULL);
-        hashed += (unsigned long long)size;
-        files++;
-        if (!hash_only && size > 8 && memcmp(data, "\x89PNG", 4) == 0) {
-            pngs++;
-            if (!check_png(data, (size_t)size)) broken++;
-        }
+static void check_file(const unsigned char *data, size_t size) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int digest_size = 0;
+    EVP_Digest(data, size, digest, &digest_size, EVP_sha256(), NULL);
+    hashed += size;
+    files++;
+    if (!hash_only && size > 8 && memcmp(data, "\x89PNG", 4) == 0) {
+        pngs++;
+        if (!check_png(data, size)) broken++;
     }
-    fclose(file);
-    free(data);
-}
-
-static void check_path(const char *path) {
-    DIR *directory = opendir(path);
-    if (!directory) { check_file(path); return; }
-    struct dirent *item;
-    char child[4096];
-    while ((item = readdir(directory))) {
-        if (item->d_name[0] == '.') continue;
-        snprintf(child, sizeof child, "%s/%s", path, item->d_name);
-        check_path(child);
-    }
-    closedir(directory);
 }
 
 int main(int argc, char **argv) {
@@ -106,7 +84,7 @@ int main(int argc, char **argv) {
     if (!inflater) return 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--hash-only") == 0) hash_only = 1;
-        else check_path(argv[i]);
+        else each_file(argv[i], check_file);
     }
     printf("floor-check: %ld files, %llu bytes hashed, %ld PNG (%llu bytes inflated), %ld broken\n", files, hashed,
            pngs, inflated, broken);
