@@ -72,10 +72,11 @@ PEERS = {
               "--file-allocation=none",
     'wget2': "wget2 -q --no-config -i {list} --max-threads {j} -P {out}",
 }
-# warm-mode commands of peers (run on the output dir one cold run filled)
+# the floor tools' names (built in main(): the least work a case asks of any tool)
 FLOOR = 'floor: curl, cp, check'
 FULL_FLOOR = 'floor: curl, cp, hash, decode'
 
+# warm-mode commands of peers (run on the output dir one cold run filled)
 WARM_PEERS = {
     'wget2': ('wget2 -N', "wget2 -q --no-config -N -i {list} --max-threads {j} -P {out}"),
     'curl': ('curl re-run', PEERS['curl']),
@@ -452,7 +453,7 @@ class Runner:
         shutil.rmtree(base_cache, ignore_errors=True)
 
 
-# ---------------------------------------------------------------- the decode pass
+# ---------------------------------------------------------------- the C helpers (decode pass, floor check)
 
 def build_helper(a, name, libraries):
     """Compiles Scripts/bench.d/NAME.c into the work dir; its path, or None."""
