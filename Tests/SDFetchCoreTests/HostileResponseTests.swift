@@ -56,8 +56,11 @@ struct HostileResponseTests {
 
     @Test("--max-time ends a transfer that keeps trickling, as timeout")
     func maxTimeBoundsWholeTransfer() async throws {
+        // Under TSan every step is ten times longer: with all suites in parallel there, this
+        // task once resumed 9 s after its transfer was cut, so the trickle and the bound both
+        // grow (a missed cut still runs past the bound: 100 s of trickle against 60).
         var steps: [RawResponseServer.Step] = [.init("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")]
-        for _ in 0..<100 { steps.append(.init("x", after: .milliseconds(100))) }
+        for _ in 0..<100 { steps.append(.init("x", after: ThreadSanitizer.scaled(.milliseconds(100)))) }
         let server = try await RawResponseServer(steps)
         let engine = CurlEngine.scoped(maxTransfers: 1)
         var request = TransferRequest(url: server.url("/slow.png"), timeout: .seconds(1))
@@ -71,7 +74,7 @@ struct HostileResponseTests {
         #expect(elapsed >= .milliseconds(900))
         // The trickle alone lasts 10 s: well under that proves the cut, with room for a
         // loaded machine (this suite runs beside all the others; 3 s failed under load).
-        #expect(elapsed < .seconds(6))
+        #expect(elapsed < ThreadSanitizer.scaled(.seconds(6)))
     }
 
     @Test("a 1 MB header line is a clear truncated failure, not out of memory")
