@@ -149,20 +149,12 @@ struct FetchCommandTests {
     /// run goes on to its end (seen in a loaded test run), so each start is watched through
     /// `/proc` until the handler is in place: before it the default action must stand.
     @Test("SIGINT is never ignored while a run starts, so an early Ctrl-C is never lost")
-    func earlyInterrupt() throws {
+    func earlyInterrupt() async throws {
         var ignoredStarts = 0
         var caughtStarts = 0
         for _ in 0..<20 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-            process.arguments = ["--cache-dir", cache, "-"]
-            process.environment = ChildEnvironment.with(["HOME": directory.path])
-            let input = Pipe()
-            process.standardInput = input
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let status = "/proc/\(process.processIdentifier)/status"
+            let run = try PipedRun.start(["--cache-dir", cache, "-"], home: directory.path)
+            let status = "/proc/\(run.process.processIdentifier)/status"
             let deadline = ContinuousClock.now + .seconds(10)
             var wasIgnored = false
             while ContinuousClock.now < deadline, let text = try? String(contentsOfFile: status, encoding: .utf8) {
@@ -173,8 +165,7 @@ struct FetchCommandTests {
                 }
             }
             if wasIgnored { ignoredStarts += 1 }
-            try input.fileHandleForWriting.close()
-            process.waitUntilExit()
+            _ = try await run.finish()
         }
         #expect(ignoredStarts == 0)
         #expect(caughtStarts == 20)
