@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The private network namespace of Scripts/bench's wan case.
 #
-#   wan-net.sh up NAME STATE     make namespace NAME: its own loopback (all of 127.0.0.0/8),
+#   wan-net.sh up NAME STATE     make namespace NAME: its own loopback (all of 127.0.0.0/8)
+#                                and a veth pair holding 192.0.2.1,
 #                                /etc/netns/NAME/hosts (localhost only: the bench's host names
 #                                are served by its resolver) and /etc/netns/NAME/resolv.conf
 #                                (nameserver 127.0.53.53, the resolver bench.d/wan.py starts
@@ -28,6 +29,13 @@ up() {
     fi
     ip netns add "$name"
     ip -n "$name" link set lo up
+    # A non-loopback IPv4 address (TEST-NET-1, on a veth pair whose both ends stay in the
+    # namespace): resolvers called with AI_ADDRCONFIG (aria2c's) return no IPv4 address on
+    # a machine that has only loopback ones. No traffic goes to it.
+    ip -n "$name" link add wan0 type veth peer name wan1
+    ip -n "$name" addr add 192.0.2.1/32 dev wan0
+    ip -n "$name" link set wan1 up
+    ip -n "$name" link set wan0 up
     mkdir -p "/etc/netns/$name"
     printf '127.0.0.1\tlocalhost\n127.0.53.53\tresolver.wan.test\n' >"/etc/netns/$name/hosts"
     # One attempt, one second: a resolver that does not answer is a bench bug, not a case.
