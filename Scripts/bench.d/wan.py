@@ -454,14 +454,14 @@ def tools_for(a, shape, ca):
         out.append(('curl', 'defaults: --parallel (50)',
                     curl_list + 'curl --parallel --remote-name-all --output-dir {out}' + curl_ca + ' -K -', {}))
     if 'aria2c' in a.peers:
-        out.append(('aria2c', '-j %d --connect-timeout %d --max-tries 1' % (j, ct),
-                    'aria2c -q -i {list} -d {out} -j %d --connect-timeout %d --max-tries 1 ' % (j, ct)
+        out.append(('aria2c', '-j %d --connect-timeout %d --timeout %d --max-tries 1' % (j, ct, ct),
+                    'aria2c -q -i {list} -d {out} -j %d --connect-timeout %d --timeout %d --max-tries 1 ' % (j, ct, ct)
                     + '--file-allocation=none --auto-file-renaming=false --console-log-level=error '
                     + '--summary-interval=0 --download-result=hide' + ca_opt, {}))
         out.append(('aria2c', 'defaults (-j 5, 5 tries)', 'aria2c -i {list} -d {out}' + ca_opt, {}))
     if 'wget2' in a.peers:
-        out.append(('wget2', '--max-threads %d --connect-timeout %d --tries 1' % (j, ct),
-                    'wget2 -q --no-config -i {list} -P {out} --max-threads %d --connect-timeout %d --tries 1' % (j, ct)
+        out.append(('wget2', '--max-threads %d --timeout %d --tries 1' % (j, ct),
+                    'wget2 -q --no-config -i {list} -P {out} --max-threads %d --timeout %d --tries 1' % (j, ct)
                     + ca_opt, {}))
         out.append(('wget2', 'defaults (5 threads, 20 tries)', 'wget2 -i {list} -P {out}' + ca_opt, {}))
     if 'img2dataset' in a.peers and a.img2dataset:
@@ -469,7 +469,9 @@ def tools_for(a, shape, ca):
         base = q(a.img2dataset) + ' --url_list {list} --output_folder {out} --resize_mode no --disable_all_reencoding True'
         procs = 2
         threads = max(1, j // procs)
-        shard = max(1, math.ceil(shape['urls'] / (4 * procs)))
+        # one shard per process: a process works through its shards one after another, and
+        # every shard holding a dead host's URL waits one --timeout
+        shard = max(1, math.ceil(shape['urls'] / procs))
         out.append(('img2dataset', '%d processes x %d threads, --timeout %d --retries 0, shards of %d' % (procs, threads, ct, shard),
                     base + ' --processes_count %d --thread_count %d --timeout %d --retries 0 --number_sample_per_shard %d'
                     % (procs, threads, ct, shard), env))
@@ -775,7 +777,7 @@ def main():
     ap.add_argument('--connect-timeout', type=int, default=15, help="sdfetch's default; the peers' tuned setting")
     ap.add_argument('--per-host', type=int, default=6, help='lanes per HTTP/1.1 host in the bound')
     ap.add_argument('--h2-streams', type=int, default=100, help="streams per HTTP/2 connection: nginx's limit and the bound's")
-    ap.add_argument('--cap-factor', type=float, default=3, help='a cell is stopped at max(cap-min, cap-factor x bound)')
+    ap.add_argument('--cap-factor', type=float, default=2, help='a cell is stopped at max(cap-min, cap-factor x bound)')
     ap.add_argument('--cap-min', type=float, default=20)
     ap.add_argument('--peers', default='curl,aria2c,wget2,img2dataset')
     ap.add_argument('--img2dataset', default='', help='the img2dataset executable (in its venv); empty: left out')
