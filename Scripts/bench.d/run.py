@@ -566,7 +566,7 @@ def floor_line(case, j, floor, peer, peer_median):
 
 
 def targets(rows, a):
-    """The spec's Performance targets, checked against this run's rows."""
+    """sdfetch's performance targets, checked against this run's rows."""
     by = {(r['case'], r['j'], r['tool']): r for r in rows}
     out = []
 
@@ -690,7 +690,7 @@ def main():
     r = Runner(a)
     sd_tool = ('sdfetch', sd_tpl, True)
     peer_tools = [(p, PEERS[p], False) for p in peers]
-    # The least work SPEC's cold case asks of any tool: curl's download, the second inode
+    # The least work the cold case asks of any tool: curl's download, the second inode
     # per image (the cache entry beside the -o file), then the default check's hash and
     # PNG inflate at the fastest this machine has (Scripts/bench.d/floor-check.c).
     checker = build_helper(a, 'floor-check', ['crypto', 'deflate']) if 'curl' in peers else None
@@ -796,7 +796,7 @@ def main():
     text = '\n'.join('- ' + h for h in header) + '\n\n' + md + '\n'
     checks = targets(r.rows, a)
     if checks:
-        text += '\nSpec targets (SPEC.md, Performance), this run:\n' + '\n'.join('- ' + c for c in checks) + '\n'
+        text += '\nPerformance targets, this run:\n' + '\n'.join('- ' + c for c in checks) + '\n'
     with open(os.path.join(a.results, 'table.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(a.results, 'rows.json'), 'w') as f:

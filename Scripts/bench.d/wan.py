@@ -709,7 +709,11 @@ def run_shape(a, shape, files, digests, servers, runner, ca_file):
 # ---------------------------------------------------------------- table
 
 def table(infos, rows, a):
-    out = []
+    out = ['Settings: tuned peers at %d-way; latency %d ms, slow hosts %d ms per response, Retry-After %d s, '
+           'connect timeout %d s; the bound with %d lanes per HTTP/1.1 host and %d HTTP/2 streams; cells capped '
+           'at max(%g s, %g x the bound); %d timed run(s) per cell.\n' % (
+               a.j, a.latency_ms, a.slow_ms, a.retry_after, a.connect_timeout, a.per_host, a.h2_streams, a.cap_min,
+               a.cap_factor, a.runs)]
     for info in infos:
         s = info['shape']
         out.append('### %s\n' % s)
