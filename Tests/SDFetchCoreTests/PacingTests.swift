@@ -93,6 +93,69 @@ struct PacingTests {
         #expect(freeArrival < heldArrival)
     }
 
+    @Test("a slow host holds only its --per-host share: another host's URLs never wait for it")
+    func slowHostHoldsItsShareOnly() async throws {
+        let slow = try await LoopbackServer()
+        let fast = try await LoopbackServer()
+        var lines: [String] = []
+        for index in 0..<10 {
+            slow.route("/\(index).png", ScriptedResponse(body: SampleImages.png(seed: index), delay: .milliseconds(800)))
+            lines.append(slow.url("/\(index).png"))
+        }
+        for index in 0..<10 {
+            fast.route("/\(index).png", .ok(SampleImages.png(seed: 20 + index)))
+            lines.append(fast.url("/\(index).png"))
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let fetcher = try fetcher { options in
+            options.concurrency = 16
+            options.pacing.perHost = 2
+        }
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+
+        #expect(collected.results.count == 20)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        #expect(slow.peakConcurrentRequests == 2)
+        // The slow host's third request can only start once one of its first two answered;
+        // every fast URL, listed after all slow ones, was asked for before that.
+        let slowArrivals = slow.recordedRequests.map(\.receivedAt).sorted()
+        let lastFast = try #require(fast.recordedRequests.map(\.receivedAt).max())
+        #expect(slowArrivals.count == 10)
+        #expect(lastFast < slowArrivals[2])
+    }
+
+    @Test("Retry-After pauses its own host only: other hosts go on meanwhile")
+    func retryAfterPausesItsHostOnly() async throws {
+        let throttled = try await LoopbackServer()
+        let other = try await LoopbackServer()
+        throttled.route("/0.png", .status(429, headers: [("Retry-After", "1")]), .ok(SampleImages.png(seed: 0)))
+        var lines = [throttled.url("/0.png")]
+        for index in 1..<4 {
+            throttled.route("/\(index).png", .ok(SampleImages.png(seed: index)))
+            lines.append(throttled.url("/\(index).png"))
+        }
+        for index in 0..<6 {
+            other.route("/\(index).png", .ok(SampleImages.png(seed: 10 + index)))
+            lines.append(other.url("/\(index).png"))
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let fetcher = try fetcher { options in
+            options.concurrency = 8
+            options.pacing.perHost = 1
+        }
+        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
+
+        #expect(collected.results.count == 10)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        let throttledArrivals = throttled.recordedRequests.map(\.receivedAt).sorted()
+        #expect(throttledArrivals.count == 5)  // the 429, its retry, three others
+        // Server-side stamps: nothing more went to the throttled host during its pause...
+        #expect(throttledArrivals[1] - throttledArrivals[0] >= .milliseconds(900))
+        // ...while the other host was served in full.
+        let lastOther = try #require(other.recordedRequests.map(\.receivedAt).max())
+        #expect(lastOther < throttledArrivals[1])
+    }
+
     @Test("a run under --limit-rate takes at least bytes / rate")
     func limitRateBoundsThroughput() async throws {
         let server = try await LoopbackServer()

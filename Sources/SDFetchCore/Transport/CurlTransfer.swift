@@ -40,6 +40,12 @@ final class CurlTransfer {
     private(set) var timeoutNanoseconds: UInt64 = 0
     /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
     private(set) var isConnected = false
+    /// The response came over HTTP/2 or later, so its host's connection multiplexes.
+    var isMultiplexed: Bool {
+        var version = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version >= Int(CURL_HTTP_VERSION_2_0)
+    }
     /// `--limit-rate`'s bucket, asked before each body chunk; nil without a cap.
     var rateLimiter: RateLimiter?
     /// Where the pre-request callback reports sends, for `--wait`; nil without per-host rules.
