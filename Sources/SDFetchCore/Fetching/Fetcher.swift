@@ -65,6 +65,9 @@ public actor Fetcher {
     /// The hosts given up so far in this run (`host-down`) and why, for a line each.
     public nonisolated var downHosts: [DownHost] { engine.hostHealth.downHosts }
 
+    /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
+    public nonisolated func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
+
     /// Interrupts every transfer (Ctrl-C) and every verification under way (the walkers and
     /// decoders ask ``Interruption/isRequested``); their results come back `failed` with
     /// `interrupted`. Returns at once.

@@ -34,6 +34,8 @@ final class CurlTransfer {
     private(set) var host = ""
     /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
     var lastActivity: UInt64 = 0
+    /// Monotonic nanoseconds of the start.
+    private(set) var startedAt: UInt64 = 0
     /// Bytes arrived since the last stall check. Callbacks only set this flag: the loop's
     /// check reads the clock once for all transfers instead of once per callback.
     var hasNewBytes = false
@@ -109,6 +111,7 @@ final class CurlTransfer {
         self.host = host
         self.continuation = continuation
         lastActivity = now
+        startedAt = now
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))

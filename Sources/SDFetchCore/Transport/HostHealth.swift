@@ -20,10 +20,16 @@ final class HostHealth: Sendable {
     private struct State {
         var consecutiveFailures: [String: Int] = [:]
         /// Why each host that is down went down, for its `host-down` failures.
-        var causes: [String: String] = [:]
+        var causes: [String: (kind: FetchFailure.Kind, text: String)] = [:]
         /// Hosts some request reached in this run.
         var reached: Set<String> = []
+        /// Per host, its transfers that took ``HostHealth/slowTransfer`` or longer.
+        var slow: [String: (transfers: Int, nanoseconds: UInt64)] = [:]
     }
+
+    /// A transfer this long from start to end makes its host a candidate for "slow" (at the
+    /// 50-200 ms a far server takes per request, even a large image rarely needs it).
+    static let slowTransfer: UInt64 = 1_000_000_000
 
     private let state = Mutex(State())
 
@@ -60,11 +66,32 @@ final class HostHealth: Sendable {
             let count = endsAtOnce ? limit : before + 1
             state.consecutiveFailures[host] = count
             if count >= limit {
-                state.causes[host] =
+                state.causes[host] = (
+                    failure.kind,
                     endsAtOnce
-                    ? Self.firstFailureCause(failure)
-                    : "\(count) connection\(count == 1 ? "" : "s") failed in a row, the last with \(failure.kind.label): \(failure.detail)"
+                        ? Self.firstFailureCause(failure)
+                        : "\(count) connection\(count == 1 ? "" : "s") failed in a row, the last with \(failure.kind.label): \(failure.detail)"
+                )
             }
+        }
+    }
+
+    /// Records a transfer to `host` that reached it and took `nanoseconds` in all; only slow
+    /// ones are kept, so memory follows the slow hosts.
+    func recordDuration(_ host: String, nanoseconds: UInt64) {
+        guard nanoseconds >= Self.slowTransfer else { return }
+        state.withLock { state in
+            let current = state.slow[host] ?? (0, 0)
+            state.slow[host] = (current.transfers + 1, current.nanoseconds &+ nanoseconds)
+        }
+    }
+
+    /// Hosts with at least `minimum` slow transfers, the most time first.
+    func slowHosts(minimum: Int) -> [SlowHost] {
+        state.withLock { state in
+            state.slow.filter { $0.value.transfers >= minimum }
+                .sorted { $0.value.nanoseconds > $1.value.nanoseconds }
+                .map { SlowHost(host: $0.key, transfers: $0.value.transfers, nanoseconds: $0.value.nanoseconds) }
         }
     }
 
@@ -78,14 +105,15 @@ final class HostHealth: Sendable {
 
     /// The failure given to a request whose host is down.
     func failure(for host: String) -> FetchFailure {
-        let cause = state.withLock { $0.causes[host] } ?? "too many connections failed in a row"
+        let cause = state.withLock { $0.causes[host]?.text } ?? "too many connections failed in a row"
         return FetchFailure(.hostDown, "\(host) is down: \(cause)")
     }
 
     /// Every host that went down in this run and why, sorted by name.
     var downHosts: [DownHost] {
         state.withLock { state in
-            state.causes.map { DownHost(host: $0.key, cause: $0.value) }.sorted { $0.host < $1.host }
+            state.causes.map { DownHost(host: $0.key, kind: $0.value.kind, cause: $0.value.text) }
+                .sorted { $0.host < $1.host }
         }
     }
 
@@ -101,6 +129,21 @@ final class HostHealth: Sendable {
 public struct DownHost: Sendable, Equatable {
     /// `host` or `host:port`, as in the URLs.
     public let host: String
+    /// The kind of the failure that ended it: `dns` for a name that does not resolve.
+    public let kind: FetchFailure.Kind
     /// Lower-case, no final period: "its name does not resolve (...)".
     public let cause: String
+}
+
+/// A host whose answers took ``HostHealth/slowTransfer`` or longer during a run.
+public struct SlowHost: Sendable, Equatable {
+    /// `host` or `host:port`, as in the URLs.
+    public let host: String
+    /// Its transfers that were that slow.
+    public let transfers: Int
+    /// Their time in all, start to end.
+    public let nanoseconds: UInt64
+
+    /// Seconds per slow transfer.
+    public var averageSeconds: Double { Double(nanoseconds) / Double(max(1, transfers)) / 1e9 }
 }

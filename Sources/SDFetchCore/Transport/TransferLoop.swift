@@ -268,6 +268,7 @@ final class TransferLoop {
             scheduler.pause(transfer.host, until: now &+ pause)
         }
         scheduler.finished(transfer.host, wasSent: transfer.isConnected, now: now)
+        if transfer.isConnected { engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt) }
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
             // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.
