@@ -6,12 +6,27 @@ import Testing
 /// a host multiplexes, and what a `Retry-After` pause holds.
 @Suite("Host scheduler")
 struct HostSchedulerTests {
+    @Test("a host no connection reached yet gets one probe, then its --per-host lanes")
+    func unreachedHostGetsOneProbe() {
+        var scheduler = HostScheduler(pacing: TransferPacing(perHost: 3))
+        #expect(scheduler.mayStart("new.test", now: 0))
+        scheduler.started("new.test")
+        #expect(!scheduler.mayStart("new.test", now: 0))
+        scheduler.sent("new.test", at: 1, firstForTransfer: true)
+        scheduler.started("new.test")
+        scheduler.started("new.test")
+        #expect(!scheduler.mayStart("new.test", now: 2))
+        scheduler.finished("new.test", wasSent: true, now: 3)
+        #expect(scheduler.mayStart("new.test", now: 3))
+    }
+
     @Test("an HTTP/2 host may carry a connection's streams, an HTTP/1.1 host --per-host transfers")
     func multiplexedHostGetsStreams() {
         var scheduler = HostScheduler(pacing: TransferPacing(perHost: 2))
-        for _ in 0..<2 {
-            scheduler.started("h2.test")
-            scheduler.started("h1.test")
+        for host in ["h2.test", "h1.test"] {
+            scheduler.started(host)
+            scheduler.sent(host, at: 0, firstForTransfer: true)
+            scheduler.started(host)
         }
         #expect(!scheduler.mayStart("h2.test", now: 0))
         scheduler.multiplexes("h2.test")

@@ -1,7 +1,10 @@
 /// Which waiting request to one host may start now under ``TransferPacing``.
 ///
-/// Loop-thread state of the ``TransferLoop`` (never `Sendable`). A request whose host is at
-/// its `--per-host` limit, paused by its `Retry-After`, or whose last request was sent less
+/// Loop-thread state of the ``TransferLoop`` (never `Sendable`). A host no connection has
+/// reached yet gets one transfer, a probe, until a connection to it is made: a host that
+/// swallows connections then holds one slot of `-j` for its connect timeout instead of
+/// `--per-host` of them, and a live one gets its other lanes one round trip later. A
+/// request whose host is at its limit, paused by its `Retry-After`, or whose last request was sent less
 /// than `--wait` ago (or is not sent yet), is held here in its host's queue while requests
 /// to other hosts go ahead; it starts once a transfer to its host ends or its wait is over.
 /// Held requests are bounded by what the fetcher keeps in flight (a few times `-j`), and
@@ -24,6 +27,8 @@ struct HostScheduler {
         var unsent = 0
         /// Monotonic nanoseconds at which the last request to the host was sent.
         var lastSent: UInt64?
+        /// A connection to the host was made: it gets all its lanes, not just a probe.
+        var isReached = false
         /// The host answered over HTTP/2: one connection carries many transfers.
         var isMultiplexed = false
         /// No new request before this monotonic time: the host's `Retry-After`.
@@ -31,7 +36,7 @@ struct HostScheduler {
 
         /// Whether the state says more than a fresh one would, so it must be kept.
         func matters(wait: UInt64, now: UInt64) -> Bool {
-            running > 0 || isMultiplexed || (wait > 0 && lastSent != nil) || (pausedUntil.map { $0 > now } ?? false)
+            running > 0 || isReached || (wait > 0 && lastSent != nil) || (pausedUntil.map { $0 > now } ?? false)
         }
     }
 
@@ -69,17 +74,19 @@ struct HostScheduler {
 
     var isEmpty: Bool { heldCount == 0 }
 
-    /// Transfers `host` may have in flight: `--per-host`, or a connection's streams once the
-    /// host is known to multiplex (curl's `CURLMOPT_MAX_HOST_CONNECTIONS` still caps the
-    /// connections, and `CURLOPT_PIPEWAIT` puts the streams on one); nil: no limit.
+    /// Transfers `host` may have in flight: one until a connection reached it, then
+    /// `--per-host`, or a connection's streams once the host is known to multiplex (curl's
+    /// `CURLMOPT_MAX_HOST_CONNECTIONS` still caps the connections, and `CURLOPT_PIPEWAIT`
+    /// puts the streams on one); nil: no limit.
     private func limit(for state: HostState) -> Int? {
         guard pacing.perHost > 0 else { return nil }
+        guard state.isReached else { return 1 }
         return state.isMultiplexed ? max(pacing.perHost, Self.streamsPerConnection) : pacing.perHost
     }
 
     /// Whether a new transfer to `host` may start at `now`.
     func mayStart(_ host: String, now: UInt64) -> Bool {
-        guard let state = hosts[host] else { return true }
+        guard let state = hosts[host] else { return true }  // a probe
         if let limit = limit(for: state), state.running >= limit { return false }
         if let pausedUntil = state.pausedUntil, pausedUntil > now { return false }
         guard wait > 0 else { return true }
@@ -149,9 +156,11 @@ struct HostScheduler {
         hosts[host, default: HostState()].unsent += 1
     }
 
-    /// curl is about to send a request to `host` (its pre-request callback ran).
+    /// curl is about to send a request to `host` (its pre-request callback ran): a
+    /// connection reached it.
     mutating func sent(_ host: String, at time: UInt64, firstForTransfer: Bool) {
         guard var state = hosts[host] else { return }
+        state.isReached = true
         if firstForTransfer { state.unsent = max(0, state.unsent - 1) }
         state.lastSent = time
         hosts[host] = state
@@ -168,6 +177,7 @@ struct HostScheduler {
 
     /// `host` answered over HTTP/2: from now on it may carry a connection's streams.
     mutating func multiplexes(_ host: String) {
+        hosts[host, default: HostState()].isReached = true
         hosts[host, default: HostState()].isMultiplexed = true
     }
 
