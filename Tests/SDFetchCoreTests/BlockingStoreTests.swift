@@ -8,8 +8,8 @@ import Testing
 
 /// A store that must wait for a shard lock held elsewhere (a replaced entry, while a `clean`
 /// removes a batch) waits on the fetcher's own threads (``BlockingPool``), never on the
-/// cooperative pool (issue 15): with more stores waiting on a held shard lock than the pool
-/// has threads, other tasks still run.
+/// cooperative pool (SDFetchCore.docc, Pipeline, "Where threads are"): with more stores
+/// waiting on a held shard lock than the pool has threads, other tasks still run.
 @Suite("stores off the cooperative pool", .cleansUp, .timeLimit(.minutes(1)))
 struct BlockingStoreTests {
     let directory = TemporaryDirectory("blocking-store")

@@ -1,7 +1,8 @@
 import Foundation
 
-/// What the cache-lookup step found for one key: the one probe of a URL's way (SPEC "Disk
-/// cache" decisions), handed on to the network step so a miss is never probed again.
+/// What the cache-lookup step found for one key: the one probe of a URL's way
+/// (<doc:OnDiskFormat> decisions), handed on to the network step so a miss is never probed
+/// again.
 public enum CacheLookup: Sendable {
     /// A servable entry, its file intact and its use noted: the answer, without a request.
     case fresh(CacheEntry)
@@ -12,8 +13,9 @@ public enum CacheLookup: Sendable {
     case miss
 }
 
-/// When an entry may be served without a request (SPEC `--max-age`, `--refresh`,
-/// `--offline`): a value the cache applies, not a callback into the fetcher.
+/// When an entry may be served without a request (`--max-age`, `--refresh`,
+/// `--offline`; <doc:Fetching#Results>): a value the cache applies, not a callback into
+/// the fetcher.
 public struct ServePolicy: Sendable {
     public var freshness: Freshness
     /// `--refresh`: nothing is served without asking the server.

@@ -77,11 +77,11 @@ extension DiskCache {
     /// be about to name.
     static let strayTemporaryAge: Duration = .seconds(3600)
 
-    /// SPEC `clean`: removes expired entries (stored more than `maxAge` ago), expired
-    /// blacklist records, stray temporary files and anything that is not a regular file,
-    /// then trims to `maxSize` bytes, least recently used first, and compacts the index.
-    /// With `dryRun` nothing is removed but the report is the same. Without `listing`,
-    /// `removedURLs` stays empty.
+    /// `sdfetch clean` (<doc:OnDiskFormat#How-it-stays-right>): removes expired entries
+    /// (stored more than `maxAge` ago), expired blacklist records, stray temporary files
+    /// and anything that is not a regular file, then trims to `maxSize` bytes, least
+    /// recently used first, and compacts the index. With `dryRun` nothing is removed but
+    /// the report is the same. Without `listing`, `removedURLs` stays empty.
     ///
     /// Idempotent, and safe while fetches run (see ``DirectoryLock``). Blocks while another
     /// `clean`, `verify` or trim runs on the same directory.
@@ -127,9 +127,9 @@ extension DiskCache {
         }
     }
 
-    /// SPEC `--max-cache-size`: trims the cache to `maxBytes`, least recently used first,
-    /// entries in `keys` (those used by the current run) last. Call it after a fetch run;
-    /// it writes the run's noted uses first.
+    /// `--max-cache-size` (sdfetch(1) FETCH OPTIONS): trims the cache to `maxBytes`,
+    /// least recently used first, entries in `keys` (those used by the current run) last.
+    /// Call it after a fetch run; it writes the run's noted uses first.
     ///
     /// Costs a scan of every shard, unless nothing was stored since the last trim to a cap
     /// no larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`.

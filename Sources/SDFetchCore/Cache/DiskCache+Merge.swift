@@ -16,10 +16,11 @@ public struct MergeReport: Sendable, Equatable {
 }
 
 extension DiskCache {
-    /// SPEC `merge SRC`: copies the entries and failure records of the cache at `source` in,
-    /// where this cache has none for the key or an older one (the newer stored time wins),
-    /// so N sharded jobs' caches become one. Stored times, validators and LRU times travel
-    /// with the entries; every copied file is checked against its SHA-256.
+    /// `sdfetch merge SRC` (README, "Running past one machine"): copies the entries and
+    /// failure records of the cache at `source` in, where this cache has none for the key or
+    /// an older one (the newer stored time wins), so N sharded jobs' caches become one.
+    /// Stored times, validators and LRU times travel with the entries; every copied file is
+    /// checked against its SHA-256.
     ///
     /// Holds the maintenance lock (no `clean` meanwhile); fetches may run.
     ///

@@ -23,8 +23,9 @@ public struct VerifyReport: Sendable, Equatable {
 }
 
 extension DiskCache {
-    /// SPEC `sdfetch verify`: hashes every entry file against its record's SHA-256 and
-    /// removes those that differ, and entry files without a record; then compacts the index.
+    /// `sdfetch verify` (<doc:OnDiskFormat#How-it-stays-right>): hashes every entry file
+    /// against its record's SHA-256 and removes those that differ, and entry files without a
+    /// record; then compacts the index.
     ///
     /// Safe while fetches run: a file is removed under its shard lock only if it is still
     /// the one hashed (same inode and size), so a replacement stored meanwhile survives.

@@ -4,7 +4,7 @@ import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout (format 2, see ``CacheFormat``; the README's "Cache format" has the whole of it):
+/// Layout (format 2, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
 /// - `FORMAT`: the format's version.
 /// - `entries/ab/<digest>`: one file per entry, exactly the image bytes (``EntryFile``);
 ///   `ab` is the digest's first byte, 256 shards.
@@ -102,7 +102,7 @@ public final class DiskCache: Sendable {
         usesUnnamedFiles = !plainFiles
     }
 
-    /// `mkdir -p`: a fresh container has no `~/.cache` (SPEC "Environment").
+    /// `mkdir -p`: a fresh container has no `~/.cache` (sdfetch(1) ENVIRONMENT).
     static func makeDirectory(_ path: String) throws(CacheError) {
         var info = stat()
         if stat(path, &info) == 0 {

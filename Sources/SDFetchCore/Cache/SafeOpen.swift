@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 
-/// Opening files inside the cache without trusting it (SPEC "Security": nothing in the cache
-/// directory is trusted). Every open is relative to a held directory descriptor and refuses
-/// links (`O_NOFOLLOW`); files are opened `O_NONBLOCK` and checked to be regular, so a FIFO
-/// or device planted at an entry's name is skipped at once instead of blocking `open`.
+/// Opening files inside the cache without trusting it
+/// (<doc:Security#The-cache-directory-is-untrusted>: nothing in the cache directory is
+/// trusted). Every open is relative to a held directory descriptor and refuses links
+/// (`O_NOFOLLOW`); files are opened `O_NONBLOCK` and checked to be regular, so a FIFO or
+/// device planted at an entry's name is skipped at once instead of blocking `open`.
 enum SafeOpen {
     /// The directory `name` under `parent`, never through a link; created first when
     /// `create` is set and it is missing. -1 (errno set) when it is anything but a directory.

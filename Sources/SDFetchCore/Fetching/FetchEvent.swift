@@ -17,7 +17,7 @@ public enum FetchEvent: Sendable {
 /// Totals of a whole run.
 public struct RunSummary: Sendable, Equatable {
     /// Results per status; a URL stopped by Ctrl-C is counted in ``interrupted`` instead
-    /// of `failed` (SPEC "Results": the summary counts interrupted URLs apart).
+    /// of `failed` (<doc:Fetching#Results>: the summary counts interrupted URLs apart).
     public var counts: [FetchStatus: Int] = [:]
     public var interrupted = 0
     /// Input occurrences coalesced into an earlier one of the same key.

@@ -1,4 +1,4 @@
-/// Everything that shapes how one URL is fetched (the spec's fetch options, less I/O ones).
+/// Everything that shapes how one URL is fetched (sdfetch(1) FETCH OPTIONS, less I/O ones).
 public struct FetchOptions: Sendable {
     public var concurrency = 6
     public var timeout: Duration = .seconds(15)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
-/// way after it is identified (see the README's "Layout" for the whole pipeline).
+/// way after it is identified (see <doc:Pipeline> for the whole run).
 ///
 /// The steps are nonisolated and run on the caller's task, so its cancellation reaches the
 /// transfer and the verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the

@@ -1,4 +1,4 @@
-/// An image format recognised from leading bytes (SPEC "Format sniffing").
+/// An image format recognised from leading bytes (<doc:Verification#Format-sniffing>).
 public enum ImageFormat: String, Sendable, CaseIterable {
     case jpeg, png, gif, webp, tiff, bmp, ico, heic, heif, avif, jxl, svg, pdf
 

@@ -11,7 +11,8 @@ import Foundation
 /// an unretained pointer; the loop's table of running transfers keeps it alive meanwhile.
 ///
 /// Proxies: unless `--proxy` is given, no proxy option is set, so libcurl itself reads
-/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does (SPEC).
+/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does
+/// (sdfetch(1) ENVIRONMENT).
 final class CurlTransfer {
     /// Why a body was cut on purpose by returning 0 from a callback.
     enum Overflow {
@@ -150,8 +151,9 @@ final class CurlTransfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         setLong(CURLOPT_NOSIGNAL, 1)
         setString(CURLOPT_URL, request.url)
-        // The key keeps the path byte for byte (SPEC "URL identity"), so the request must too:
-        // without this curl would collapse "/a/../b" and ask for another resource.
+        // The key keeps the path byte for byte (SDFetchCore.docc, Fetching, "URL identity"), so
+        // the request must too: without this curl would collapse "/a/../b" and ask for another
+        // resource.
         setLong(CURLOPT_PATH_AS_IS, 1)
         setString(CURLOPT_PROTOCOLS_STR, "http,https")
         setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")

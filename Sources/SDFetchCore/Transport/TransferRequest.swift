@@ -66,7 +66,7 @@ public struct TransferResponse: Sendable {
 /// TLS and proxy settings, as curl's `--cacert`, `-k` and `--proxy` mean them.
 ///
 /// Without a proxy here, libcurl reads `http_proxy`, `https_proxy`, `all_proxy` and
-/// `no_proxy` itself, exactly as the `curl` tool does (SPEC "Environment").
+/// `no_proxy` itself, exactly as the `curl` tool does (sdfetch(1) ENVIRONMENT).
 public struct ConnectionOptions: Sendable, Equatable {
     /// A PEM bundle of certificate authorities trusted instead of the system's.
     public var caCertificateFile: String?

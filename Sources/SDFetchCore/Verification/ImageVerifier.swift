@@ -12,7 +12,7 @@ public struct VerifiedImage: Sendable, Equatable {
     }
 }
 
-/// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (SPEC "Verification").
+/// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (<doc:Verification>).
 ///
 /// - `none`: the signature alone; a signature-valid truncated file passes.
 /// - `header`: signature and the header's dimensions, checked against the limit.

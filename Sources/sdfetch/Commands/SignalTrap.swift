@@ -29,7 +29,8 @@ final class SignalTrap: Sendable {
     private let received = Counter()
     private let sources: Mutex<[any DispatchSourceSignal]>
 
-    /// How long a clean shutdown may take after the first signal (SPEC: exit 130 within 2 s).
+    /// How long a clean shutdown may take after the first signal (exit 130 within 2 s:
+    /// `FetchCommandTests`' SIGINT test).
     static let shutdownGraceSeconds = 1.0
 
     private static let queue = DispatchQueue(label: "sdfetch.signals")
