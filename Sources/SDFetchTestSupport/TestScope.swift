@@ -3,8 +3,9 @@ import Synchronization
 import Testing
 
 /// What a test started that must be stopped when the test ends, however it ends (a failed
-/// `#require`, a thrown error, a time limit): engines, fetchers and servers register here
-/// as they are made, and the ``CleansUp`` trait stops them after the test body, newest first.
+/// `#require`, a thrown error, a time limit): engines, fetchers, servers and temporary
+/// directories register here as they are made, and the ``CleansUp`` trait stops or removes
+/// them after the test body, newest first.
 ///
 /// The scope is a task local, so whatever the test's task makes, in its body or in a helper
 /// it calls, lands in the scope of that one test, also when tests run in parallel.
@@ -55,7 +56,8 @@ public struct CleansUp: TestTrait, SuiteTrait, TestScoping {
 }
 
 extension Trait where Self == CleansUp {
-    /// Shut down every engine, fetcher and server a test made when it ends (``TestScope``).
+    /// Shut down every engine, fetcher and server a test made, and remove its temporary
+    /// directories, when it ends (``TestScope``).
     public static var cleansUp: Self { CleansUp() }
 }
 

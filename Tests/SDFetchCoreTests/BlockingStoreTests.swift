@@ -16,7 +16,6 @@ struct BlockingStoreTests {
 
     @Test("stores waiting on a shard lock held elsewhere leave the cooperative pool free")
     func waitingStoresDoNotParkThePool() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let waiting = ProcessInfo.processInfo.activeProcessorCount + 2
         let urls = Self.urls(inOneShard: waiting, server: server)

@@ -5,7 +5,7 @@ import Testing
 @testable import SDFetchCore
 
 /// The cache on its own: the format-2 record, LRU, cap, expiry, stray files, stats.
-@Suite("Disk cache")
+@Suite("Disk cache", .cleansUp)
 struct DiskCacheTests {
     let directory = TemporaryDirectory("cache")
     let clock = ManualClock()
@@ -59,7 +59,6 @@ struct DiskCacheTests {
             #expect(entry.stamp == Int64(clock.now.timeIntervalSince1970))
         }
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body))
-        directory.remove()
     }
 
     @Test("an entry is one file of image bytes plus one line in its shard's bucket; FORMAT names version 2")
@@ -73,7 +72,6 @@ struct DiskCacheTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
         let format = try String(contentsOfFile: directory.appending("cache/FORMAT"), encoding: .utf8)
         #expect(format.hasPrefix("sdfetch cache format 2\n"))
-        directory.remove()
     }
 
     @Test("torn, foreign and corrupted index lines are skipped; a line appended after a torn one still reads")
@@ -100,7 +98,6 @@ struct DiskCacheTests {
         #expect(try third.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false).entries == 2)
         // Compaction dropped the damage: one line per entry is left.
         #expect(try indexLines(a).count == (Shards.index(of: a.digest) == Shards.index(of: b.digest) ? 2 : 1))
-        directory.remove()
     }
 
     @Test("a store that fails before naming its file leaves the previous entry and no stray file")
@@ -121,7 +118,6 @@ struct DiskCacheTests {
         let reader = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(reader.entry(for: key)?.sha256 == SampleImages.png(seed: 1).withUnsafeBytes(EntryFile.sha256(of:)))
         #expect(try FileManager.default.contentsOfDirectory(atPath: shard) == [key.digest.hex])
-        directory.remove()
     }
 
     @Test("re-storing a key replaces its entry whole, with and without O_TMPFILE", arguments: [false, true])
@@ -139,7 +135,6 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(SampleImages.png(seed: 2)))
         let files = try FileManager.default.subpathsOfDirectory(atPath: directory.appending("cache/entries"))
         #expect(!files.contains { $0.hasSuffix(".tmp") })
-        directory.remove()
     }
 
     @Test("a hit moves an entry to the back of the LRU order, across processes")
@@ -157,7 +152,6 @@ struct DiskCacheTests {
         let report = try other.enforceLimit(maxBytes: try entryBytes(a), protecting: [])
         #expect(report.removedURLs == [b.string])
         #expect(other.entry(for: a) != nil && other.entry(for: b) == nil)
-        directory.remove()
     }
 
     @Test("uses closer together than the interval add no index lines")
@@ -173,7 +167,6 @@ struct DiskCacheTests {
         batching.touch(a)
         batching.flushUses()
         #expect(try indexLines(a).count == before + 1)
-        directory.remove()
     }
 
     @Test("reading an entry's file (a backup, a viewer of an -o link) does not count as a use")
@@ -186,7 +179,6 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: b)) == Data(SampleImages.png()))
         let report = try cache.enforceLimit(maxBytes: try entryBytes(a), protecting: [])
         #expect(report.removedURLs == [b.string])
-        directory.remove()
     }
 
     @Test("the cap trims least recently used first and counts index bytes")
@@ -202,7 +194,6 @@ struct DiskCacheTests {
         #expect(report.removedEntries == 2 && report.removedBytes == sizes[0] + sizes[1])
         #expect(report.entries == 3 && report.bytes == sizes[2...].reduce(0, +))
         #expect(try DiskCache.stats(directory: cache.directory).bytes == report.bytes)
-        directory.remove()
     }
 
     @Test("entries used by the current run are evicted last")
@@ -213,7 +204,6 @@ struct DiskCacheTests {
         let report = try cache.enforceLimit(maxBytes: try entryBytes(old), protecting: [old.digest])
         #expect(report.removedURLs == [newer.string])
         #expect(cache.entry(for: old) != nil)
-        directory.remove()
     }
 
     @Test("a process that stored nothing skips the size scan under a cap no smaller than the last trim's")
@@ -230,7 +220,6 @@ struct DiskCacheTests {
         let another = try DiskCache(directory: cache.directory, now: clock.read)
         let report = try another.enforceLimit(maxBytes: 1, protecting: [])
         #expect(!report.wasSkipped && report.removedEntries == 1)
-        directory.remove()
     }
 
     @Test("clean removes entries once they are older than max-age, by the injected clock")
@@ -250,7 +239,6 @@ struct DiskCacheTests {
         #expect(again.removedEntries == 0 && again.entries == 1)
         // A max-age too large for the clock's range is no crash: nothing expires.
         #expect(try cache.clean(maxAge: .seconds(Int64.max), maxSize: nil, dryRun: false).entries == 1)
-        directory.remove()
     }
 
     @Test("clean compacts the index to one line per live entry and keeps serving")
@@ -268,7 +256,6 @@ struct DiskCacheTests {
         let reader = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(reader.entry(for: a)?.sha256 == SampleImages.png(seed: 5).withUnsafeBytes(EntryFile.sha256(of:)))
         #expect(reader.entry(for: a)?.accessedAt == clock.now)
-        directory.remove()
     }
 
     @Test("stats reports entries, bytes, formats and dates; a missing directory reports zeros, creating nothing")
@@ -288,7 +275,6 @@ struct DiskCacheTests {
         #expect(stats.oldest == first && stats.newest == clock.now)
         let file = directory.write("x", to: "a-file")
         #expect(throws: CacheError.self) { try DiskCache.stats(directory: file) }
-        directory.remove()
     }
 
     @Test("missing parents of the cache directory are created; a file in its place is an error")
@@ -299,6 +285,5 @@ struct DiskCacheTests {
         let file = directory.write("x", to: "plain")
         #expect(throws: CacheError.self) { try DiskCache(directory: file) }
         #expect(throws: CacheError.self) { try DiskCache(directory: file + "/below") }
-        directory.remove()
     }
 }

@@ -92,7 +92,6 @@ struct CacheProcessTests {
         _ = try finalClean()
         #expect(temporaryFiles().isEmpty)
         #expect(try expectConsistent(bodies) == entries)
-        directory.remove()
     }
 
     @Test("two fetch processes and a concurrent clean leave a consistent cache")
@@ -124,6 +123,5 @@ struct CacheProcessTests {
         #expect(report.entries == entryFiles().count)
         #expect(temporaryFiles().isEmpty)
         _ = try expectConsistent(bodies)
-        directory.remove()
     }
 }
