@@ -29,7 +29,7 @@ swiftc -O -wmo -parse-as-library -swift-version 6 -module-name VerifyBench \
     "$root"/Sources/SDFetchCore/Formats/*.swift \
     "$root"/Sources/SDFetchCore/Verification/*.swift \
     "$root/Sources/SDFetchCore/Fetching/FetchFailure.swift" \
-    "$root/Sources/SDFetchCore/Transport/Interruption.swift" \
+    "$root/Sources/SDFetchCore/System/Interruption.swift" \
     "$root/Bench/VerifyBench/main.swift" \
     "$build/jpeg.o" -ljpeg -lpng16 -lgif -lz \
     -o "$build/verify-bench"
