@@ -1,25 +1,5 @@
 import Foundation
 
-/// A regular file in a shard folder as one `fstatat` sees it.
-struct ScannedFile: Sendable {
-    let name: String
-    let bytes: Int64
-    /// Its mtime in nanoseconds since 1970.
-    let modifiedAt: Int64
-    let inode: UInt64
-}
-
-/// What a shard folder holds: files by kind, and names that are not regular files (links,
-/// FIFOs, devices, folders) which nothing reads and `clean` removes.
-struct ShardScan: Sendable {
-    /// Files named by a 32-hex-digit digest: entry files (or, in `failed/`, records).
-    var files: [ScannedFile] = []
-    /// Temporary files (``FileIO/temporarySuffix``) left by writers, live or crashed.
-    var temporaries: [ScannedFile] = []
-    /// Anything that is not a regular file.
-    var strays: [String] = []
-}
-
 /// Directory walking with `readdir` and `fstatat` relative to held descriptors: no per-file
 /// `open`, no link followed.
 enum CacheScan {

@@ -1,20 +1,5 @@
 import Foundation
 
-/// What `sdfetch merge` did.
-public struct MergeReport: Sendable, Equatable {
-    /// Entries copied in (new here, or newer than the entry here).
-    public var merged = 0
-    public var mergedBytes: Int64 = 0
-    /// Entries left out because this cache's entry is as new or newer.
-    public var kept = 0
-    /// Source entries whose file is missing or does not match its record.
-    public var bad = 0
-    /// Failed-URL records copied in (new here, or newer).
-    public var mergedFailed = 0
-
-    public init() {}
-}
-
 extension DiskCache {
     /// `sdfetch merge SRC` (README, "Running past one machine"): copies the entries and
     /// failure records of the cache at `source` in, where this cache has none for the key or

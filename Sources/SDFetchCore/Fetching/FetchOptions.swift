@@ -29,8 +29,3 @@ public struct FetchOptions: Sendable {
 
     public init() {}
 }
-
-/// The product version, shown by `--version` and in the default User-Agent.
-public enum SDFetchVersion {
-    public static let string = "0.1.0"
-}

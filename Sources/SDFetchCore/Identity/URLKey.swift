@@ -161,8 +161,3 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     public static func == (lhs: URLKey, rhs: URLKey) -> Bool { lhs.string == rhs.string }
     public func hash(into hasher: inout Hasher) { hasher.combine(digest) }
 }
-
-/// Why an input line is not a usable URL; `reason` is lower-case and names the problem.
-public struct InvalidURL: Error, Sendable, Equatable {
-    public let reason: String
-}

@@ -154,8 +154,3 @@ extension FetchCommand {
         sources = [.standardInput]
     }
 }
-
-/// `--progress`: whether standard error shows a redrawn bar.
-enum ProgressMode: String, Sendable, CaseIterable {
-    case auto, always, never
-}

@@ -228,8 +228,3 @@ struct OutputPlacer {
 private final class ReflinkMemo: Sendable {
     let value = Atomic<Bool>(false)
 }
-
-/// The `-o` directory or a file in it could not be written.
-struct OutputError: Error {
-    let detail: String
-}
