@@ -69,7 +69,7 @@ struct CacheIntegrityTests {
         #expect(Int64(info.st_mtim.tv_sec) == fresh.entry(for: key)?.stamp && info.st_mtim.tv_nsec == 0)
     }
 
-    @Test("links, FIFOs and fake shard folders in the cache are never followed or waited on; clean removes them")
+    @Test("links, FIFOs and fake bucket folders in the cache are never followed or waited on; clean removes them")
     func plantedFiles() throws {
         let linked = try store("linked", seed: 5)
         let fifo = try store("fifo", seed: 6)
@@ -80,21 +80,21 @@ struct CacheIntegrityTests {
         symlink(outsideFile, cache.bodyPath(for: linked))
         unlink(cache.bodyPath(for: fifo))
         mkfifo(cache.bodyPath(for: fifo), 0o644)
-        // A shard folder of a third key replaced by a link to a folder outside.
+        // A bucket folder of a third key replaced by a link to a folder outside.
         let victimFolder = directory.appending("outside")
         try FileManager.default.createDirectory(atPath: victimFolder, withIntermediateDirectories: true)
         let keep = directory.write("keep me", to: "outside/\(String(repeating: "a", count: 32))")
         var fake = try URLKey(parsing: "http://example.test/fake0.png")
         var index = 0
-        while Shards.index(of: fake.digest) == Shards.index(of: linked.digest)
-            || Shards.index(of: fake.digest) == Shards.index(of: fifo.digest)
+        while Buckets.index(of: fake.digest) == Buckets.index(of: linked.digest)
+            || Buckets.index(of: fake.digest) == Buckets.index(of: fifo.digest)
         {
             index += 1
             fake = try URLKey(parsing: "http://example.test/fake\(index).png")
         }
-        let fakeShard = directory.appending("cache/entries/\(Shards.name(Shards.index(of: fake.digest)))")
-        try? FileManager.default.removeItem(atPath: fakeShard)
-        symlink(victimFolder, fakeShard)
+        let fakeBucket = directory.appending("cache/entries/\(Buckets.name(Buckets.index(of: fake.digest)))")
+        try? FileManager.default.removeItem(atPath: fakeBucket)
+        symlink(victimFolder, fakeBucket)
 
         let reader = try reader()
         let started = ContinuousClock.now
@@ -107,7 +107,7 @@ struct CacheIntegrityTests {
         // The links went, their targets stayed.
         #expect(FileManager.default.fileExists(atPath: outsideFile) && FileManager.default.fileExists(atPath: keep))
         var info = stat()
-        #expect(lstat(fakeShard, &info) != 0 && lstat(cache.bodyPath(for: fifo), &info) != 0)
+        #expect(lstat(fakeBucket, &info) != 0 && lstat(cache.bodyPath(for: fifo), &info) != 0)
     }
 
     @Test("a cache of format 1 or of a later version is named and never read; clean removes format 1 only")

@@ -35,7 +35,7 @@ struct DiskCacheTests {
     }
 
     private func indexLines(_ key: URLKey) throws -> [Substring] {
-        let bucket = directory.appending("cache/index/\(Shards.name(Shards.index(of: key.digest)))")
+        let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: key.digest)))")
         return try String(contentsOfFile: bucket, encoding: .utf8).split(separator: "\n")
     }
 
@@ -61,12 +61,13 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body))
     }
 
-    @Test("an entry is one file of image bytes plus one line in its shard's bucket; FORMAT names version 2")
+    @Test("an entry is one file of image bytes plus one line in its bucket's index; FORMAT names version 2")
     func layout() throws {
         let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
         let entries = directory.appending("cache/entries")
-        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter { Shards.index(named: $0) == nil }
-        #expect(files.sorted() == keys.map { "\(Shards.name(Shards.index(of: $0.digest)))/\($0.digest.hex)" }.sorted())
+        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter { Buckets.index(named: $0) == nil }
+        let expected = keys.map { "\(Buckets.name(Buckets.index(of: $0.digest)))/\($0.digest.hex)" }
+        #expect(files.sorted() == expected.sorted())
         let lines = try keys.flatMap { try indexLines($0) }
         #expect(Set(lines).count == 20 && lines.allSatisfy { $0.split(separator: " ")[1].hasPrefix("P\t") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
@@ -77,7 +78,7 @@ struct DiskCacheTests {
     @Test("torn, foreign and corrupted index lines are skipped; a line appended after a torn one still reads")
     func damagedLines() throws {
         let a = try store("a", seed: 1)
-        let bucket = directory.appending("cache/index/\(Shards.name(Shards.index(of: a.digest)))")
+        let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: a.digest)))")
         let handle = try #require(FileHandle(forWritingAtPath: bucket))
         try handle.seekToEnd()
         // A writer killed halfway through its line, then garbage and a line whose check fails.
@@ -97,27 +98,27 @@ struct DiskCacheTests {
         #expect(third.entry(for: a) != nil && third.entry(for: b) != nil)
         #expect(try third.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false).entries == 2)
         // Compaction dropped the damage: one line per entry is left.
-        #expect(try indexLines(a).count == (Shards.index(of: a.digest) == Shards.index(of: b.digest) ? 2 : 1))
+        #expect(try indexLines(a).count == (Buckets.index(of: a.digest) == Buckets.index(of: b.digest) ? 2 : 1))
     }
 
     @Test("a store that fails before naming its file leaves the previous entry and no stray file")
     func failedWriteKeepsOldEntry() throws {
         let key = try store("a", seed: 1)
-        // Another process (no folder held yet) finds a regular file where the shard folder was.
-        let shard = directory.appending("cache/entries/\(Shards.name(Shards.index(of: key.digest)))")
-        let saved = directory.appending("saved-shard")
-        try FileManager.default.moveItem(atPath: shard, toPath: saved)
-        _ = FileManager.default.createFile(atPath: shard, contents: Data())
+        // Another process (no folder held yet) finds a regular file where the bucket folder was.
+        let bucket = directory.appending("cache/entries/\(Buckets.name(Buckets.index(of: key.digest)))")
+        let saved = directory.appending("saved-bucket")
+        try FileManager.default.moveItem(atPath: bucket, toPath: saved)
+        _ = FileManager.default.createFile(atPath: bucket, contents: Data())
         let other = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(throws: FetchFailure.self) {
             try other.store(
                 SampleImages.png(seed: 2), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         }
-        try FileManager.default.removeItem(atPath: shard)
-        try FileManager.default.moveItem(atPath: saved, toPath: shard)
+        try FileManager.default.removeItem(atPath: bucket)
+        try FileManager.default.moveItem(atPath: saved, toPath: bucket)
         let reader = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(reader.entry(for: key)?.sha256 == SampleImages.png(seed: 1).withUnsafeBytes(EntryFile.sha256(of:)))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: shard) == [key.digest.hex])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bucket) == [key.digest.hex])
     }
 
     @Test("re-storing a key replaces its entry whole, with and without O_TMPFILE", arguments: [false, true])

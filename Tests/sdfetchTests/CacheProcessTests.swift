@@ -42,7 +42,7 @@ struct CacheProcessTests {
         return all.filter { $0.utf8.count == 35 && !$0.hasSuffix(".tmp") }.map { entries + "/" + $0 }
     }
 
-    /// Temporary files anywhere in the cache: in `tmp/` or left in a shard folder.
+    /// Temporary files anywhere in the cache: in `tmp/` or left in a bucket folder.
     private func temporaryFiles() -> [String] {
         let all = FileManager.default.enumerator(atPath: cachePath)?.compactMap { $0 as? String } ?? []
         return all.filter { $0.hasSuffix(".tmp") }

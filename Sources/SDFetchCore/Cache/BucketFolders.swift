@@ -1,14 +1,14 @@
 import Foundation
 import Synchronization
 
-/// The 256 shard folders (`ab`) under one cache folder, entered only as real directories
-/// (never through a link) and each operation resolving one name relative to its shard's
+/// The 256 bucket folders (`ab`) under one cache folder, entered only as real directories
+/// (never through a link) and each operation resolving one name relative to its bucket's
 /// descriptor.
 ///
 /// With `holds`, a folder's descriptor is opened on first use and kept (the warm-run hit
 /// then costs one `fstatat`); without, each use opens and closes it, so a process under a
 /// small open-file limit (`ulimit -n`) does not spend up to 256 descriptors on folders.
-final class ShardFolders: Sendable {
+final class BucketFolders: Sendable {
     let parent: DirectoryDescriptor
     let holds: Bool
     private let descriptors = Mutex<[Int32]>(Array(repeating: -1, count: 256))
@@ -22,18 +22,18 @@ final class ShardFolders: Sendable {
         descriptors.withLock { for fd in $0 where fd >= 0 { close(fd) } }
     }
 
-    /// Runs `body` with the descriptor of shard `index` (created first when `create` is set);
+    /// Runs `body` with the descriptor of bucket `index` (created first when `create` is set);
     /// -1 when it is missing (and not created) or is not a real directory. The descriptor is
     /// valid only inside `body`.
     func with<T, E: Error>(_ index: Int, create: Bool, _ body: (Int32) throws(E) -> T) throws(E) -> T {
         guard holds else {
-            let fd = SafeOpen.directory(Shards.name(index), in: parent.value, create: create)
+            let fd = SafeOpen.directory(Buckets.name(index), in: parent.value, create: create)
             defer { if fd >= 0 { close(fd) } }
             return try body(fd)
         }
         let fd = descriptors.withLock { fds in
             if fds[index] >= 0 { return fds[index] }
-            let fd = SafeOpen.directory(Shards.name(index), in: parent.value, create: create)
+            let fd = SafeOpen.directory(Buckets.name(index), in: parent.value, create: create)
             if fd >= 0 { fds[index] = fd }  // a missing folder may appear later
             return fd
         }

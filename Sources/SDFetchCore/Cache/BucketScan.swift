@@ -1,6 +1,6 @@
-/// What a shard folder holds: files by kind, and names that are not regular files (links,
+/// What a bucket folder holds: files by kind, and names that are not regular files (links,
 /// FIFOs, devices, folders) which nothing reads and `clean` removes.
-struct ShardScan: Sendable {
+struct BucketScan: Sendable {
     /// Files named by a 32-hex-digit digest: entry files (or, in `failed/`, records).
     var files: [ScannedFile] = []
     /// Temporary files (``FileIO/temporarySuffix``) left by writers, live or crashed.

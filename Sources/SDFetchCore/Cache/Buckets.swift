@@ -1,5 +1,6 @@
-/// Shard numbering: the first byte of a key's digest picks one of 256 folders and buckets.
-enum Shards {
+/// Bucket numbering: the first byte of a key's digest picks one of 256 buckets, each a
+/// folder under `entries/` and `failed/`, an index file and a lock.
+enum Buckets {
     static let count = 256
 
     static func index(of digest: KeyDigest) -> Int { Int(digest.high >> 56) }
@@ -12,7 +13,7 @@ enum Shards {
     /// Two lower-case hex digits.
     static func name(_ index: Int) -> String { names[index] }
 
-    /// The shard number of a two-hex-digit name, or nil.
+    /// The bucket number of a two-hex-digit name, or nil.
     static func index(named name: String) -> Int? {
         guard name.utf8.count == 2, let value = UInt8(name, radix: 16), name == names[Int(value)] else { return nil }
         return Int(value)

@@ -22,10 +22,10 @@ extension DiskCache {
         }
         return maintenanceLock.withLock {
             var report = MergeReport()
-            for shard in 0..<Shards.count {
-                other.entries.with(shard, create: false) { folder in
+            for bucket in 0..<Buckets.count {
+                other.entries.with(bucket, create: false) { folder in
                     guard folder >= 0 else { return }
-                    for (digest, entry) in other.index.read(shard).entries {
+                    for (digest, entry) in other.index.read(bucket).entries {
                         merge(entry, digest, from: folder, into: &report)
                     }
                 }
@@ -87,7 +87,7 @@ extension DiskCache {
 extension FailureBlacklist {
     /// The record file of `digest`, whatever its URL.
     func record(_ digest: KeyDigest) -> FailureRecord? {
-        cache.failed.with(Shards.index(of: digest), create: false) { folder in
+        cache.failed.with(Buckets.index(of: digest), create: false) { folder in
             guard folder >= 0 else { return nil }
             return LineRecord.read(digest.hex, relativeTo: folder) { bytes, _ in FailureRecord(fileBytes: bytes) }
         }

@@ -8,9 +8,9 @@ extension DiskCache {
     ///   another format version.
     public static func stats(directory: String) throws(CacheError) -> CacheStats {
         let cache = try DiskCache(directory: directory, readOnly: true)
-        let partials = ShardWorkers.map(Array(0..<Shards.count)) { shard in
+        let partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
             var stats = CacheStats()
-            let sweep = cache.sweep(shard) { item, entry in
+            let sweep = cache.sweep(bucket) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
                 stats.formats[entry.format, default: 0] += 1

@@ -1,4 +1,4 @@
-/// A regular file in a shard folder as one `fstatat` sees it.
+/// A regular file in a bucket folder as one `fstatat` sees it.
 struct ScannedFile: Sendable {
     let name: String
     let bytes: Int64

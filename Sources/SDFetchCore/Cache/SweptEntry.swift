@@ -1,7 +1,7 @@
 /// One entry as a sweep sees it, in the few numbers a trim needs: no strings, so a sweep of
 /// a million entries holds tens of megabytes, not the entries' records.
 struct SweptEntry: Sendable {
-    let shard: Int
+    let bucket: Int
     let digest: KeyDigest
     /// The entry file as scanned, to check under the lock that it is still that file.
     let inode: UInt64
@@ -13,14 +13,14 @@ struct SweptEntry: Sendable {
     /// File and index line: the entry's share of the cache's size.
     let bytes: Int64
 
-    init(shard: Int, digest: KeyDigest, file: ScannedFile, entry: CacheEntry) {
+    init(bucket: Int, digest: KeyDigest, file: ScannedFile, entry: CacheEntry) {
         self.init(
-            shard: shard, digest: digest, file: file, storedAt: FileTime.nanoseconds(entry.storedAt),
+            bucket: bucket, digest: digest, file: file, storedAt: FileTime.nanoseconds(entry.storedAt),
             accessedAt: FileTime.nanoseconds(entry.accessedAt), lineBytes: IndexRecord.lineLength(of: entry))
     }
 
-    init(shard: Int, digest: KeyDigest, file: ScannedFile, storedAt: Int64, accessedAt: Int64, lineBytes: Int) {
-        self.shard = shard
+    init(bucket: Int, digest: KeyDigest, file: ScannedFile, storedAt: Int64, accessedAt: Int64, lineBytes: Int) {
+        self.bucket = bucket
         self.digest = digest
         inode = file.inode
         fileBytes = file.bytes
