@@ -119,9 +119,3 @@ public final class LocalTLSServer: Sendable {
         }
     }
 }
-
-/// The local TLS server could not be set up.
-public struct TLSServerError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
-}

@@ -144,7 +144,7 @@ struct ArgumentParsingTests {
             try option.apply(&command, text, "--" + option.long)
             #expect(String(describing: command) == String(describing: CleanCommand()), "clean --\(option.long) \(text)")
         }
-        #expect(fetchHelp.contains("--max-age DUR") && fetchHelp.contains("(default 7d)"), "SPEC's default, as SPEC writes it")
+        #expect(fetchHelp.contains("--max-age DUR") && fetchHelp.contains("(default 7d)"), "as the README spells it")
         #expect(fetchHelp.contains("(default 50M)") && fetchHelp.contains("(default 1G)"))
     }
 

@@ -6,7 +6,7 @@ import Testing
 @testable import sdfetch
 
 /// The config file through the option tables: where it is found, precedence, and errors.
-@Suite("config file")
+@Suite("config file", .cleansUp)
 struct ConfigFileTests {
     let directory = TemporaryDirectory("config")
 

@@ -22,9 +22,9 @@ enum EntryFile {
         case changed
     }
 
-    static func check(_ entry: CacheEntry, name: String, in shard: Int32) -> Check {
+    static func check(_ entry: CacheEntry, name: String, in bucket: Int32) -> Check {
         var info = stat()
-        guard fstatat(shard, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+        guard fstatat(bucket, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
             Int64(info.st_size) == entry.bytes
         else { return .changed }
         return Int64(info.st_mtim.tv_sec) == entry.stamp && info.st_mtim.tv_nsec == 0 ? .intact : .unstamped
@@ -32,8 +32,8 @@ enum EntryFile {
 
     /// Whether the file's bytes still hash to the record's SHA-256; if so its stamp is set
     /// again, so the next hit is a plain ``check(_:name:in:)``.
-    static func rehash(_ entry: CacheEntry, name: String, in shard: Int32) -> Bool {
-        let fd = SafeOpen.file(name, in: shard, flags: O_RDONLY)
+    static func rehash(_ entry: CacheEntry, name: String, in bucket: Int32) -> Bool {
+        let fd = SafeOpen.file(name, in: bucket, flags: O_RDONLY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         guard let digest = sha256(of: fd, expecting: entry.bytes), digest == entry.sha256 else { return false }
@@ -96,7 +96,7 @@ enum EntryFile {
     }
 }
 
-/// A cache entry file being written: created unnamed (`O_TMPFILE`) in its shard folder,
+/// A cache entry file being written: created unnamed (`O_TMPFILE`) in its bucket folder,
 /// filled and stamped, then named in one step, so the entry appears whole or not at all and
 /// a crash leaves nothing behind.
 ///
@@ -106,7 +106,7 @@ enum EntryFile {
 /// cleans up.
 final class NewEntryFile {
     let fd: Int32
-    /// The shard folder's descriptor (held by the cache's ``ShardFolders``).
+    /// The bucket folder's descriptor (held by the cache's ``BucketFolders``).
     let folder: Int32
     /// The temporary name when the file was created with one; nil for an unnamed file.
     private(set) var temporaryName: String?

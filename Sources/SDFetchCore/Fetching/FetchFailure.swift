@@ -1,6 +1,6 @@
-/// Why a URL failed: one error kind of the spec plus a human detail.
+/// Why a URL failed: one error kind (<doc:Fetching#Results>) plus a human detail.
 public struct FetchFailure: Error, Sendable, Equatable {
-    /// The spec's error kinds. `label` renders the spec string.
+    /// The error kinds. `label` renders the word printed and written to `--json`.
     public enum Kind: Sendable, Hashable {
         case http(Int)
         case timeout
@@ -20,7 +20,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
         case invalidURL
         case interrupted
 
-        /// The spec's spelling, e.g. `http-404`, `not-an-image`.
+        /// The printed spelling, e.g. `http-404`, `not-an-image`.
         public var label: String {
             switch self {
             case .http(let code): "http-\(code)"
@@ -58,8 +58,9 @@ public struct FetchFailure: Error, Sendable, Equatable {
             self = kind
         }
 
-        /// Whether the failed-URL blacklist records it (SPEC "Failed-URL blacklist").
-        /// Everything else is transient: retried within the run, never recorded.
+        /// Whether the failed-URL blacklist records it
+        /// (<doc:Fetching#Failed-URL-blacklist>). Everything else is transient: retried
+        /// within the run, never recorded.
         public var isPermanent: Bool {
             switch self {
             case .http(let code): (400...499).contains(code) && ![408, 425, 429].contains(code)

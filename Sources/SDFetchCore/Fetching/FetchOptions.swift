@@ -1,4 +1,4 @@
-/// Everything that shapes how one URL is fetched (the spec's fetch options, less I/O ones).
+/// Everything that shapes how one URL is fetched (sdfetch(1) FETCH OPTIONS, less I/O ones).
 public struct FetchOptions: Sendable {
     /// `-j`: transfers in flight over all hosts, a cap on this process's own resources; the
     /// politeness that matters to servers is ``TransferPacing/perHost``.
@@ -30,9 +30,4 @@ public struct FetchOptions: Sendable {
     public var maxTime: Duration?
 
     public init() {}
-}
-
-/// The product version, shown by `--version` and in the default User-Agent.
-public enum SDFetchVersion {
-    public static let string = "0.1.0"
 }

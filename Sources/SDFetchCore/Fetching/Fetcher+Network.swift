@@ -49,29 +49,6 @@ extension Fetcher {
     }
 }
 
-/// How the network step ended: the three ways the rest of a URL's way can go.
-enum NetworkOutcome {
-    /// A `2xx` body, to verify and store.
-    case body(TransferResponse)
-    /// `304 Not Modified` to a conditional request: the stale entry is renewed.
-    case notModified(TransferResponse)
-    /// Anything else, with the failure it reports (the response keeps the HTTP status).
-    case failed(TransferResponse, FetchFailure)
-}
-
-/// One line of `-v`: something that happened to a URL on its way, not its result.
-public struct FetchNote: Sendable, Equatable {
-    /// The URL as spelled in the input.
-    public let url: String
-    /// Lower-case, no final period: "followed 2 redirects to https://...".
-    public let message: String
-
-    public init(url: String, message: String) {
-        self.url = url
-        self.message = message
-    }
-}
-
 extension Fetcher {
     /// Hands a `-v` note to the CLI's sink, if any; the text is raw (the printer escapes it).
     nonisolated func note(_ spelling: String, _ message: @autoclosure () -> String) {

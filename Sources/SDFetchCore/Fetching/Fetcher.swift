@@ -1,7 +1,7 @@
 import Foundation
 
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
-/// way after it is identified (see the README's "Layout" for the whole pipeline).
+/// way after it is identified (see <doc:Pipeline> for the whole run).
 ///
 /// The steps are nonisolated and run on the caller's task, so its cancellation reaches the
 /// transfer and the verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the
@@ -17,7 +17,7 @@ public actor Fetcher {
     public nonisolated let options: FetchOptions
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
-    /// Where the waits for a shard lock held elsewhere happen (a replaced entry's store, a
+    /// Where the waits for a bucket lock held elsewhere happen (a replaced entry's store, a
     /// blacklist record's rename): never on the cooperative pool (``BlockingPool``).
     nonisolated let files: BlockingPool
     nonisolated let now: @Sendable () -> Date
@@ -46,8 +46,8 @@ public actor Fetcher {
         self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
     }
 
-    /// Threads for those waits, started as needed: enough that stores to other shards go on
-    /// while a few wait on a shard that a `clean` elsewhere holds for a batch.
+    /// Threads for those waits, started as needed: enough that stores to other buckets go on
+    /// while a few wait on a bucket that a `clean` elsewhere holds for a batch.
     static let fileThreads = 4
 
     /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
@@ -147,7 +147,7 @@ public actor Fetcher {
             key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
             clearingRecord: hadRecord)
         if let failure = result.failure, failure.kind.isPermanent {
-            // The record is renamed into place under the shard's lock: off the cooperative pool.
+            // The record is renamed into place under the bucket's lock: off the cooperative pool.
             await files.run { [blacklist] in _ = blacklist.insert(failure, for: key) }
         }
         return result
@@ -214,7 +214,7 @@ public actor Fetcher {
     ///
     /// The store's writes meet only the page cache and stay on this task: a hop to another
     /// thread per download cost six context switches and a third more CPU on a cold run.
-    /// What may wait on another process, the shard lock a replacement takes while a `clean`
+    /// What may wait on another process, the bucket lock a replacement takes while a `clean`
     /// holds it, goes to ``files``.
     private nonisolated func store(
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool

@@ -231,7 +231,8 @@ final class TransferLoop {
         }
     }
 
-    /// Ends transfers that received no byte for their `--timeout` (SPEC "Precise rules").
+    /// Ends transfers that received no byte for their `--timeout`
+    /// (<doc:Fetching#Retries-and-timeouts>).
     ///
     /// Activity is sampled here, once per check: a stall is reported at most one check
     /// interval late, never early.

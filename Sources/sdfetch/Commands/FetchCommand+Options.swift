@@ -1,6 +1,7 @@
 import SDFetchCore
 
-/// The fetch option table (SPEC "Fetch options"): parsing, `--help` and suggestions all read it.
+/// The fetch option table (sdfetch(1) FETCH OPTIONS): parsing, `--help` and suggestions all read
+/// it.
 extension FetchCommand {
     static let name = "fetch"
     static let usage = "[fetch] [OPTIONS] [FILE ...]"
@@ -153,9 +154,4 @@ extension FetchCommand {
         }
         sources = [.standardInput]
     }
-}
-
-/// `--progress`: whether standard error shows a redrawn bar.
-enum ProgressMode: String, Sendable, CaseIterable {
-    case auto, always, never
 }

@@ -1,8 +1,8 @@
 import SDFetchCore
 
-/// The fetch options about how requests go out (issue 14's politeness, TLS, proxy, `-v`),
-/// appended to the table in `FetchCommand+Options.swift`: the same rows drive parsing,
-/// `--help`, the man page, the completions and the config file.
+/// The fetch options about how requests go out (politeness, TLS, proxy, `-v`: README,
+/// "Everyday commands"), appended to the table in `FetchCommand+Options.swift`: the same
+/// rows drive parsing, `--help`, the man page, the completions and the config file.
 extension FetchCommand {
     static let transportOptions: [OptionSpec<FetchCommand>] = [
         OptionSpec(

@@ -1,8 +1,8 @@
 import Foundation
 import SDFetchCore
 
-/// `--summary FILE`: the run's totals as one JSON object (SPEC "Results": a machine-readable
-/// summary that does not break consumers reading one URL object per line).
+/// `--summary FILE`: the run's totals as one JSON object (README, "For scripts": a
+/// machine-readable summary that does not break consumers reading one URL object per line).
 ///
 /// A file of its own rather than a marked last line of stdout, so `--json > report.jsonl`
 /// stays a list of result objects and the reports of N shards still concatenate. `-` writes
