@@ -13,6 +13,22 @@ struct PacingTests {
         try Fetcher.forTesting(in: directory, configure)
     }
 
+    /// Routes `/INDEX.png` on `server` for each index (seed `seeds + INDEX`) and returns the URLs.
+    private func images(
+        on server: LoopbackServer, _ indices: Range<Int>, seeds: Int = 0, delay: Duration = .zero
+    ) -> [String] {
+        indices.map { index in
+            server.route("/\(index).png", ScriptedResponse(body: SampleImages.png(seed: seeds + index), delay: delay))
+            return server.url("/\(index).png")
+        }
+    }
+
+    /// A whole run over `lines` with the fetcher `configure` makes.
+    private func run(_ lines: [String], _ configure: (inout FetchOptions) -> Void) async throws -> CollectedRun {
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        return await CollectedRun.collect(FetchRun(fetcher: try fetcher(configure), sources: [.file(list)]))
+    }
+
     @Test("--per-host caps transfers in flight to each host while -j allows more")
     func perHostCapsEachHost() async throws {
         let first = try await LoopbackServer()
@@ -97,21 +113,12 @@ struct PacingTests {
     func slowHostHoldsItsShareOnly() async throws {
         let slow = try await LoopbackServer()
         let fast = try await LoopbackServer()
-        var lines: [String] = []
-        for index in 0..<10 {
-            slow.route("/\(index).png", ScriptedResponse(body: SampleImages.png(seed: index), delay: .milliseconds(800)))
-            lines.append(slow.url("/\(index).png"))
-        }
-        for index in 0..<10 {
-            fast.route("/\(index).png", .ok(SampleImages.png(seed: 20 + index)))
-            lines.append(fast.url("/\(index).png"))
-        }
-        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
-        let fetcher = try fetcher { options in
+        let lines =
+            images(on: slow, 0..<10, delay: .milliseconds(800)) + images(on: fast, 0..<10, seeds: 20)
+        let collected = try await run(lines) { options in
             options.concurrency = 16
             options.pacing.perHost = 2
         }
-        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
 
         #expect(collected.results.count == 20)
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
@@ -129,21 +136,12 @@ struct PacingTests {
         let throttled = try await LoopbackServer()
         let other = try await LoopbackServer()
         throttled.route("/0.png", .status(429, headers: [("Retry-After", "1")]), .ok(SampleImages.png(seed: 0)))
-        var lines = [throttled.url("/0.png")]
-        for index in 1..<4 {
-            throttled.route("/\(index).png", .ok(SampleImages.png(seed: index)))
-            lines.append(throttled.url("/\(index).png"))
-        }
-        for index in 0..<6 {
-            other.route("/\(index).png", .ok(SampleImages.png(seed: 10 + index)))
-            lines.append(other.url("/\(index).png"))
-        }
-        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
-        let fetcher = try fetcher { options in
+        let lines =
+            [throttled.url("/0.png")] + images(on: throttled, 1..<4) + images(on: other, 0..<6, seeds: 10)
+        let collected = try await run(lines) { options in
             options.concurrency = 8
             options.pacing.perHost = 1
         }
-        let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
 
         #expect(collected.results.count == 10)
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
