@@ -19,6 +19,8 @@ public struct FetchFailure: Error, Sendable, Equatable {
         case io
         case invalidURL
         case interrupted
+        case optedOut
+        case hashMismatch
 
         /// The printed spelling, e.g. `http-404`, `not-an-image`.
         public var label: String {
@@ -40,6 +42,8 @@ public struct FetchFailure: Error, Sendable, Equatable {
             case .io: "io"
             case .invalidURL: "invalid-url"
             case .interrupted: "interrupted"
+            case .optedOut: "opted-out"
+            case .hashMismatch: "hash-mismatch"
             }
         }
 
@@ -52,7 +56,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
             let all: [Kind] = [
                 .timeout, .connect, .dns, .tls, .tooLarge, .tooManyPixels, .notAnImage, .corruptImage,
                 .truncated, .tooManyRedirects, .badRedirect, .hostDown, .offlineMiss, .io, .invalidURL,
-                .interrupted,
+                .interrupted, .optedOut, .hashMismatch,
             ]
             guard let kind = all.first(where: { $0.label == label }) else { return nil }
             self = kind
@@ -65,8 +69,10 @@ public struct FetchFailure: Error, Sendable, Equatable {
             switch self {
             case .http(let code): (400...499).contains(code) && ![408, 425, 429].contains(code)
             case .notAnImage, .corruptImage, .tooLarge, .tooManyPixels, .tooManyRedirects, .badRedirect: true
+            // The publisher's no is as lasting as a 404; a digest mismatch may be a bad copy.
+            case .optedOut: true
             case .timeout, .connect, .dns, .tls, .truncated, .hostDown, .offlineMiss, .io, .invalidURL,
-                .interrupted:
+                .interrupted, .hashMismatch:
                 false
             }
         }

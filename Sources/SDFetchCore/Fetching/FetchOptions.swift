@@ -13,6 +13,8 @@ public struct FetchOptions: Sendable {
     /// entries' files. Enforced by ``DiskCache/enforceLimit(maxBytes:protecting:)`` after a run.
     public var maxCacheSize: Int64 = 1 << 30
     public var refresh = false
+    /// `--ignore-opt-outs`: store images whose response opts out of AI use (`X-Robots-Tag`).
+    public var ignoreOptOuts = false
     public var offline = false
     public var retryFailed = false
     public var verify: VerifyMode = .structure

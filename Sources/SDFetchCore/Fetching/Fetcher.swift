@@ -219,10 +219,17 @@ public actor Fetcher {
     private nonisolated func store(
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
     ) async -> FetchResult {
+        if response.optsOut && !options.ignoreOptOuts {
+            let failure = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
         // A spilled body is read back here, on a pool thread: at most one per thread at a time.
         guard let body = response.spilled.map({ $0.bytes() }) ?? response.body else {
             let failure = FetchFailure(.io, "cannot read the download back from the cache's tmp folder: \(errnoText())")
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
+        if let declared = response.declaredSHA256, let failure = Self.digestMismatch(body, declared: declared) {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         let image: VerifiedImage

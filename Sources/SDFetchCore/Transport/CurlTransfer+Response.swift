@@ -35,6 +35,10 @@ extension CurlTransfer {
             failure: failure, httpStatus: head.status, body: body.bytes, etag: head.etag,
             lastModified: head.lastModified, retryAfter: head.retryAfter)
         response.spilled = body.spilled
+        response.optsOut = head.optsOut
+        if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
+            response.declaredSHA256 = head.digestSHA256
+        }
         var redirects = 0
         _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
         if redirects > 0 {

@@ -13,6 +13,11 @@ public struct TransferResponse: Sendable {
     public var lastModified: String?
     /// `Retry-After` in seconds, when the server sent the delta form or a date.
     public var retryAfter: Double?
+    /// The response's `X-Robots-Tag` opts the image out of AI use for sdfetch.
+    public var optsOut = false
+    /// The base64 SHA-256 the server declared for the body it sent uncoded (`Content-Digest`
+    /// or `Repr-Digest`); nil when it declared none or coded the body.
+    public var declaredSHA256: String?
     /// Redirect hops curl followed, and the URL of the last one (for `-v`).
     public var redirectCount = 0
     public var finalURL: String?

@@ -54,6 +54,10 @@ extension FetchCommand {
             OptionSpec("offline", help: "never use the network: cache hits, and misses as failures") { command, _, _ in
                 command.options.offline = true
             },
+            OptionSpec("ignore-opt-outs", help: "store images whose X-Robots-Tag opts them out of AI use") {
+                command, _, _ in
+                command.options.ignoreOptOuts = true
+            },
             OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") {
                 command, _, _ in
                 command.options.retryFailed = true
