@@ -22,7 +22,8 @@ struct ArgumentParsingTests {
 
     static let good: [Good] = [
         Good(arguments: []) {
-            $0.sources == [.standardInput] && $0.options.concurrency == 6 && $0.options.verify == .structure
+            $0.sources == [.standardInput] && $0.options.concurrency == 256 && $0.options.pacing.perHost == 6
+                && $0.options.verify == .structure
         },
         Good(arguments: ["urls.txt"]) { $0.sources == [.file("urls.txt")] },
         Good(arguments: ["fetch", "a", "-", "b"]) { $0.sources == [.file("a"), .standardInput, .file("b")] },

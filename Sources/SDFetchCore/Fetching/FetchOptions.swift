@@ -1,6 +1,8 @@
 /// Everything that shapes how one URL is fetched (sdfetch(1) FETCH OPTIONS, less I/O ones).
 public struct FetchOptions: Sendable {
-    public var concurrency = 6
+    /// `-j`: transfers in flight over all hosts, a cap on this process's own resources; the
+    /// politeness that matters to servers is ``TransferPacing/perHost``.
+    public var concurrency = 256
     public var timeout: Duration = .seconds(15)
     public var retries = 2
     /// Backoff and `Retry-After` timing of those retries.
@@ -20,8 +22,8 @@ public struct FetchOptions: Sendable {
     public var hostFailures = 5
     public var headers: [String] = []
     public var userAgent = "sdfetch/\(SDFetchVersion.string)"
-    /// `--per-host`, `--wait`, `--limit-rate`.
-    public var pacing = TransferPacing()
+    /// `--per-host` (6 by default, a browser's number), `--wait`, `--limit-rate`.
+    public var pacing = TransferPacing(perHost: 6)
     /// `--cacert`, `-k`, `--proxy`.
     public var connection = ConnectionOptions()
     /// `--max-time`: bound on one whole transfer; nil means none.

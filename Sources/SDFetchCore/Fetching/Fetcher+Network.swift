@@ -32,7 +32,7 @@ extension Fetcher {
             // A host that went down meanwhile fails now instead of after a pointless sleep.
             let host = HostHealth.host(of: key.string)
             if engine.hostHealth.isDown(host, limit: options.hostFailures) {
-                let failure = HostHealth.failure(for: host)
+                let failure = engine.hostHealth.failure(for: host)
                 return .failed(TransferResponse(failure: failure), failure)
             }
             let delay = policy.delay(beforeRetry: attempt, retryAfter: response.retryAfter)

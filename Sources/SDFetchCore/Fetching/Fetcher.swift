@@ -40,7 +40,9 @@ public actor Fetcher {
         self.blacklist = FailureBlacklist(cache: cache)
         self.servePolicy = ServePolicy(
             freshness: Freshness(maxAge: options.maxAge), isRefreshing: options.refresh, isOffline: options.offline)
-        self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: options.pacing)
+        var pacing = options.pacing
+        pacing.retryAfterCap = options.retryPolicy.retryAfterCap
+        self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: pacing)
         self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
     }
 
@@ -59,6 +61,12 @@ public actor Fetcher {
         for waiter in waiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
         return result
     }
+
+    /// The hosts given up so far in this run (`host-down`) and why, for a line each.
+    public nonisolated var downHosts: [DownHost] { engine.hostHealth.downHosts }
+
+    /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
+    public nonisolated func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
 
     /// Interrupts every transfer (Ctrl-C) and every verification under way (the walkers and
     /// decoders ask ``Interruption/isRequested``); their results come back `failed` with

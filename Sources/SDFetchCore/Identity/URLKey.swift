@@ -111,6 +111,12 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         self.digest = KeyDigest(of: normalised)
     }
 
+    /// `host` or `host:port` as in ``string``, without userinfo: whom the request goes to,
+    /// the unit of `--per-host` and of `host-down`.
+    public var hostAndPort: String {
+        URLSpans(string).map { String($0.hostAndPort(in: string)) } ?? host
+    }
+
     /// ``string`` with any password in the userinfo written `***` (`user:***@host`): what is
     /// printed, reported and stored (<doc:Security#Credentials>).
     public var redacted: String { Self.redacting(string) }

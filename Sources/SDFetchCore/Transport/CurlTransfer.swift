@@ -35,12 +35,20 @@ final class CurlTransfer {
     private(set) var host = ""
     /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
     var lastActivity: UInt64 = 0
+    /// Monotonic nanoseconds of the start.
+    private(set) var startedAt: UInt64 = 0
     /// Bytes arrived since the last stall check. Callbacks only set this flag: the loop's
     /// check reads the clock once for all transfers instead of once per callback.
     var hasNewBytes = false
     private(set) var timeoutNanoseconds: UInt64 = 0
     /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
     private(set) var isConnected = false
+    /// The response came over HTTP/2 or later, so its host's connection multiplexes.
+    var isMultiplexed: Bool {
+        var version = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version >= Int(CURL_HTTP_VERSION_2_0)
+    }
     /// `--limit-rate`'s bucket, asked before each body chunk; nil without a cap.
     var rateLimiter: RateLimiter?
     /// Where the pre-request callback reports sends, for `--wait`; nil without per-host rules.
@@ -104,6 +112,7 @@ final class CurlTransfer {
         self.host = host
         self.continuation = continuation
         lastActivity = now
+        startedAt = now
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))

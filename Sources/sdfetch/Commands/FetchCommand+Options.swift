@@ -84,7 +84,8 @@ extension FetchCommand {
                 command.options.maxRedirects = try ValueParsers.integer(value, option: name, in: 0...100)
             },
             OptionSpec(
-                "host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off",
+                "host-failures", .value("N"),
+                help: "connect failures in a row before a host is 'host-down' (never reached: 1 timeout), 0 = off",
                 default: "\(defaults.hostFailures)"
             ) {
                 command, value, name in

@@ -6,7 +6,8 @@ import SDFetchCore
 extension FetchCommand {
     static let transportOptions: [OptionSpec<FetchCommand>] = [
         OptionSpec(
-            "per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit",
+            "per-host", .value("N"),
+            help: "at most N connections to one host (HTTP/2: one, up to 100 streams), 0 = no limit",
             default: "\(FetchOptions().pacing.perHost)"
         ) {
             command, value, name in

@@ -106,6 +106,8 @@ struct FetchCommand: ParsableCommand {
                 await console.waitForRoom()  // a blocked stdout holds the run back, not memory
             }
             await producer.value
+            consumer.hosts.downHosts = fetcher.downHosts
+            consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
             ticker.cancel()
             await ticker.value
             console.removeBar()
@@ -128,6 +130,7 @@ struct FetchCommand: ParsableCommand {
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
             console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
+            console.error(consumer.hosts.closingText)
         }
         if let summaryFile {
             let text = SummaryFile.json(consumer, elapsed: elapsed, interrupted: interrupted)

@@ -20,6 +20,7 @@ enum SummaryFile {
         object.add("bytes", summary.downloadedBytes)
         object.add("requests", summary.requests)
         object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
+        object.add("hosts_down", counts: consumer.hosts.downCounts)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)
         return object.text
