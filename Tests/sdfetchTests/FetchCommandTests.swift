@@ -174,10 +174,13 @@ struct FetchCommandTests {
     func interrupt() async throws {
         let server = try await LoopbackServer()
         let paths = (0..<40).map { "/slow\($0).png" }
-        // Slow enough that the signal lands mid-run, also when a loaded ThreadSanitizer run
-        // delays this task's polling by seconds.
-        let delay = ThreadSanitizer.scaled(.milliseconds(400))
-        for path in paths { server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: delay)) }
+        // The first eight answer in 0.4 s, the rest only after 30 s: the signal lands mid-run
+        // however late this task's polling resumes on a loaded machine (seen: 4 s late, when
+        // 0.4 s for all had let the whole list finish first).
+        for (index, path) in paths.enumerated() {
+            let delay = index < 8 ? ThreadSanitizer.scaled(.milliseconds(400)) : .seconds(30)
+            server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: delay))
+        }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))

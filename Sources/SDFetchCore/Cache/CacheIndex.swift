@@ -207,9 +207,3 @@ final class CacheIndex: Sendable {
         return live.count
     }
 }
-
-/// A bucket file's identity and length (see ``CacheIndex/fileState(_:)``).
-struct BucketFileState: Sendable, Equatable {
-    let inode: UInt64
-    let size: Int64
-}
