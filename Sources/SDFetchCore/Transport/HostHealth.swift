@@ -124,26 +124,3 @@ final class HostHealth: Sendable {
         URLSpans(url).map { String($0.hostAndPort(in: url)) } ?? ""
     }
 }
-
-/// A host given up during a run (`host-down`), and why.
-public struct DownHost: Sendable, Equatable {
-    /// `host` or `host:port`, as in the URLs.
-    public let host: String
-    /// The kind of the failure that ended it: `dns` for a name that does not resolve.
-    public let kind: FetchFailure.Kind
-    /// Lower-case, no final period: "its name does not resolve (...)".
-    public let cause: String
-}
-
-/// A host whose answers took ``HostHealth/slowTransfer`` or longer during a run.
-public struct SlowHost: Sendable, Equatable {
-    /// `host` or `host:port`, as in the URLs.
-    public let host: String
-    /// Its transfers that were that slow.
-    public let transfers: Int
-    /// Their time in all, start to end.
-    public let nanoseconds: UInt64
-
-    /// Seconds per slow transfer.
-    public var averageSeconds: Double { Double(nanoseconds) / Double(max(1, transfers)) / 1e9 }
-}
