@@ -67,8 +67,9 @@ public struct FetchNote: Sendable, Equatable {
     public let message: String
 
     public init(url: String, message: String) {
-        self.url = url
-        self.message = message
+        // Notes quote URLs (a redirect's target, a Location with userinfo): masked here.
+        self.url = Redaction.masked(url)
+        self.message = Redaction.masked(message)
     }
 }
 

@@ -115,19 +115,9 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// printed, reported and stored (SPEC "Security").
     public var redacted: String { Self.redacting(string) }
 
-    /// `text` with the password of an `http(s)://user:password@host` authority masked as `***`;
-    /// any other text unchanged. Works on raw input too (invalid lines, first spellings).
-    public static func redacting(_ text: String) -> String {
-        // Byte-wise, with an early exit: this runs for every printed result of a warm run.
-        guard text.withUTF8Bytes({ $0.contains(UInt8(ascii: "@")) }) else { return text }
-        let bytes = text.utf8
-        guard let spans = URLSpans(text) else { return text }
-        let authority = bytes[spans.authority]
-        guard let at = authority.lastIndex(of: UInt8(ascii: "@")),
-            let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":"))
-        else { return text }
-        return String(text[...colon]) + "***" + String(text[at...])
-    }
+    /// `text` with any password masked as `***`: ``Redaction/masked(_:)``, the one masking
+    /// function, under the name callers of ``URLKey`` look for.
+    public static func redacting(_ text: String) -> String { Redaction.masked(text) }
 
     /// Rejects what curl's URL parser would refuse in a host name (it would otherwise be
     /// reported as a connect failure and count against the host).

@@ -71,6 +71,15 @@ extension ParsableCommand {
         StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
         return ExitStatus(error)
     }
+
+    /// Names a cache someone else can write (see ``DiskCache/trustWarning``), as ssh names
+    /// a key file others can read: a warning, the command goes on.
+    func warnIfUntrusted(_ cache: DiskCache) {
+        guard let why = cache.trustWarning else { return }
+        StandardError.write(
+            "sdfetch: warning: \(Escaping.terminal(cache.directory)): \(why): whoever can write it can feed "
+                + "images to this run\n")
+    }
 }
 
 /// A bad command line: the message names the option or argument at fault (exit 2).
@@ -81,7 +90,8 @@ struct UsageError: Error, Equatable {
     var command: String?
 
     init(_ message: String, command: String? = nil) {
-        self.message = message
+        // Usage errors quote what was typed (a `--proxy` with its password): masked here.
+        self.message = Redaction.masked(message)
         self.command = command
     }
 
