@@ -105,7 +105,8 @@ public final class FailureBlacklist: Sendable {
     /// same boundary as ``FailureRecord/isActive(now:maxAge:)``, and anything in `failed/`
     /// that is not a regular file; with `dryRun` only counts them. A record renewed since the
     /// scan (new inode) survives.
-    func removeExpired(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
+    /// Removes records made at or before `limit`, or after `latest` (dated in the future).
+    func removeExpired(recordedUpTo limit: Int64, after latest: Int64, dryRun: Bool) -> Int {
         var removed = 0
         for fake in CacheScan.fakeShards(in: cache.failed.parent.value) {
             if dryRun || CacheScan.removeStray(fake, in: cache.failed.parent.value) { removed += 1 }
@@ -113,7 +114,7 @@ public final class FailureBlacklist: Sendable {
         for shard in 0..<Shards.count {
             cache.failed.with(shard, create: false) { folder in
                 let scan = CacheScan.shard(folder)
-                let expired = scan.files.filter { $0.modifiedAt <= limit }
+                let expired = scan.files.filter { $0.modifiedAt <= limit || $0.modifiedAt > latest }
                 if dryRun {
                     removed += expired.count + scan.strays.count
                     return
@@ -132,7 +133,7 @@ public final class FailureBlacklist: Sendable {
 
 extension DiskCache {
     /// `clean`'s part for the blacklist: expired records go with expired entries.
-    func removeExpiredRecords(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
-        FailureBlacklist(cache: self).removeExpired(recordedUpTo: limit, dryRun: dryRun)
+    func removeExpiredRecords(recordedUpTo limit: Int64, after latest: Int64, dryRun: Bool) -> Int {
+        FailureBlacklist(cache: self).removeExpired(recordedUpTo: limit, after: latest, dryRun: dryRun)
     }
 }

@@ -38,6 +38,7 @@ struct MergeCommand: ParsableCommand {
         } catch {
             return cacheFailure(error)
         }
+        warnIfUntrusted(cache)
         var status = ExitStatus.success
         for source in sources {
             let path = ProcessEnvironment.absolute(source)
