@@ -42,3 +42,17 @@ struct RedactionTests {
         #expect(Redaction.masked(text) == text)
     }
 }
+
+/// The key of a URL with a password: nothing in a cache can check a guess of it.
+@Suite("keys without passwords")
+struct PasswordFreeKeyTests {
+    @Test("the digest is the masked URL's: two passwords, one key; the password changes nothing stored")
+    func digestLeavesThePasswordOut() throws {
+        let right = try URLKey(parsing: "http://alice:right@h/a.png")
+        let wrong = try URLKey(parsing: "http://alice:wrong@h/a.png")
+        #expect(right.digest == wrong.digest)
+        #expect(right.digest == KeyDigest(of: "http://alice:***@h/a.png"))
+        #expect(right != wrong)
+        #expect(try URLKey(parsing: "http://h/a.png").digest == KeyDigest(of: "http://h/a.png"))
+    }
+}

@@ -6,7 +6,10 @@
 public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The normalised URL text; also what is sent on the wire.
     public let string: String
-    /// The fixed-size hash of ``string`` that names cache files and fills de-duplication sets.
+    /// The fixed-size hash that names cache files and fills de-duplication sets: of
+    /// ``redacted``, not ``string``, so a cache holds nothing a password guess could be
+    /// checked against (README "Cache format"). URLs that differ only in their password
+    /// name one image.
     public let digest: KeyDigest
     /// `https` or `http`.
     public let scheme: String
@@ -108,7 +111,10 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         self.string = normalised
         self.scheme = scheme
         self.host = host
-        self.digest = KeyDigest(of: normalised)
+        // A keyed hash would need a secret: kept in the cache it hides nothing from whoever
+        // reads the cache, kept elsewhere it makes caches unmergeable. Leaving the password
+        // out of the key does neither.
+        self.digest = KeyDigest(of: Redaction.masked(normalised))
     }
 
     /// ``string`` with any password in the userinfo written `***` (`user:***@host`): what is
