@@ -58,7 +58,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
             self = kind
         }
 
-        /// Whether the failed-URL blacklist records it (README "Failed-URL blacklist").
+        /// Whether the failed-URL blacklist records it.
         /// Everything else is transient: retried within the run, never recorded. A `407`
         /// is the proxy asking for its credentials: the proxy's failure, not the URL's.
         public var isPermanent: Bool {
