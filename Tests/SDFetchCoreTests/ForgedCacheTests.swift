@@ -112,6 +112,10 @@ struct ForgedCacheTests {
         let imported = try #require(reread.entry(for: other))
         #expect(imported.storedAt <= clock.now && imported.accessedAt <= clock.now)
         #expect(FailureBlacklist(cache: reread).all().allSatisfy { $0.record.recordedAt <= clock.now })
+        // An entry over the byte budget is not even read.
+        let small = try DiskCache(directory: directory.appending("small"), now: clock.read)
+        let budgeted = try small.merge(from: source.directory, maxBytes: 10)
+        #expect(budgeted.merged == 0 && budgeted.bad == 2)
     }
 
     @Test("clean removes a failure record dated in the future, whatever --max-age")

@@ -23,14 +23,17 @@ extension DiskCache {
     /// with the entries; every copied file is checked against its SHA-256.
     ///
     /// The source is untrusted (README "Security"): each body is sniffed and verified by
-    /// `verifier` as a download would be, and must be the format its record names; times
+    /// `verifier` as a download would be, within `maxBytes` (a larger record is not read),
+    /// and must be the format its record names; times
     /// in the future (entries' and failure records') are taken as now.
     ///
     /// Holds the maintenance lock (no `clean` meanwhile); fetches may run.
     ///
     /// - Throws: ``CacheError`` when `source` is not a readable cache of this format, or is
     ///   this very directory.
-    public func merge(from source: String, verifier: ImageVerifier = ImageVerifier()) throws(CacheError) -> MergeReport {
+    public func merge(
+        from source: String, verifier: ImageVerifier = ImageVerifier(), maxBytes: Int64 = FetchOptions().maxBytes
+    ) throws(CacheError) -> MergeReport {
         let other = try DiskCache(directory: source, now: now, readOnly: true)
         var mine = stat()
         var theirs = stat()
@@ -45,7 +48,7 @@ extension DiskCache {
                 other.entries.with(shard, create: false) { folder in
                     guard folder >= 0 else { return }
                     for (digest, entry) in other.index.read(shard).entries {
-                        merge(entry, digest, from: folder, verifier: verifier, into: &report)
+                        merge(entry, digest, from: folder, verifier: verifier, maxBytes: maxBytes, into: &report)
                     }
                 }
             }
@@ -62,7 +65,7 @@ extension DiskCache {
     /// Copies one entry of another cache (its file open in `folder`) in, unless this cache's
     /// entry is as new or newer.
     private func merge(
-        _ entry: CacheEntry, _ digest: KeyDigest, from folder: Int32, verifier: ImageVerifier,
+        _ entry: CacheEntry, _ digest: KeyDigest, from folder: Int32, verifier: ImageVerifier, maxBytes: Int64,
         into report: inout MergeReport
     ) {
         var entry = entry
@@ -72,6 +75,10 @@ extension DiskCache {
         entry.stamp = min(entry.stamp, EntryFile.stamp(for: date))
         if let current = index.entry(for: digest), current.storedAt >= entry.storedAt, isIntact(current, digest) {
             report.kept += 1
+            return
+        }
+        guard entry.bytes <= maxBytes else {
+            report.bad += 1
             return
         }
         let fd = SafeOpen.file(digest.hex, in: folder, flags: O_RDONLY)

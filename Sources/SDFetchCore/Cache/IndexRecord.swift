@@ -267,9 +267,11 @@ enum IndexRecord: Equatable {
     /// code: every field is bounded where it is read, so sums of sizes and conversions of
     /// times cannot overflow later (README "Cache format").
     static let maxTime: Int64 = 4_102_444_800 * 1_000_000_000
-    /// Largest entry size a record may claim (1 TiB): sums over any index stay far from
-    /// `Int64.max`, and no read is sized from more.
-    static let maxEntryBytes: Int64 = 1 << 40
+    /// Largest entry size a record may claim: 32 GiB, far past any image `--max-pixels`
+    /// lets through. With reads capped at ``SafeOpen/maxReadBytes`` per bucket, 256 buckets
+    /// hold at most some 118 million put lines (146 bytes at the shortest), and 118 million
+    /// times 32 GiB is under half of `Int64.max`: no sum of sizes over an index can overflow.
+    static let maxEntryBytes: Int64 = 1 << 35
 
     /// A time field: nanoseconds from 1970 to ``maxTime``, else nil.
     static func time(_ bytes: UnsafeRawBufferPointer) -> Int64? {
