@@ -18,22 +18,26 @@ struct ForgedCacheTests {
         let commands: Set = ["clean", "stats", "verify", "merge", "failed"]
         let full =
             commands.contains(arguments.first ?? "")
-            ? [arguments[0], "--no-config"] + arguments.dropFirst() : ["--no-config", "--progress", "never"] + arguments
+            ? [arguments[0], "--no-config"] + arguments.dropFirst()
+            : ["--no-config", "--progress", "never"] + arguments
         return try await ProcessRun.launch(BuiltProduct.path("sdfetch"), full, input: input)
     }
 
     private func store(_ name: String, seed: Int, in cache: DiskCache) throws -> URLKey {
         let key = try URLKey(parsing: "http://example.test/\(name).png")
-        try cache.store(SampleImages.png(seed: seed), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
+        try cache.store(
+            SampleImages.png(seed: seed), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         return key
     }
 
     /// Appends a put line for `key`'s entry with `stored`, `used` and `bytes` as given, with a
     /// valid check: what a forger who read ``IndexRecord`` writes.
-    private func appendForgedPut(_ key: URLKey, in cache: DiskCache, stored: String, used: String, bytes: String) throws {
+    private func appendForgedPut(_ key: URLKey, in cache: DiskCache, stored: String, used: String, bytes: String) throws
+    {
         let entry = try #require(cache.entry(for: key))
         let payload = [
-            "P", key.digest.hex, String(entry.stamp), stored, used, bytes, "png", "4", "4", entry.sha256, "", "", entry.url,
+            "P", key.digest.hex, String(entry.stamp), stored, used, bytes, "png", "4", "4", entry.sha256, "", "",
+            entry.url,
         ].joined(separator: "\t")
         let check = String(Array(payload.utf8).withUnsafeBytes(IndexRecord.checksum), radix: 16)
         let line = "\n" + String(repeating: "0", count: 16 - check.count) + check + " " + payload + "\n"

@@ -6,22 +6,26 @@ import Testing
 /// go, everything else stays byte for byte.
 @Suite("Redaction")
 struct RedactionTests {
-    @Test("a URL's password is masked, the rest kept", arguments: [
-        ("http://alice:S3CRET@host/a.png", "http://alice:***@host/a.png"),
-        ("https://alice:S3CRET@host:8443/a.png?x=1", "https://alice:***@host:8443/a.png?x=1"),
-        ("http://alice:8080@host/", "http://alice:***@host/"),
-    ])
+    @Test(
+        "a URL's password is masked, the rest kept",
+        arguments: [
+            ("http://alice:S3CRET@host/a.png", "http://alice:***@host/a.png"),
+            ("https://alice:S3CRET@host:8443/a.png?x=1", "https://alice:***@host:8443/a.png?x=1"),
+            ("http://alice:8080@host/", "http://alice:***@host/"),
+        ])
     func validURLs(text: String, masked: String) {
         #expect(Redaction.masked(text) == masked)
     }
 
-    @Test("mangled input lines are masked too", arguments: [
-        ("https:/alice:S@h/x.png", "https:/alice:***@h/x.png"),
-        ("//alice:S@h/x.png", "//alice:***@h/x.png"),
-        ("http://alice:pa/S@h/x.png", "http://alice:***@h/x.png"),
-        ("http://alice:p#S@h/x.png", "http://alice:***@h/x.png"),
-        ("http://alice:p?S@h/x.png", "http://alice:***@h/x.png"),
-    ])
+    @Test(
+        "mangled input lines are masked too",
+        arguments: [
+            ("https:/alice:S@h/x.png", "https:/alice:***@h/x.png"),
+            ("//alice:S@h/x.png", "//alice:***@h/x.png"),
+            ("http://alice:pa/S@h/x.png", "http://alice:***@h/x.png"),
+            ("http://alice:p#S@h/x.png", "http://alice:***@h/x.png"),
+            ("http://alice:p?S@h/x.png", "http://alice:***@h/x.png"),
+        ])
     func invalidLines(text: String, masked: String) {
         #expect(Redaction.masked(text) == masked)
     }
@@ -34,10 +38,12 @@ struct RedactionTests {
         #expect(Redaction.masked("proxy socks9://u:E@h:1 refused") == "proxy socks9://u:***@h:1 refused")
     }
 
-    @Test("text without a password is returned unchanged", arguments: [
-        "http://host/a.png", "http://host:8080/x?mail=a@b.com", "http://user@host/a.png", "http://h/a/b@c:d",
-        "sdfetch: 3 URLs", "mailbox@example",
-    ])
+    @Test(
+        "text without a password is returned unchanged",
+        arguments: [
+            "http://host/a.png", "http://host:8080/x?mail=a@b.com", "http://user@host/a.png", "http://h/a/b@c:d",
+            "sdfetch: 3 URLs", "mailbox@example",
+        ])
     func unchanged(text: String) {
         #expect(Redaction.masked(text) == text)
     }

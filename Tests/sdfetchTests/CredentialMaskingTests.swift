@@ -9,7 +9,9 @@ import Testing
 struct CredentialMaskingTests {
     let directory = TemporaryDirectory("masking")
 
-    private func sdfetch(_ arguments: [String], input: String = "", environment: [String: String]? = nil) async throws
+    private func sdfetch(
+        _ arguments: [String], input: String = "", environment: [String: String]? = nil
+    ) async throws
         -> ProcessRun
     {
         try await ProcessRun.launch(
@@ -89,7 +91,8 @@ struct CredentialMaskingTests {
             "https:/alice:SECRET1@h/x.png", "//alice:SECRET2@h/x.png", "http://alice:pa/SECRET3@h/x.png",
             "http://alice:p#SECRET4@h/x.png", "http://alice:p?SECRET5@h/x.png",
         ]
-        let text = try await sdfetch(["--cache-dir", directory.appending("cache")], input: lines.joined(separator: "\n"))
+        let text = try await sdfetch(
+            ["--cache-dir", directory.appending("cache")], input: lines.joined(separator: "\n"))
         let json = try await sdfetch(
             ["--cache-dir", directory.appending("cache"), "--json"], input: lines.joined(separator: "\n"))
 

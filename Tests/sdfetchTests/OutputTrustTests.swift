@@ -11,7 +11,9 @@ import Testing
 struct OutputTrustTests {
     let directory = TemporaryDirectory("output-trust")
 
-    private func sdfetch(_ arguments: [String], input: String = "", environment: [String: String]? = nil) async throws
+    private func sdfetch(
+        _ arguments: [String], input: String = "", environment: [String: String]? = nil
+    ) async throws
         -> ProcessRun
     {
         try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments, input: input, environment: environment)
@@ -62,7 +64,8 @@ struct OutputTrustTests {
 
     @Test("a config file writable by every user is refused, not read")
     func worldWritableConfig() async throws {
-        try FileManager.default.createDirectory(atPath: directory.appending("sdfetch"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory.appending("sdfetch"), withIntermediateDirectories: true)
         let config = directory.write("insecure\n", to: "sdfetch/config")
         chmod(config, 0o666)
         let run = try await sdfetch(

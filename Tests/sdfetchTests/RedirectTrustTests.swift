@@ -14,7 +14,8 @@ struct RedirectTrustTests {
         let commands: Set = ["clean", "stats", "verify", "merge", "failed"]
         let full =
             commands.contains(arguments.first ?? "")
-            ? [arguments[0], "--no-config"] + arguments.dropFirst() : ["--no-config", "--progress", "never"] + arguments
+            ? [arguments[0], "--no-config"] + arguments.dropFirst()
+            : ["--no-config", "--progress", "never"] + arguments
         return try await ProcessRun.launch(BuiltProduct.path("sdfetch"), full, input: input)
     }
 
@@ -82,7 +83,10 @@ struct RedirectTrustTests {
         let other = try await LoopbackServer()
         origin.route("/r.png", .redirect(to: other.url("/b.png")))
         other.route(
-            "/b.png", .ok(SampleImages.png(seed: 5), headers: [("ETag", "\"from-b\""), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")]))
+            "/b.png",
+            .ok(
+                SampleImages.png(seed: 5),
+                headers: [("ETag", "\"from-b\""), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")]))
         let cache = directory.appending("cache")
         _ = try await sdfetch(["--cache-dir", cache], input: origin.url("/r.png"))
         let again = try await sdfetch(

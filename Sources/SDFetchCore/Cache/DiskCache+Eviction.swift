@@ -105,7 +105,8 @@ extension DiskCache {
             var broken: [(Int, ScannedFile)] = []
             for (shard, sweep) in sweeps.enumerated() {
                 for item in sweep.live {
-                    if item.storedAt > expiredUpTo, item.storedAt <= latest { kept.append(item) } else { victims.append(item) }
+                    let isFresh = item.storedAt > expiredUpTo && item.storedAt <= latest
+                    if isFresh { kept.append(item) } else { victims.append(item) }
                 }
                 broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
                 broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }

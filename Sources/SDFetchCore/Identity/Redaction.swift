@@ -50,13 +50,16 @@ public enum Redaction {
         var starts = [word.lowerBound]
         var index = word.lowerBound
         while index + 1 < word.upperBound {
-            if bytes[index] == slash, bytes[index + 1] == slash, index == word.lowerBound || bytes[index - 1] == colonByte {
+            if bytes[index] == slash, bytes[index + 1] == slash,
+                index == word.lowerBound || bytes[index - 1] == colonByte
+            {
                 starts.append(index + 2)
                 index += 2
                 continue
             }
             // `https:/host`: a scheme's colon and a single slash.
-            if bytes[index] == colonByte, bytes[index + 1] == slash, index + 2 >= word.upperBound || bytes[index + 2] != slash,
+            if bytes[index] == colonByte, bytes[index + 1] == slash,
+                index + 2 >= word.upperBound || bytes[index + 2] != slash,
                 index > word.lowerBound, isSchemeByte(bytes[index - 1])
             {
                 starts.append(index + 2)

@@ -65,7 +65,8 @@ struct NameTemplate: Sendable, Equatable {
                 case "path": throw UsageError("option \(option): {path} must be a part of its own, as in {host}/{path}/{stem}{ext}")
                 case let other:
                     throw UsageError(
-                        "option \(option): unknown field {\(Escaping.terminal(other))} (fields: {host} {path} {stem} {hash} {ext})")
+                        "option \(option): unknown field {\(Escaping.terminal(other))} "
+                            + "(fields: {host} {path} {stem} {hash} {ext})")
                 }
                 rest = rest[rest.index(after: close)...]
             }
@@ -73,7 +74,8 @@ struct NameTemplate: Sendable, Equatable {
             parts.append(.pieces(pieces))
         }
         guard case .pieces(var last)? = parts.last else {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' names no file (it must end with a file name part)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' names no file (it must end with a file name part)")
         }
         let hasHash = parts.contains { if case .pieces(let pieces) = $0 { pieces.contains(.hash) } else { false } }
         if !hasHash {
