@@ -45,13 +45,13 @@ struct DiskCacheTests {
         let body = SampleImages.png(seed: 3)
         try cache.store(
             body, for: key, image: VerifiedImage(format: .png, width: 4, height: 4),
-            etag: "\"v1\"\twith tab", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT")
+            etag: "\"v1\"\\with backslash", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT")
         let other = try DiskCache(directory: cache.directory, now: clock.read)
         for reader in [cache, other] {
             let entry = try #require(reader.entry(for: key))
             #expect(entry.url == key.string)
             #expect(entry.storedAt == clock.now && entry.accessedAt == clock.now)
-            #expect(entry.etag == "\"v1\"\twith tab")
+            #expect(entry.etag == "\"v1\"\\with backslash")
             #expect(entry.lastModified == "Wed, 21 Oct 2015 07:28:00 GMT")
             #expect(entry.format == .png && entry.width == 4 && entry.height == 4)
             #expect(entry.bytes == Int64(body.count))

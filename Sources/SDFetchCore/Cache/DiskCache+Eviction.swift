@@ -22,6 +22,7 @@ extension DiskCache {
             flushUses()
             let nowNanoseconds = FileTime.nanoseconds(now())
             let expiredUpTo = Freshness(maxAge: maxAge).expiredUpTo(now: nowNanoseconds)
+            let latest = Freshness.latestBelievable(now: nowNanoseconds)
             let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
             report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
@@ -34,7 +35,8 @@ extension DiskCache {
             var broken: [(Int, ScannedFile)] = []
             for (bucket, sweep) in sweeps.enumerated() {
                 for item in sweep.live {
-                    if item.storedAt > expiredUpTo { kept.append(item) } else { victims.append(item) }
+                    let isFresh = item.storedAt > expiredUpTo && item.storedAt <= latest
+                    if isFresh { kept.append(item) } else { victims.append(item) }
                 }
                 broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
                 broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
@@ -53,7 +55,7 @@ extension DiskCache {
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             if let maxSize, !dryRun { recordWithin(maxSize) }
-            report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, dryRun: dryRun)
+            report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
             return report
         }
     }

@@ -35,6 +35,7 @@ struct FetchCommand: ParsableCommand {
         } catch {
             return cacheFailure(error)
         }
+        warnIfUntrusted(cache)
         // A list long enough to touch most of the 256 index buckets: read them all at once,
         // in parallel with the run's start (64 KiB of URLs is about a thousand lines).
         if sources.contains(where: { $0.isLargeFile(over: 64 << 10) }) { cache.preloadIndex() }
