@@ -118,6 +118,29 @@ struct CacheCommandTests {
         directory.remove()
     }
 
+    @Test("clean --max-size keeps the entries a re-run used a moment after they were stored")
+    func cleanKeepsJustUsedEntries() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<10).map { "/u\($0).png" }
+        for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index))) }
+        let urls = paths.map { server.url($0) }
+        #expect(try await sdfetch(["--cache-dir", cache], input: urls.joined(separator: "\n")).status == 0)
+        // Seconds later, not the ten minutes that coarsen later uses: the first hit must count.
+        let rerun = try await sdfetch(["--cache-dir", cache], input: urls[..<3].joined(separator: "\n"))
+        try await server.shutdown()
+        #expect(rerun.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("cached\t") })
+        let full = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        let perEntry = (full["bytes"] as? Int ?? 0) / 10
+        let clean = try await sdfetch(["clean", "--cache-dir", cache, "--max-size", String(perEntry * 5 + perEntry / 2)])
+        #expect(clean.status == 0)
+        for url in urls[..<3] {
+            #expect(try await sdfetch(["path", "--cache-dir", cache, url]).status == 0, "\(url) was removed")
+        }
+        let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        #expect((4...6).contains(after["entries"] as? Int ?? 0))
+        directory.remove()
+    }
+
     @Test("verify --json names a corrupted entry, removes it, exits 1; a second verify finds nothing")
     func verify() async throws {
         let urls = try await fill()
