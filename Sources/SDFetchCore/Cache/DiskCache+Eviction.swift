@@ -17,6 +17,13 @@ public struct CleanReport: Sendable, Equatable {
     /// The trim knew the cache was within the cap without scanning it: nothing was
     /// removed, and `entries` and `bytes` were not counted.
     public var wasSkipped = false
+    /// The end-of-run trim's entries to keep to last (the run's own): how many it found
+    /// and their bytes, before anything was removed.
+    public var protectedEntries = 0
+    public var protectedBytes: Int64 = 0
+    /// How many of them it removed all the same, because they alone exceed the cap: the
+    /// next run fetches them again.
+    public var removedProtectedEntries = 0
 
     public init() {}
 }
@@ -148,7 +155,12 @@ extension DiskCache {
                 return (live: sweep.live, bucket: sweep.bucket)
             }
             var kept = sweeps.flatMap(\.live)
+            for item in kept where keys.contains(item.digest) {
+                report.protectedEntries += 1
+                report.protectedBytes += item.bytes
+            }
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
+            report.removedProtectedEntries = victims.count(where: { keys.contains($0.digest) })
             remove(victims, broken: [], swept: sweeps.map(\.bucket), dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }

@@ -116,9 +116,10 @@ struct FetchCommand: ParsableCommand {
         }
     }
 
-    /// After the run: the summary, `--summary`, the uses noted (LRU) and `--max-cache-size`.
-    /// `--summary FILE` (perhaps a FIFO) and the trim (perhaps waiting on another process's
-    /// maintenance lock) run through ``BlockingWork``, off the cooperative pool.
+    /// After the run: the summary, the uses noted (LRU), `--max-cache-size` (and a warning
+    /// when the run's own entries do not fit under it), then `--summary`, which reports the
+    /// trim too. `--summary FILE` (perhaps a FIFO) and the trim (perhaps waiting on another
+    /// process's maintenance lock) run through ``BlockingWork``, off the cooperative pool.
     private func finish(
         _ consumer: EventConsumer, interrupted: Bool, elapsed: Duration, cache: DiskCache, terminal: Terminal,
         console: Console
@@ -129,18 +130,23 @@ struct FetchCommand: ParsableCommand {
         if !isQuiet && !nothingRead {
             console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
         }
+        cache.flushUses()  // appends to index buckets: the page cache's, no lock
+        var overflow: CacheOverflow?
+        if !interrupted && !options.offline {
+            let report = await CacheLimit.enforce(
+                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
+            overflow = report.flatMap { CacheOverflow($0, maxBytes: options.maxCacheSize) }
+        }
+        // Not silenced by -q: the cache is failing at its job, run after run.
+        if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
         if let summaryFile {
-            let text = SummaryFile.json(consumer, elapsed: elapsed, interrupted: interrupted)
+            let text = SummaryFile.json(
+                consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize, overflow: overflow)
             if summaryFile == "-" {
                 console.error(text)  // after the summary line, in order with everything on stderr
             } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
-        }
-        cache.flushUses()  // appends to index buckets: the page cache's, no lock
-        if !interrupted && !options.offline {
-            await CacheLimit.enforce(
-                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
         }
         return ExitStatus(run: consumer.summary, interrupted: interrupted)
     }
@@ -148,14 +154,19 @@ struct FetchCommand: ParsableCommand {
 
 /// `--max-cache-size`: trims the cache after a fetch run, keeping this run's entries to last.
 enum CacheLimit {
-    static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) async {
+    /// What the trim did; nil when it failed (said on the console).
+    @discardableResult
+    static func enforce(
+        on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console
+    ) async -> CleanReport? {
         do throws(CacheError) {
             // Off the cooperative pool: it may wait on the maintenance lock of a clean elsewhere.
-            _ = try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
+            return try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
                 try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
             }
         } catch {
             console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
+            return nil
         }
     }
 }
