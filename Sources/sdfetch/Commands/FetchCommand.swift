@@ -55,22 +55,28 @@ struct FetchCommand: ParsableCommand {
             }
         }
         let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
+        // Ctrl-C means exit 130 until the very end: after the run come the summary, the trim
+        // and the output still queued for a reader, each of which may take a while.
+        let trap = SignalTrap(notice: "sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
+        defer { trap.remove() }
         // The console's writer thread lives for the command: what is queued is written, and the
         // thread joined, before the exit status goes back to `@main`.
-        return await withConsole(environment: environment) { console in
+        let status = await withConsole(environment: environment) { console in
             let started = ContinuousClock.now
             let (consumer, interrupted) = await fetch(
-                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment)
+                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment, trap: trap)
             return await finish(
                 consumer, interrupted: interrupted, elapsed: ContinuousClock.now - started, cache: cache,
                 terminal: terminal, console: console)
         }
+        return trap.wasInterrupted ? .interrupted : status
     }
 
-    /// The run itself: the fetcher's scope, the signal trap, the ticker and the one consumer
-    /// of the run's events.
+    /// The run itself: the fetcher's scope, what a signal stops, the ticker and the one
+    /// consumer of the run's events.
     private func fetch(
-        cache: DiskCache, placer: OutputPlacer?, terminal: Terminal, console: Console, environment: ProcessEnvironment
+        cache: DiskCache, placer: OutputPlacer?, terminal: Terminal, console: Console, environment: ProcessEnvironment,
+        trap: SignalTrap
     ) async -> (EventConsumer, interrupted: Bool) {
         var options = self.options
         if let allowed = DescriptorLimit.concurrencyAllowed(), options.concurrency > allowed.concurrency {
@@ -88,30 +94,32 @@ struct FetchCommand: ParsableCommand {
             let reader = URLListReader(sources: sources)
             let fetchRun = FetchRun(
                 fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
-            // Runs on the signal path: nothing here may wait for the console's writer (blocked
-            // on a full stdout pipe, perhaps), hence ``Console/notice(_:)``.
-            let trap = SignalTrap {
+            // On the signal path: nothing here may wait for the console's writer (blocked on a
+            // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
+            // shuts down.
+            let stop: @Sendable () -> Void = {
                 reader.cancel()
                 fetcher.cancelAll()
-                console.notice("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
             }
-            let ticker = ProgressTicker.start(
-                progress: fetchRun.progress, console: console, terminal: terminal, environment: environment, started: started)
-
-            let events = AsyncChannel<FetchEvent>()
-            let producer = Task { await fetchRun.run(reader: reader, into: events) }
-            var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
-            for await event in events {
-                await consumer.handle(event)
-                await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+            let consumer = await trap.response.during(stop: stop, say: { console.notice($0) }) {
+                let ticker = ProgressTicker.start(
+                    progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
+                    started: started)
+                let events = AsyncChannel<FetchEvent>()
+                let producer = Task { await fetchRun.run(reader: reader, into: events) }
+                var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
+                for await event in events {
+                    await consumer.handle(event)
+                    await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+                }
+                await producer.value
+                ticker.cancel()
+                await ticker.value
+                return consumer
             }
-            await producer.value
-            ticker.cancel()
-            await ticker.value
             console.removeBar()
             console.flush()
             console.error(consumer.heldFailures.text)
-            trap.remove()
             return (consumer, trap.wasInterrupted)
         }
     }
