@@ -11,9 +11,19 @@ struct OutputKillTests {
     let directory = TemporaryDirectory("okill")
     var output: String { directory.appending("out") }
 
-    /// A megabyte per image (stored deflate blocks), so copying one is a measurable share
-    /// of a warm run's time and a kill often lands during a copy.
-    static func body(_ index: Int) -> [UInt8] { SampleImages.png(width: 512, height: 512, seed: index) }
+    /// Two megabytes per image (stored deflate blocks), so copying one is most of a warm
+    /// run's time for it and a kill often lands during a copy.
+    static func body(_ index: Int) -> [UInt8] { SampleImages.png(width: 724, height: 724, seed: index) }
+
+    /// Output files a run has replaced since ``makeOutputsStale()``: they have the cache
+    /// file's mtime again.
+    private static func replacedCount(in output: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []
+        return names.filter { name in
+            var info = stat()
+            return name.hasSuffix(".png") && stat(output + "/" + name, &info) == 0 && info.st_mtim.tv_sec != 1_000_000
+        }.count
+    }
 
     /// Every file under a name that is not a temporary one holds exactly one served body.
     private func expectOnlyWholeFiles(_ bodies: Set<Data>, _ round: Int) throws {
@@ -53,20 +63,24 @@ struct OutputKillTests {
         let arguments = ["--cache-dir", directory.appending("cache"), "-o", output, "-q", list]
         #expect(try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments).status == 0)
 
-        for round in 0..<6 {
+        for round in 0..<8 {
             try makeOutputsStale()
-            let run = try PipedRun.start(arguments, home: directory.path)
-            try run.input.close()
-            // Killed at a different point each round: after a few of its result lines.
-            let lines = 1 + round * 6
-            let deadline = ContinuousClock.now + .seconds(30)
-            while run.output.text.split(separator: "\n").count < lines, run.process.isRunning,
-                ContinuousClock.now < deadline
-            {
-                try await Task.sleep(for: .milliseconds(1))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+            process.arguments = arguments
+            process.environment = ChildEnvironment.with(["HOME": directory.path])
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Killed at a different point each round, once a few files were replaced; watched
+            // from a thread of its own, as a warm run of 40 files is over in moments.
+            let (pid, output, replaced) = (process.processIdentifier, output, 1 + round * 4)
+            await onOwnThread {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while Self.replacedCount(in: output) < replaced, ContinuousClock.now < deadline { usleep(200) }
+                kill(pid, SIGKILL)
             }
-            kill(run.process.processIdentifier, SIGKILL)
-            await run.process.exited()
+            await process.exited()
             try expectOnlyWholeFiles(bodies, round)
         }
 
