@@ -181,7 +181,8 @@ struct DiskCacheTests {
 
     @Test("the first hit after a store counts for the LRU however soon it comes, in another process too")
     func firstUseAfterStoreCounts() throws {
-        let batching = try DiskCache(directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
+        let batching = try DiskCache(
+            directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
         let a = try store("a", in: batching)
         clock.advance(by: .seconds(1))
         let b = try store("b", in: batching)

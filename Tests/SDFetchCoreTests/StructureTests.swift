@@ -96,7 +96,8 @@ struct StructureTests {
     func imageDataEndsEarly() {
         let rows = 4 * 13
         let end = Array(CraftedImages.pngChunk("IEND", []).prefix(6))
-        let header = CraftedImages.pngSignature + CraftedImages.pngChunk("IHDR", CraftedImages.ihdr(width: 4, height: 4))
+        let header =
+            CraftedImages.pngSignature + CraftedImages.pngChunk("IHDR", CraftedImages.ihdr(width: 4, height: 4))
         // A complete zlib stream of too few rows, then a stream split over two IDATs whose second is lost.
         let short = header + CraftedImages.pngChunk("IDAT", CraftedImages.deflateZeros(count: rows - 13)) + end
         let stream = CraftedImages.deflateZeros(count: rows)

@@ -128,7 +128,8 @@ struct BlockedOutputSignalTests {
             let deadline = ContinuousClock.now + .seconds(5)
             var noticed = false
             while !noticed, ContinuousClock.now < deadline {
-                noticed = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains("interrupted, finishing")
+                let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                noticed = text.contains("interrupted, finishing")
                 if !noticed { usleep(1000) }
             }
             kill(pid, SIGINT)

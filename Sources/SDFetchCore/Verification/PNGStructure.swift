@@ -104,7 +104,9 @@ enum PNGStructure {
     static func completingEnd(_ bytes: [UInt8]) -> [UInt8]? {
         bytes.withUnsafeBytes { data -> [UInt8]? in
             var offset = 8
-            while let length = data.uint32BE(at: offset), length <= 0x7FFF_FFFF, data.has(Int(length) + 12, at: offset) {
+            while let length = data.uint32BE(at: offset), length <= 0x7FFF_FFFF,
+                data.has(Int(length) + 12, at: offset)
+            {
                 if data.uint32BE(at: offset + 4) == ChunkType.IEND { return nil }
                 offset += Int(length) + 12
             }

@@ -64,7 +64,8 @@ struct FetchCommand: ParsableCommand {
         let status = await withConsole(environment: environment) { console in
             let started = ContinuousClock.now
             let (consumer, interrupted) = await fetch(
-                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment, trap: trap)
+                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment,
+                trap: trap)
             return await finish(
                 consumer, interrupted: interrupted, elapsed: ContinuousClock.now - started, cache: cache,
                 terminal: terminal, console: console)
@@ -149,7 +150,8 @@ struct FetchCommand: ParsableCommand {
         if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
         if let summaryFile {
             let text = SummaryFile.json(
-                consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize, overflow: overflow)
+                consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize,
+                overflow: overflow)
             if summaryFile == "-" {
                 console.error(text)  // after the summary line, in order with everything on stderr
             } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {

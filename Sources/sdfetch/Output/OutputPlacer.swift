@@ -138,12 +138,15 @@ struct OutputPlacer {
     /// Copies `cacheFile` into a new temporary file in `home` and renames it to `name` in
     /// `parent`. False when the rename would cross file systems (`EXDEV`); the temporary
     /// file is then gone.
-    private func placeNamed(_ cacheFile: SourceFile, from home: Int32, as name: String, in parent: Int32, target: String)
-        throws(OutputError) -> Bool
+    private func placeNamed(
+        _ cacheFile: SourceFile, from home: Int32, as name: String, in parent: Int32, target: String
+    ) throws(OutputError) -> Bool
     {
         let temporary = OutputTemporaries.name()
         let output = openat(home, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())") }
+        guard output >= 0 else {
+            throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())")
+        }
         do throws(OutputError) {
             try copy(cacheFile, into: output)
         } catch {
