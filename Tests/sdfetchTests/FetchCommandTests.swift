@@ -197,7 +197,8 @@ struct FetchCommandTests {
         try process.run()
         let pid = process.processIdentifier
         // The signal goes the moment the first requests arrive, from a thread of the test's own:
-        // polled on the cooperative pool, beside other suites, it once came after the last request.
+        // polled on the cooperative pool, which the suites beside this one keep busy, it can
+        // come after the last request.
         await onOwnThread {
             let deadline = ContinuousClock.now + .seconds(20)
             while server.totalRequests < 4, ContinuousClock.now < deadline { usleep(1000) }

@@ -17,10 +17,10 @@ import Synchronization
 /// for another process's lock), it exits 130 at once. That is safe for the same reason a
 /// `kill -9` is: entries appear only by rename.
 ///
-/// The trap once ended with the run's events, before the summary, the cache trim and the
-/// writes still queued for a full stdout pipe: a Ctrl-C then found the default action and
-/// killed the process outright (no `--summary`, no 130). On a loaded machine the signal
-/// test's SIGINT came that late, which looked like one signal counted twice.
+/// Why the whole command: after the run's events come the summary, the cache trim and the
+/// writes still queued for a full stdout pipe, each of which may take a while, and a signal
+/// meeting the default action there would kill the process outright (no `--summary`, no
+/// 130, which to a test looks like one signal counted twice).
 ///
 /// Dispatch installs its own handler for a signal source later, from its manager thread.
 /// Until then the default action stands (a signal ends the process, as it does before any
