@@ -159,6 +159,9 @@ struct DiskCacheTests {
     func useInterval() throws {
         let batching = try DiskCache(directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
         let a = try store("a", in: batching)
+        clock.advance(by: .seconds(60))
+        batching.touch(a)  // the first use after the store: always written
+        batching.flushUses()
         let before = try indexLines(a).count
         clock.advance(by: .seconds(60))
         batching.touch(a)
@@ -168,6 +171,25 @@ struct DiskCacheTests {
         batching.touch(a)
         batching.flushUses()
         #expect(try indexLines(a).count == before + 1)
+    }
+
+    @Test("the first hit after a store counts for the LRU however soon it comes, in another process too")
+    func firstUseAfterStoreCounts() throws {
+        let batching = try DiskCache(
+            directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
+        let a = try store("a", in: batching)
+        clock.advance(by: .seconds(1))
+        let b = try store("b", in: batching)
+        clock.advance(by: .seconds(1))
+        // A second run a moment later: a is a hit, well inside the interval after its store.
+        let rerun = try DiskCache(directory: batching.directory, now: clock.read, useInterval: .seconds(600))
+        rerun.touch(a)
+        rerun.flushUses()
+        let cleaner = try DiskCache(directory: batching.directory, now: clock.read)
+        #expect(try #require(cleaner.entry(for: a)).accessedAt == clock.now)
+        // Room for one entry: b, stored later but never used, goes.
+        let report = try cleaner.enforceLimit(maxBytes: try entryBytes(a, in: cleaner), protecting: [])
+        #expect(report.removedURLs == [b.string])
     }
 
     @Test("reading an entry's file (a backup, a viewer of an -o link) does not count as a use")

@@ -81,7 +81,12 @@ extension DiskCache {
                 return (live: sweep.live, indexState: sweep.indexState)
             }
             var kept = sweeps.flatMap(\.live)
+            for item in kept where keys.contains(item.digest) {
+                report.protectedEntries += 1
+                report.protectedBytes += item.bytes
+            }
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
+            report.removedProtectedEntries = victims.count(where: { keys.contains($0.digest) })
             remove(victims, broken: [], swept: sweeps.map(\.indexState), dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
