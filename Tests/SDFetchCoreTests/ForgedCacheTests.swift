@@ -41,7 +41,7 @@ struct ForgedCacheTests {
         ].joined(separator: "\t")
         let check = String(Array(payload.utf8).withUnsafeBytes(IndexRecord.checksum), radix: 16)
         let line = "\n" + String(repeating: "0", count: 16 - check.count) + check + " " + payload + "\n"
-        let bucket = cache.directory + "/index/" + Shards.name(Shards.index(of: key.digest))
+        let bucket = cache.directory + "/index/" + Buckets.name(Buckets.index(of: key.digest))
         let handle = try #require(FileHandle(forWritingAtPath: bucket))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(line.utf8))
