@@ -7,7 +7,7 @@ extension DiskCache {
     /// Stored times, validators and LRU times travel with the entries; every copied file is
     /// checked against its SHA-256.
     ///
-    /// The source is untrusted (README "Security"): each body is sniffed and verified by
+    /// The source is untrusted (<doc:Security>): each body is sniffed and verified by
     /// `verifier` as a download would be, within `maxBytes` (a larger record is not read),
     /// and must be the format its record names; times
     /// in the future (entries' and failure records') are taken as now.

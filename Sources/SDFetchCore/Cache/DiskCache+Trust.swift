@@ -5,7 +5,7 @@ extension DiskCache {
     /// write it, or nil when only this user can: owned by someone else, or writable by
     /// others (the world-writable bit, without the sticky bit that keeps others from
     /// replacing files they do not own). Whoever can write a cache feeds images to every
-    /// run that reads it, as `cached` (README "Security"). Checked on the directory and
+    /// run that reads it, as `cached` (<doc:Security>). Checked on the directory and
     /// its `entries/` and `index/` folders, as ssh checks a key file and its folders.
     ///
     /// Group-writable folders are not named: Debian's user-private groups make them the

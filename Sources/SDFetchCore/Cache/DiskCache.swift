@@ -331,7 +331,7 @@ public final class DiskCache: Sendable {
 
     /// `validator` when it is short enough to keep (see ``maxValidatorLength``) and printable
     /// ASCII, else nil. Text a server sent is sent back in a header: a CR or LF in it would
-    /// smuggle a header of the server's choosing into a later request (README "Security").
+    /// smuggle a header of the server's choosing into a later request (<doc:Security>).
     /// Also asked before sending a stored validator: the index is untrusted.
     static func keepable(_ validator: String?) -> String? {
         validator.flatMap { text in

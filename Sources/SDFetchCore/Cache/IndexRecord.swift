@@ -265,7 +265,7 @@ enum IndexRecord: Equatable {
 
     /// Latest time a record may hold: 2100-01-01 in nanoseconds. A forged index is data, not
     /// code: every field is bounded where it is read, so sums of sizes and conversions of
-    /// times cannot overflow later (README "Cache format").
+    /// times cannot overflow later (<doc:OnDiskFormat>).
     static let maxTime: Int64 = 4_102_444_800 * 1_000_000_000
     /// Largest entry size a record may claim: 32 GiB, far past any image `--max-pixels`
     /// lets through. With reads capped at ``SafeOpen/maxReadBytes`` per bucket, 256 buckets

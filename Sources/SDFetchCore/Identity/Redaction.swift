@@ -1,6 +1,6 @@
 /// The one function that masks passwords in text about to be printed, reported or stored.
 ///
-/// README "Security": a password in userinfo (`user:secret@host`) never appears in clear;
+/// <doc:Security>: a password in userinfo (`user:secret@host`) never appears in clear;
 /// it is written `user:***@host`. The CLI's escaping functions (terminal and JSON), usage
 /// errors, failure details and `-v` notes all pass through ``masked(_:)``, so a message
 /// added later cannot forget it.

@@ -8,7 +8,7 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     public let string: String
     /// The fixed-size hash that names cache files and fills de-duplication sets: of
     /// ``redacted``, not ``string``, so a cache holds nothing a password guess could be
-    /// checked against (README "Cache format"). URLs that differ only in their password
+    /// checked against (<doc:OnDiskFormat>). URLs that differ only in their password
     /// name one image.
     public let digest: KeyDigest
     /// `https` or `http`.

@@ -260,7 +260,7 @@ final class CurlTransfer {
 
     /// Before each redirect hop (from the pre-request callback, before curl builds the
     /// request): the request's own headers for its origin, the default `Accept` alone for
-    /// any other host, port or scheme unless `--location-trusted` (README "Security").
+    /// any other host, port or scheme unless `--location-trusted` (<doc:Security>).
     /// Conditional headers go too: the validators are the first origin's.
     private func headersForHop() {
         guard !request.connection.trustsRedirectHosts else { return }

@@ -1,6 +1,6 @@
 /// Scheme, host and port of a URL: the unit credentials and validators stay with.
 ///
-/// README "Security": on a redirect to another host, port or scheme, `-H` headers and
+/// <doc:Security>: on a redirect to another host, port or scheme, `-H` headers and
 /// credential headers are dropped (unless `--location-trusted`), and validators a server
 /// sent are kept only for the origin that sent them. Read from URL text as curl reports
 /// it (`CURLINFO_EFFECTIVE_URL`) or as a ``URLKey`` holds it; the default port is filled
