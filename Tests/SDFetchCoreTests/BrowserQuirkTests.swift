@@ -2,9 +2,10 @@ import Testing
 
 @testable import SDFetchCore
 
-/// SPEC "Verification": at every level the verdict is a browser's. Files with quirks that
-/// decoders tolerate and browsers display are accepted by `header`, `structure` and `full`
-/// alike, because a false `corrupt-image` blacklists a good URL for a week.
+/// SDFetchCore.docc, Verification, "A browser's verdict": at every level the verdict is a
+/// browser's. Files with quirks that decoders tolerate and browsers display are accepted
+/// by `header`, `structure` and `full` alike, because a false `corrupt-image` blacklists a
+/// good URL for a week.
 struct BrowserQuirkTests {
     /// A quirky file, named by its quirk, with the size every level must report.
     struct Quirk: Sendable, CustomTestStringConvertible {
@@ -111,6 +112,25 @@ struct BrowserQuirkTests {
                 let screen: [UInt8] = Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0]
                 return screen + [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 11, 5, 0x00, 0x08, 0x00, 0x01, 0x08, 0, 0x3B]
             }, width: 1),
+        Quirk(
+            name: "gif followed by a second gif instead of a trailer",
+            bytes: { Fixture.bytes("gif-then-second-gif.gif") }, width: 4),
+        Quirk(
+            name: "gif with a byte that starts no block where its second frame should start",
+            bytes: {
+                var bytes = Fixture.bytes("two-frames.gif")
+                let first = Fixture.offset(of: [0x2C, 0, 0, 0, 0, 5, 0, 4, 0], in: bytes)
+                let rest = Array(bytes[(first + 1)...])
+                let second = first + 1 + Fixture.offset(of: [0x2C, 0, 0, 0, 0, 5, 0, 4, 0], in: rest)
+                bytes[second] = 0x99
+                return bytes
+            }, width: 5),
+        Quirk(
+            name: "png whose image data is complete and whose IEND is cut short",
+            bytes: { Fixture.bytes("png-end-cut-short.png") }, width: 6),
+        Quirk(
+            name: "apng declaring 0 frames, shown as its still image",
+            bytes: { Fixture.bytes("apng-zero-frames.png") }, width: 5),
         Quirk(
             name: "gif with bytes after the trailer",
             bytes: {

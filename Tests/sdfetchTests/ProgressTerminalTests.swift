@@ -38,7 +38,6 @@ struct ProgressTerminalTests {
         #expect(redraws.allSatisfy { line in (line.components(separatedBy: "\u{1B}[K").first ?? line).count < 100 })
         #expect(text.contains("\r\u{1B}[Ksdfetch: 12 URLs: 12 downloaded"))
         #expect(!text.contains("\u{1B}[3"), "NO_COLOR must keep colour off")
-        directory.remove()
     }
 
     @Test("TERM=dumb gets no redrawn bar under --progress auto")
@@ -61,12 +60,10 @@ struct ProgressTerminalTests {
         #expect(process.terminationStatus == 0)
         #expect(!text.contains("\r") && !text.contains("\u{1B}"))
         #expect(text.hasPrefix("sdfetch: 1 URL: 1 downloaded"))
-        directory.remove()
     }
 
     @Test("a regular file's lines are counted up front: every redraw shows the true total, and an ETA once a URL is done")
     func trueTotal() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let paths = (0..<40).map { "/t\($0).png" }
         for (index, path) in paths.enumerated() {
@@ -97,7 +94,6 @@ struct ProgressTerminalTests {
 
     @Test("after a bar, failures are listed with their reasons: at most 20, then a count and where to look")
     func failuresAfterBar() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let paths = (0..<23).map { "/gone\($0).png" }
         for path in paths { server.route(path, .status(404)) }

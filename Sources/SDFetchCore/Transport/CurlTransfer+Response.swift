@@ -35,6 +35,10 @@ extension CurlTransfer {
             failure: failure, httpStatus: head.status, body: body.bytes, etag: head.etag,
             lastModified: head.lastModified, retryAfter: head.retryAfter)
         response.spilled = body.spilled
+        response.optsOut = head.optsOut
+        if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
+            response.declaredSHA256 = head.digestSHA256
+        }
         var redirects = 0
         _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
         if redirects > 0 {
@@ -42,6 +46,12 @@ extension CurlTransfer {
             var url: UnsafePointer<CChar>?
             _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url)
             response.finalURL = url.map { String(cString: $0) }
+            // Validators are the last hop's: kept only when it is the origin the key names,
+            // or they would be replayed to a host that never sent them.
+            if response.finalURL.flatMap(Origin.init) != Origin(request.url) {
+                response.etag = nil
+                response.lastModified = nil
+            }
         }
         return response
     }
@@ -64,6 +74,13 @@ extension CurlTransfer {
         if let local = LocalResourceError(errno: Int32(osError)) {
             return FetchFailure(.io, "\(detail) (\(local.detail))")
         }
+        // A proxy that refused the tunnel: its failure, never the URL's (so never a
+        // permanent `http-4xx` taken from the CONNECT reply's status line).
+        var connectCode = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &connectCode)
+        if connectCode != 0, !(200...299).contains(connectCode) {
+            return FetchFailure(.connect, "the proxy answered \(connectCode) to CONNECT")
+        }
         let kind = FetchFailure.Kind(
             curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status, wasConnected: isConnected)
         if code == CURLE_OUT_OF_MEMORY, kind == .truncated {
@@ -84,26 +101,5 @@ extension Double {
     /// `1` for whole numbers, `0.5` otherwise: what a person writes for seconds.
     fileprivate var plainText: String {
         self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
-    }
-}
-
-/// Errors that say this machine ran out of something, not that the server failed.
-enum LocalResourceError {
-    case descriptors
-    case memory
-
-    init?(errno code: Int32) {
-        switch code {
-        case EMFILE, ENFILE: self = .descriptors
-        case ENOMEM, ENOBUFS: self = .memory
-        default: return nil
-        }
-    }
-
-    var detail: String {
-        switch self {
-        case .descriptors: "out of file descriptors on this machine"
-        case .memory: "out of memory on this machine"
-        }
     }
 }

@@ -11,7 +11,8 @@ import Foundation
 /// an unretained pointer; the loop's table of running transfers keeps it alive meanwhile.
 ///
 /// Proxies: unless `--proxy` is given, no proxy option is set, so libcurl itself reads
-/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does (SPEC).
+/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does
+/// (sdfetch(1) ENVIRONMENT).
 final class CurlTransfer {
     /// Why a body was cut on purpose by returning 0 from a callback.
     enum Overflow {
@@ -34,12 +35,20 @@ final class CurlTransfer {
     private(set) var host = ""
     /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
     var lastActivity: UInt64 = 0
+    /// Monotonic nanoseconds of the start.
+    private(set) var startedAt: UInt64 = 0
     /// Bytes arrived since the last stall check. Callbacks only set this flag: the loop's
     /// check reads the clock once for all transfers instead of once per callback.
     var hasNewBytes = false
     private(set) var timeoutNanoseconds: UInt64 = 0
     /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
     private(set) var isConnected = false
+    /// The response came over HTTP/2 or later, so its host's connection multiplexes.
+    var isMultiplexed: Bool {
+        var version = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version >= Int(CURL_HTTP_VERSION_2_0)
+    }
     /// `--limit-rate`'s bucket, asked before each body chunk; nil without a cap.
     var rateLimiter: RateLimiter?
     /// Where the pre-request callback reports sends, for `--wait`; nil without per-host rules.
@@ -68,6 +77,13 @@ final class CurlTransfer {
     var receivedBytes = false
     var overflow: Overflow?
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// `Proxy-Authorization` from `-H`: sent to the proxy only (`CURLOPT_PROXYHEADER`).
+    private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
+    /// The headers of a hop to another origin: the default `Accept` alone (see
+    /// ``headersForHop()``); made on the first such hop.
+    private var foreignHeaderList: UnsafeMutablePointer<curl_slist>?
+    /// Whether `headerList` holds anything that must stay with the request's origin.
+    private var hasOwnHeaders = false
     /// curl writes its message here; it lives as long as the handle.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -82,6 +98,8 @@ final class CurlTransfer {
         if spillFile >= 0 { close(spillFile) }
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
+        curl_slist_free_all(proxyHeaderList)
+        curl_slist_free_all(foreignHeaderList)
         errorBuffer.deallocate()
     }
 
@@ -103,6 +121,7 @@ final class CurlTransfer {
         self.host = host
         self.continuation = continuation
         lastActivity = now
+        startedAt = now
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))
@@ -114,6 +133,9 @@ final class CurlTransfer {
         curl_easy_reset(handle)
         curl_slist_free_all(headerList)
         headerList = nil
+        curl_slist_free_all(proxyHeaderList)
+        proxyHeaderList = nil
+        hasOwnHeaders = false
         continuation = nil
         request = TransferRequest(url: "")
         host = ""
@@ -150,8 +172,9 @@ final class CurlTransfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         setLong(CURLOPT_NOSIGNAL, 1)
         setString(CURLOPT_URL, request.url)
-        // The key keeps the path byte for byte (SPEC "URL identity"), so the request must too:
-        // without this curl would collapse "/a/../b" and ask for another resource.
+        // The key keeps the path byte for byte (SDFetchCore.docc, Fetching, "URL identity"), so
+        // the request must too: without this curl would collapse "/a/../b" and ask for another
+        // resource.
         setLong(CURLOPT_PATH_AS_IS, 1)
         setString(CURLOPT_PROTOCOLS_STR, "http,https")
         setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -177,12 +200,7 @@ final class CurlTransfer {
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
 
-        let hasAccept = request.headers.contains { line in
-            line.utf8.count >= 7 && line.prefix(7).lowercased() == "accept:"
-        }
-        for line in request.headers { headerList = curl_slist_append(headerList, line) }
-        if !hasAccept { headerList = curl_slist_append(headerList, "Accept: image/*,*/*;q=0.8") }
-        _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+        configureHeaders()
 
         _ = CSDFetch_curl_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, userData in
             CurlTransfer.from(userData: userData).receive(body: data, count: size * count)
@@ -198,6 +216,7 @@ final class CurlTransfer {
             transfer.localPort = Int(localPort)
             transfer.remotePort = Int(remotePort)
             transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
+            if transfer.isConnected, transfer.hasOwnHeaders { transfer.headersForHop() }
             transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
         }
@@ -213,7 +232,55 @@ final class CurlTransfer {
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
     }
 
-    /// `--cacert`, `-k`, `--proxy`.
+    /// `-H` lines and the default `Accept`. `Proxy-Authorization` goes to the proxy alone
+    /// (`CURLHEADER_SEPARATE`): an origin server never sees it. With `--location-trusted`,
+    /// libcurl may also send `-H`'s `Authorization` and `Cookie` to another host
+    /// (`CURLOPT_UNRESTRICTED_AUTH`), except for a URL with userinfo, whose password curl
+    /// would then forward too.
+    private func configureHeaders() {
+        var hasAccept = false
+        for line in request.headers {
+            let name = Self.headerName(line)
+            if name == "proxy-authorization" {
+                proxyHeaderList = curl_slist_append(proxyHeaderList, line)
+                continue
+            }
+            hasAccept = hasAccept || name == "accept"
+            headerList = curl_slist_append(headerList, line)
+            hasOwnHeaders = true
+        }
+        if !hasAccept { headerList = curl_slist_append(headerList, Self.defaultAccept) }
+        setLong(CURLOPT_HEADEROPT, 1)  // CURLHEADER_SEPARATE, (1<<0): not imported
+        _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+        if let proxyHeaderList { _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_PROXYHEADER, proxyHeaderList) }
+        if request.connection.trustsRedirectHosts, !request.url.hasUserinfo {
+            setLong(CURLOPT_UNRESTRICTED_AUTH, 1)
+        }
+    }
+
+    /// Before each redirect hop (from the pre-request callback, before curl builds the
+    /// request): the request's own headers for its origin, the default `Accept` alone for
+    /// any other host, port or scheme unless `--location-trusted` (<doc:Security>).
+    /// Conditional headers go too: the validators are the first origin's.
+    private func headersForHop() {
+        guard !request.connection.trustsRedirectHosts else { return }
+        var url: UnsafePointer<CChar>?
+        _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url)
+        let isSameOrigin = url.map { Origin(String(cString: $0)) == Origin(request.url) } ?? false
+        if !isSameOrigin, foreignHeaderList == nil {
+            foreignHeaderList = curl_slist_append(nil, Self.defaultAccept)
+        }
+        _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, isSameOrigin ? headerList : foreignHeaderList)
+    }
+
+    static let defaultAccept = "Accept: image/*,*/*;q=0.8"
+
+    /// The lower-cased name of a `Name: value` line.
+    private static func headerName(_ line: String) -> String {
+        String(line.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    /// `--cacert`, `-k`, `--proxy-insecure`, `--proxy`.
     private func configureConnection() {
         let connection = request.connection
         if let file = connection.caCertificateFile {
@@ -223,6 +290,10 @@ final class CurlTransfer {
         if connection.isInsecure {
             setLong(CURLOPT_SSL_VERIFYPEER, 0)
             setLong(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        // The proxy's certificate apart, as curl's --proxy-insecure: -k trusts the origin
+        // servers, not whatever sits between.
+        if connection.isProxyInsecure {
             setLong(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
             setLong(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
         }
@@ -315,27 +386,6 @@ extension CurlTransfer {
     /// The most curl hands one write callback (`CURL_MAX_WRITE_SIZE`), so a spilling body's
     /// buffer never grows past the threshold plus this.
     static let chunkAllowance = 16 << 10
-}
-
-/// Requests curl is about to send, noted by pre-request callbacks during one
-/// `curl_multi_perform` and read by the loop right after (`--wait` counts from sends).
-///
-/// Loop-thread only, like the transfers that write to it.
-final class SendLog {
-    struct Entry {
-        let host: String
-        let time: UInt64
-        /// The transfer's first send (later ones are redirect hops).
-        let firstForTransfer: Bool
-    }
-
-    private(set) var entries: [Entry] = []
-
-    func record(_ host: String, firstForTransfer: Bool) {
-        entries.append(Entry(host: host, time: MonotonicTime.nanoseconds(), firstForTransfer: firstForTransfer))
-    }
-
-    func removeAll() { entries.removeAll(keepingCapacity: true) }
 }
 
 /// Never crosses threads: it holds raw curl pointers only the loop thread may touch.

@@ -1,18 +1,5 @@
-/// What verification learned about a body.
-public struct VerifiedImage: Sendable, Equatable {
-    public var format: ImageFormat
-    /// Pixels, when the format's header declares them (SVG and PDF often do not).
-    public var width: Int?
-    public var height: Int?
 
-    public init(format: ImageFormat, width: Int? = nil, height: Int? = nil) {
-        self.format = format
-        self.width = width
-        self.height = height
-    }
-}
-
-/// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (SPEC "Verification").
+/// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (<doc:Verification>).
 ///
 /// - `none`: the signature alone; a signature-valid truncated file passes.
 /// - `header`: signature and the header's dimensions, checked against the limit.
@@ -82,7 +69,8 @@ public struct ImageVerifier: Sendable {
     /// JPEG, GIF with LZW codes starting wider than 8 bits), which structure alone judges.
     private func decode(_ bytes: [UInt8], format: ImageFormat) -> Result<PixelSize?, FetchFailure>? {
         switch format {
-        case .png: return PNGVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
+        case .png:
+            return PNGVerifier.decode(PNGStructure.completingEnd(bytes) ?? bytes, maxPixels: maxPixels).map { $0 }
         case .jpeg: return JPEGVerifier.decode(bytes, maxPixels: maxPixels)?.map { $0 }
         case .gif:
             if bytes.withUnsafeBytes(GIFStructure.needsWideLZWCodes) { return nil }

@@ -1,6 +1,6 @@
 /// Turns argv into a ``Command`` (Foundation only, no argument-parser package).
 ///
-/// The command word counts only in first place (SPEC "Precise rules"); anything else
+/// The command word counts only in first place (sdfetch(1) SYNOPSIS); anything else
 /// there is a fetch option or FILE, so a file named `clean` stays reachable as `./clean`
 /// or `sdfetch fetch clean`.
 enum CommandLineParser {

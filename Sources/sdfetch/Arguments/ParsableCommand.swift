@@ -20,8 +20,8 @@ protocol ParsableCommand: Command {
     static var options: [OptionSpec<Self>] { get }
 
     var cacheDirectory: String? { get set }
-    /// `-q`: no progress and no summary (SPEC: every command takes it). A command with
-    /// nothing to silence keeps the default, which accepts and ignores it.
+    /// `-q`: no progress and no summary (every command takes it, sdfetch(1) SYNOPSIS). A
+    /// command with nothing to silence keeps the default, which accepts and ignores it.
     var isQuiet: Bool { get set }
     /// A non-option argument (FILE, URL, subcommand word), in order.
     mutating func take(_ argument: String) throws(UsageError)
@@ -35,7 +35,7 @@ extension ParsableCommand {
         UsageError("\(words ?? name) takes no arguments, got '\(Escaping.terminal(argument))'", command: name)
     }
 
-    /// Options every command takes (SPEC: "Every command takes `--cache-dir DIR`").
+    /// Options every command takes (`--cache-dir DIR`, `-q`, `--config FILE`; `sdfetch help`).
     static var commonOptions: [OptionSpec<Self>] {
         [
             OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") { command, value, name in
@@ -71,24 +71,14 @@ extension ParsableCommand {
         StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
         return ExitStatus(error)
     }
-}
 
-/// A bad command line: the message names the option or argument at fault (exit 2).
-///
-/// `command` says whose `--help` the "Try ..." hint points to.
-struct UsageError: Error, Equatable {
-    let message: String
-    var command: String?
-
-    init(_ message: String, command: String? = nil) {
-        self.message = message
-        self.command = command
-    }
-
-    /// The hint printed after the message.
-    var hint: String {
-        if let command, command != FetchCommand.name { return "Try 'sdfetch \(command) --help' for more information." }
-        return "Try 'sdfetch --help' for more information."
+    /// Names a cache someone else can write (see ``DiskCache/trustWarning``), as ssh names
+    /// a key file others can read: a warning, the command goes on.
+    func warnIfUntrusted(_ cache: DiskCache) {
+        guard let why = cache.trustWarning else { return }
+        StandardError.write(
+            "sdfetch: warning: \(Escaping.terminal(cache.directory)): \(why): whoever can write it can feed "
+                + "images to this run\n")
     }
 }
 

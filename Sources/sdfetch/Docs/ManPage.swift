@@ -24,12 +24,31 @@ enum ManPage {
             page += ".SH \(command.name.uppercased()) OPTIONS\n" + roff(command.abstract) + "\n" + optionRows(command)
         }
         page += """
+            .SH MANY HOSTS
+            Requests are spread over hosts the way a browser does it: at most \\fB\\-\\-per\\-host\\fR (6)
+            connections to one host, \\fB\\-j\\fR (256) transfers in all. A host no connection has reached
+            yet gets one transfer until its first connection is made. A host that answers over HTTP/2
+            gets one connection carrying up to 100 transfers. A \\fB429\\fR or \\fB503\\fR with
+            \\fIRetry\\-After\\fR pauses that host's other requests for as long (at most 30 s); other
+            hosts go on. A host that no request has reached is given up at its first connect timeout or
+            unresolvable name, one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
+            in a row: its remaining URLs fail at once as \\fBhost\\-down\\fR, told in one line per host.
+            Hosts whose answers take a second or more are named at the end.
             .SH CONFIGURATION
             Options may be set in \\fI$XDG_CONFIG_HOME/sdfetch/config\\fR (else \\fI~/.config/sdfetch/config\\fR),
             or in the file named by \\fB\\-\\-config\\fR; \\fB\\-\\-no\\-config\\fR reads none. Each line is
             \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false; \\fB#\\fR starts a comment.
             Options given on the command line win. One file serves every command, so \\fBfetch\\fR and
-            \\fBclean\\fR share one \\fBmax\\-age\\fR.
+            \\fBclean\\fR share one \\fBmax\\-age\\fR. A config file owned by another user (other than root),
+            writable by every user, or not a regular file is refused: it could turn off certificate checks.
+            .SH SECURITY
+            A password in a URL or a proxy URL is printed, reported and stored as \\fIuser:***@host\\fR,
+            and the cache key leaves it out. On a redirect to another host, port or scheme, every
+            \\fB\\-H\\fR header (Authorization and Cookie included) and the conditional headers are dropped unless
+            \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory owned
+            by another user or writable by every user is named in a warning: whoever can write it feeds
+            images to every run. \\fBmerge\\fR verifies what it imports; \\fBclean\\fR removes only what it
+            recognises as a cache.
             .SH ENVIRONMENT
             .TP
             .B SDFETCH_CACHE_DIR
