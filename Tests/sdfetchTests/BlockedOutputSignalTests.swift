@@ -18,7 +18,7 @@ struct BlockedOutputSignalTests {
         process.environment = ChildEnvironment.with(["HOME": directory.path])
         let output = Pipe()
         process.standardOutput = output
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        try Data().write(to: URL(fileURLWithPath: stderrPath))
         process.standardError = FileHandle(forWritingAtPath: stderrPath)
         try process.run()
         let deadline = ContinuousClock.now + .seconds(20)

@@ -345,7 +345,7 @@ extension DiskCache {
     /// hour, whose files a writer may be about to name (it appends before it links).
     func compactAll(present: [Set<KeyDigest>], removed: Set<KeyDigest>) {
         let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
-        ShardWorkers.map(Array(0..<Shards.count)) { shard in
+        _ = ShardWorkers.map(Array(0..<Shards.count)) { shard in
             self.shardLock(shard).withLock {
                 self.index.compact(shard) { digest, storedAt in
                     // A young line may be a store made after the sweep (even of a key just removed).
