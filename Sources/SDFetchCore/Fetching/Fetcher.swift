@@ -26,6 +26,8 @@ public actor Fetcher {
     nonisolated let servePolicy: ServePolicy
     /// Receives `-v`'s notes (retries, redirects, revalidations, backoff waits); nil: none made.
     nonisolated let notes: (@Sendable (FetchNote) -> Void)?
+    /// Body bytes of this fetcher's requests as they arrive (the progress bar's byte count).
+    public nonisolated let meter = TransferMeter()
     /// Callers waiting for the fetch of a key that another call is doing.
     private var waiters: [URLKey: [CheckedContinuation<FetchResult, Never>]] = [:]
 
@@ -160,6 +162,7 @@ public actor Fetcher {
         request.maxTime = options.maxTime
         request.connection = options.connection
         request.spillFolder = cache.spillFolder
+        request.meter = meter
         if !validators.isEmpty {
             note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))")
         }
