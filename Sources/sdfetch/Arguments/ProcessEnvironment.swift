@@ -8,16 +8,20 @@ struct ProcessEnvironment: Sendable {
     var isStandardInputTerminal: Bool
     var isStandardErrorTerminal: Bool
     var isStandardOutputTerminal: Bool
+    /// Whether a file (or folder) of this name exists, relative to the working directory:
+    /// decides whether a command word after shared options names the command or a FILE.
+    var pathExists: @Sendable (String) -> Bool = { _ in false }
 
     static var current: ProcessEnvironment {
         ProcessEnvironment(
             variables: ProcessInfo.processInfo.environment,
             isStandardInputTerminal: isatty(STDIN_FILENO) == 1,
             isStandardErrorTerminal: isatty(STDERR_FILENO) == 1,
-            isStandardOutputTerminal: isatty(STDOUT_FILENO) == 1)
+            isStandardOutputTerminal: isatty(STDOUT_FILENO) == 1,
+            pathExists: { FileManager.default.fileExists(atPath: $0) })
     }
 
-    /// A plain non-terminal environment with `variables`, for tests.
+    /// A plain non-terminal environment with `variables` and no files, for tests.
     static func detached(_ variables: [String: String] = [:]) -> ProcessEnvironment {
         ProcessEnvironment(
             variables: variables, isStandardInputTerminal: false, isStandardErrorTerminal: false,
