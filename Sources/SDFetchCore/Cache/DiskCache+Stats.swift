@@ -4,8 +4,11 @@ import Foundation
 public struct CacheStats: Sendable, Equatable {
     /// Entries whose file matches its record.
     public var entries = 0
-    /// Every byte of those entries: files and index lines (`st_size`, not blocks).
+    /// Every byte of those entries: files and index lines (`st_size`, not blocks), what
+    /// `--max-cache-size` and `clean` count.
     public var bytes: Int64 = 0
+    /// The images alone (their files' bytes), what `verify` checks and a fetch downloads.
+    public var imageBytes: Int64 = 0
     public var formats: [ImageFormat: Int] = [:]
     /// Earliest and latest stored time among the entries; nil when there are none.
     public var oldest: Date?
@@ -32,6 +35,7 @@ extension DiskCache {
             let sweep = cache.sweep(shard) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
+                stats.imageBytes += entry.bytes
                 stats.formats[entry.format, default: 0] += 1
                 stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
                 stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
@@ -43,6 +47,7 @@ extension DiskCache {
         for partial in partials {
             stats.entries += partial.entries
             stats.bytes += partial.bytes
+            stats.imageBytes += partial.imageBytes
             stats.formats.merge(partial.formats, uniquingKeysWith: +)
             stats.oldest = [stats.oldest, partial.oldest].compactMap { $0 }.min()
             stats.newest = [stats.newest, partial.newest].compactMap { $0 }.max()

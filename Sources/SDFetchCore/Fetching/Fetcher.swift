@@ -133,7 +133,9 @@ public actor Fetcher {
         var hadRecord = options.retryFailed
         if !options.retryFailed, let record = blacklist.record(for: key) {
             if record.isActive(now: now(), maxAge: options.maxAge) {
-                return FetchResult(url: spelling, key: key, status: .skipped, failure: record.failure)
+                // No request: the status is the one the record keeps (an `http-404` record's 404).
+                return FetchResult(
+                    url: spelling, key: key, status: .skipped, httpStatus: record.httpStatus, failure: record.failure)
             }
             hadRecord = true
         }

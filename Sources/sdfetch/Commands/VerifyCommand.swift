@@ -57,7 +57,7 @@ struct VerifyCommand: ArgumentlessCommand {
         } else {
             output +=
                 "sdfetch: verify: checked \(report.checked) entr\(report.checked == 1 ? "y" : "ies") "
-                + "(\(HumanReadable.bytes(report.checkedBytes))), removed \(report.removed.count)\n"
+                + "(\(HumanReadable.bytes(report.checkedBytes)) of images), removed \(report.removed.count)\n"
         }
         if !isQuiet { FileDescriptorWriter.write(output, to: STDOUT_FILENO) }
         return report.removed.isEmpty ? .success : .someFailed
