@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a URL is on the failed-URL blacklist (SPEC "Failed-URL blacklist").
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A regular file in a shard folder as one `fstatat` sees it.
 struct ScannedFile: Sendable {

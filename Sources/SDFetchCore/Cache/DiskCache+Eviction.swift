@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What `clean` or the end-of-run trim removed (or, in a dry run, would remove) and what remains.
 public struct CleanReport: Sendable, Equatable {

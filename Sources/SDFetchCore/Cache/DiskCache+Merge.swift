@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What `sdfetch merge` did.
 public struct MergeReport: Sendable, Equatable {

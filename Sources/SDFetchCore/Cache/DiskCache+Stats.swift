@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `sdfetch stats` reports about a cache directory.
 public struct CacheStats: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What `sdfetch verify` found.
 public struct VerifyReport: Sendable, Equatable {

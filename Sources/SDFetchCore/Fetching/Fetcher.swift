@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
 /// way after it is identified (see the README's "Layout" for the whole pipeline).

@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One easy handle and everything curl writes into while a transfer runs on it.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch clean`: drop expired entries, expired failure records and stray temporary files, then trim to size.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch failed list | clear | remove URL ...`: the persistent failed-URL blacklist.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch stats`: entries, bytes, per-format counts, oldest and newest, failure records.

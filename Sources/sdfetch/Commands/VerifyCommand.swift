@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch verify`: re-hash every cache entry against its recorded SHA-256 and remove bad ones.
