@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A few threads of its own for work that blocks in the kernel: the store step's file
 /// writes and the shard `flock` a replaced entry takes, the `-o` copies, the console's
@@ -32,12 +33,10 @@ package final class BlockingPool: Sendable {
 
     private func startThread() {
         let queue = self.queue  // the threads hold the queue, never the pool, so deinit can check
-        let thread = Thread {
+        DedicatedThread.start(name: name) {
             while let job = queue.next() { job() }
             queue.threadDidEnd()
         }
-        thread.name = name
-        thread.start()
     }
 
     deinit {
@@ -85,7 +84,7 @@ package func withBlockingPool<T, E: Error>(
 /// until a job arrives, and ThreadSanitizer sees a pthread lock as the ordering between a
 /// submitter's writes and the job that reads them (it does not model `Mutex`'s futex).
 private final class JobQueue: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     /// Queued jobs; `jobs[head...]` are waiting, the prefix is spent (compacted now and then).
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0

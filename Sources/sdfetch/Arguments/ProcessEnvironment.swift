@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What the process inherited and the CLI decides from: variables and which streams are terminals.
 ///
@@ -33,7 +34,8 @@ struct ProcessEnvironment: Sendable {
         if let explicit = variables["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
         // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
         if let xdg = variables["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch" }
-        let home = variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home =
+            variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.cache/sdfetch"
     }
 
