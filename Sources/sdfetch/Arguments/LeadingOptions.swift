@@ -21,7 +21,7 @@ enum LeadingOptions {
             let argument = arguments[index]
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
             guard argument.hasPrefix("-"), let takesValue = shared[name] else { break }
-            index += takesValue && !argument.contains("=") ? 2 : 1
+            index += takesValue && !argument.contains("=" as Character) ? 2 : 1
         }
         guard index > 0, index < arguments.count else { return arguments }
         let word = arguments[index]

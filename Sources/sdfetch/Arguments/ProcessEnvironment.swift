@@ -44,7 +44,7 @@ struct ProcessEnvironment: Sendable {
     /// kept: through a symbolic link it does not mean "the parent in the text").
     static func absolute(_ path: String) -> String {
         let joined = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        guard joined.contains("/./") || joined.hasSuffix("/.") else { return joined }
+        guard joined.firstRange(of: "/./") != nil || joined.hasSuffix("/.") else { return joined }
         let parts = joined.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
         return "/" + parts.joined(separator: "/")
     }

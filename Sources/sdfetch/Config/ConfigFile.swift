@@ -79,7 +79,7 @@ struct ConfigFile: Equatable {
                 }
             }
             if name.hasPrefix("--") { name = String(name.dropFirst(2)) }
-            guard !name.isEmpty, !name.contains(" ") else {
+            guard !name.isEmpty, !name.contains(" " as Character) else {
                 throw UsageError("\(Escaping.terminal(path)):\(offset + 1): expected 'option = value'")
             }
             lines.append(Line(number: offset + 1, name: name, value: value))

@@ -124,8 +124,7 @@ enum Completions {
         for table in tables {
             script += "    \(table.name))\n      _arguments -s \\\n"
             for row in table.rows {
-                let help = quoteSingle(row.help).replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(
-                    of: "]", with: "\\]")
+                let help = quoteSingle(row.help).replacing("[", with: "\\[").replacing("]", with: "\\]")
                 let action =
                     row.value.map { value in
                         if !row.choices.isEmpty { return ":\(value.lowercased()):(\(row.choices.joined(separator: " ")))" }
@@ -182,6 +181,6 @@ enum Completions {
 
     /// Text inside single quotes in any of the three shells.
     private static func quoteSingle(_ text: String) -> String {
-        text.replacingOccurrences(of: "'", with: "'\\''")
+        text.replacing("'", with: "'\\''")
     }
 }
