@@ -67,7 +67,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SDFetchCoreTests",
-            dependencies: ["SDFetchCore", "SDFetchTestSupport"],
+            dependencies: ["SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Measures the cache's performance targets (SPEC "Performance"):
+# Measures the cache's performance targets (Scripts/bench.d/RESULTS.md):
 #   warm run over 10,000 fresh entries: no request, >= 100,000 URLs/s (release build);
 #   clean over 100,000 entries: < 1 s.
 # Prints, for the warm run, the same binary over 10,000 invalid lines as a baseline: it

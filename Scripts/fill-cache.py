@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fills an sdfetch cache directory with N synthetic entries, for measuring warm runs and
-`clean` (SPEC "Performance"). Writes on-disk format 2 (README, "Cache format") directly, so
+`clean` (Scripts/bench.d/RESULTS.md). Writes on-disk format 2 (SDFetchCore.docc, OnDiskFormat) directly, so
 100,000 entries take seconds instead of a real fetch run:
 
   FORMAT                "sdfetch cache format 2"

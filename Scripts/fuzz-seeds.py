@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the fuzzer's extra seeds into DIR: the hostile inputs of issue 16 (a PNG inflate
-bomb, JPEG scan and memory bombs) and the browser quirks of issue 12, small enough for
+"""Writes the fuzzer's extra seeds into DIR: the hostile inputs of DecodeBudgetTests (a PNG
+inflate bomb, JPEG scan and memory bombs) and the browser quirks of BrowserQuirkTests, small enough for
 fuzz.sh's -max_len. Usage: Scripts/fuzz-seeds.py DIR (standard library only)."""
 import struct
 import sys

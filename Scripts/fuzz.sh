@@ -42,7 +42,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
     "$root"/Sources/SDFetchCore/Formats/*.swift \
     "$root"/Sources/SDFetchCore/Verification/*.swift \
     "$root/Sources/SDFetchCore/Fetching/FetchFailure.swift" \
-    "$root/Sources/SDFetchCore/Transport/Interruption.swift" \
+    "$root/Sources/SDFetchCore/System/Interruption.swift" \
     "$root/Fuzz/VerifyFuzzer/main.swift" \
     "$build/jpeg.o" -ljpeg -lpng16 -lgif -lz -use-ld=lld \
     -o "$build/verify-fuzzer"

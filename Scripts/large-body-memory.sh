@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak memory of one cold run over large images at high concurrency (issue 16:
+# Peak memory of one cold run over large images at high concurrency (SDFetchCore.docc, OnDiskFormat:
 # 256 images of about 20 MB at -j 256 must stay under 300 MB).
 #
 # Usage: Scripts/large-body-memory.sh [COUNT] [J] [MB]     (defaults 256 256 20)

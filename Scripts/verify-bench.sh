@@ -2,7 +2,7 @@
 # Measures verification speed (MB/s) per format and level over a directory of images.
 #
 # Usage: Scripts/verify-bench.sh DIR [ROUNDS] [LEVEL ...]
-#   e.g. /work/shared/bench/make-corpus.sh /tmp/corpus 2000 && Scripts/verify-bench.sh /tmp/corpus/img
+#   e.g. python3 Scripts/bench.d/corpus.py /tmp/corpus 2000 && Scripts/verify-bench.sh /tmp/corpus/img
 #
 # Builds Bench/VerifyBench with swiftc -O (whole module) together with the sources of
 # SDFetchCore's Formats/ and Verification/ folders and the C shim jpeg.c: no SwiftPM
@@ -29,7 +29,7 @@ swiftc -O -wmo -parse-as-library -swift-version 6 -module-name VerifyBench \
     "$root"/Sources/SDFetchCore/Formats/*.swift \
     "$root"/Sources/SDFetchCore/Verification/*.swift \
     "$root/Sources/SDFetchCore/Fetching/FetchFailure.swift" \
-    "$root/Sources/SDFetchCore/Transport/Interruption.swift" \
+    "$root/Sources/SDFetchCore/System/Interruption.swift" \
     "$root/Bench/VerifyBench/main.swift" \
     "$build/jpeg.o" -ljpeg -lpng16 -lgif -lz \
     -o "$build/verify-bench"

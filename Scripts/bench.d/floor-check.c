@@ -1,5 +1,5 @@
 /*
- * floor-check: the least CPU any tool must spend to meet SPEC's default check on files
+ * floor-check: the least CPU any tool must spend to meet sdfetch's default check on files
  * already downloaded. Per file: SHA-256 of every byte (OpenSSL, with the CPU's SHA
  * instructions), and for PNG every chunk's CRC-32 and the image data inflated completely
  * with libdeflate (the fastest inflate available here, faster than the zlib sdfetch uses).

@@ -12,11 +12,12 @@
  * damage confined to one restart interval (libjpeg resyncs at the next marker) are
  * tolerated.
  *
- * Work is budgeted (issue 16): libjpeg's memory is capped through max_memory_to_use (this
- * build has no backing store, so a larger coefficient buffer fails at once), and the
- * progress monitor counts the blocks every scan visits against a multiple of the image's
- * own block count, so a tiny file of hundreds of scans over a huge area stops early. The
- * same monitor asks the caller whether the decode was cancelled.
+ * Work is budgeted (SDFetchCore.docc, Verification, "Budgets"): libjpeg's memory is
+ * capped through max_memory_to_use (this build has no backing store, so a larger
+ * coefficient buffer fails at once), and the progress monitor counts the blocks every
+ * scan visits against a multiple of the image's own block count, so a tiny file of
+ * hundreds of scans over a huge area stops early. The same monitor asks the caller
+ * whether the decode was cancelled.
  */
 #include "CSDFetchShims.h"
 

@@ -18,13 +18,16 @@ public final class LocalNginx: Sendable {
         FileManager.default.isExecutableFile(atPath: binary) && LocalTLSServer.openssl != nil
     }
 
-    /// Makes the certificates and configuration, starts nginx and waits until it accepts connections.
+    /// Makes the certificates and configuration, starts nginx and waits until it accepts connections;
+    /// stops it when the current test ends (``TestScope``).
     public static func start(directory: String) async throws -> LocalNginx {
-        try await withCheckedThrowingContinuation { continuation in
+        let server = try await withCheckedThrowingContinuation { continuation in
             let thread = Thread { continuation.resume(with: Result { try LocalNginx(directory: directory) }) }
             thread.name = "LocalNginx"
             thread.start()
         }
+        TestScope.onExit { server.stop() }
+        return server
     }
 
     private init(directory: String) throws {

@@ -64,12 +64,15 @@ public final class LocalTLSServer: Sendable {
 
     /// ``init(directory:)`` on a thread of its own: making keys and waiting for `openssl`
     /// would otherwise park one of the few cooperative threads and starve other suites.
+    /// The server is stopped when the current test ends (``TestScope``).
     public static func start(directory: String) async throws -> LocalTLSServer {
-        try await withCheckedThrowingContinuation { continuation in
+        let server = try await withCheckedThrowingContinuation { continuation in
             let thread = Thread { continuation.resume(with: Result { try LocalTLSServer(directory: directory) }) }
             thread.name = "LocalTLSServer"
             thread.start()
         }
+        TestScope.onExit { server.stop() }
+        return server
     }
 
     /// `https://127.0.0.1:PORT/name`.
@@ -120,10 +123,4 @@ public final class LocalTLSServer: Sendable {
             }
         }
     }
-}
-
-/// The local TLS server could not be set up.
-public struct TLSServerError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
 }

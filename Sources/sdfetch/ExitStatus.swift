@@ -1,6 +1,6 @@
 import SDFetchCore
 
-/// The process exit statuses of the spec, and the only place errors and outcomes map onto them.
+/// The process exit statuses (sdfetch(1) EXIT STATUS), and the only place errors and outcomes map onto them.
 enum ExitStatus: Int32, Sendable {
     /// Every URL ended downloaded, cached or revalidated.
     case success = 0

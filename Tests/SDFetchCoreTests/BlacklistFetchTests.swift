@@ -33,7 +33,6 @@ struct BlacklistFetchTests {
         #expect(first.status == .failed && first.failure?.kind == .http(404))
         #expect(second.status == .skipped && second.failure == first.failure)
         #expect(server.requests(for: "/gone.png") == 1)
-        directory.remove()
     }
 
     @Test("--retry-failed sends the request, and a success removes the record")
@@ -47,7 +46,6 @@ struct BlacklistFetchTests {
         #expect(retried.status == .downloaded)
         #expect(try record(server.url("/a.png")) == nil)
         #expect(server.requests(for: "/a.png") == 2)
-        directory.remove()
     }
 
     @Test("a record older than max-age no longer skips")
@@ -60,7 +58,6 @@ struct BlacklistFetchTests {
 
         #expect(later.status == .downloaded)
         #expect(try record(server.url("/a.png")) == nil)
-        directory.remove()
     }
 
     @Test("a transient failure is never recorded")
@@ -70,6 +67,5 @@ struct BlacklistFetchTests {
         #expect(try await fetch(server.url("/a.png")).failure?.kind == .http(503))
         #expect(try record(server.url("/a.png")) == nil)
         #expect(try await fetch(server.url("/a.png")).status == .downloaded)
-        directory.remove()
     }
 }

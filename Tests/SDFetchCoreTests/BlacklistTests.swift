@@ -4,7 +4,7 @@ import SDFetchTestSupport
 import Testing
 
 /// The failed-URL blacklist on its own: which kinds it records, persistence, expiry.
-@Suite("Failed-URL blacklist")
+@Suite("Failed-URL blacklist", .cleansUp)
 struct BlacklistTests {
     let directory = TemporaryDirectory("blacklist")
     let clock = ManualClock()
@@ -35,7 +35,6 @@ struct BlacklistTests {
         #expect(blacklist.insert(FetchFailure(kind, "detail"), for: key) == permanent)
         #expect((blacklist.record(for: key) != nil) == permanent)
         if permanent { #expect(blacklist.record(for: key)?.kind == kind) }
-        directory.remove()
     }
 
     @Test("a record keeps url, kind, detail and time across instances")
@@ -50,7 +49,6 @@ struct BlacklistTests {
                     url: "http://example.test/a.png", kind: .notAnImage,
                     detail: "no known image signature", recordedAt: clock.now))
         #expect(reopened.list() == [record])
-        directory.remove()
     }
 
     @Test("a record is active until max-age, and clean removes it afterwards")
@@ -67,7 +65,6 @@ struct BlacklistTests {
         #expect(blacklist.record(for: key) != nil)
         #expect(try cache.clean(maxAge: week, maxSize: nil, dryRun: false).removedFailed == 1)
         #expect(blacklist.record(for: key) == nil)
-        directory.remove()
     }
 
     @Test("remove counts the records that existed, clear removes all")
@@ -79,7 +76,6 @@ struct BlacklistTests {
         #expect(blacklist.clear() == 3)
         #expect(blacklist.list().isEmpty)
         #expect(blacklist.clear() == 0)
-        directory.remove()
     }
 
     @Test("a damaged record file reads as no record")
@@ -90,6 +86,5 @@ struct BlacklistTests {
         try Data("sdfetch-failure 1\nhttp://example.test/a\n12\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(blacklist.record(for: key) == nil)
         #expect(blacklist.list().isEmpty)
-        directory.remove()
     }
 }

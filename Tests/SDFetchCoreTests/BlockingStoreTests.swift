@@ -6,28 +6,27 @@ import Testing
 
 @testable import SDFetchCore
 
-/// A store that must wait for a shard lock held elsewhere (a replaced entry, while a `clean`
+/// A store that must wait for a bucket lock held elsewhere (a replaced entry, while a `clean`
 /// removes a batch) waits on the fetcher's own threads (``BlockingPool``), never on the
-/// cooperative pool (issue 15): with more stores waiting on a held shard lock than the pool
-/// has threads, other tasks still run.
+/// cooperative pool (SDFetchCore.docc, Pipeline, "Where threads are"): with more stores
+/// waiting on a held bucket lock than the pool has threads, other tasks still run.
 @Suite("stores off the cooperative pool", .cleansUp, .timeLimit(.minutes(1)))
 struct BlockingStoreTests {
     let directory = TemporaryDirectory("blocking-store")
 
-    @Test("stores waiting on a shard lock held elsewhere leave the cooperative pool free")
+    @Test("stores waiting on a bucket lock held elsewhere leave the cooperative pool free")
     func waitingStoresDoNotParkThePool() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let waiting = ProcessInfo.processInfo.activeProcessorCount + 2
-        let urls = Self.urls(inOneShard: waiting, server: server)
+        let urls = Self.urls(inOneBucket: waiting, server: server)
         for (index, url) in urls.enumerated() { server.route(url.path, .ok(SampleImages.png(seed: index))) }
         let fetcher = try Fetcher.forTesting(in: directory, now: Date.init) { $0.refresh = true }
         // A first fetch of each: the entries exist, so the next stores replace them, which
-        // renames under the shard's lock.
+        // renames under the bucket's lock.
         for url in urls { #expect(try await fetcher.fetch(url: url.text).status == .downloaded) }
 
-        // Another "process" (an open file description of its own) holds the shard's lock.
-        let lockPath = directory.appending("cache/locks/\(urls[0].shard)")
+        // Another "process" (an open file description of its own) holds the bucket's lock.
+        let lockPath = directory.appending("cache/locks/\(urls[0].bucket)")
         let holder = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(holder >= 0 && flock(holder, LOCK_EX) == 0)
         defer { close(holder) }
@@ -56,7 +55,7 @@ struct BlockingStoreTests {
             while Self.blockedWaiters(on: lockPath) < expected, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(Self.blockedWaiters(on: lockPath) == expected, "stores blocked on the shard lock")
+            #expect(Self.blockedWaiters(on: lockPath) == expected, "stores blocked on the bucket lock")
             let answer = await Task.detached { 42 }.value
             #expect(answer == 42)
             #expect(finished.value.load(ordering: .relaxed) == 0, "the stores still wait for the lock")
@@ -69,16 +68,16 @@ struct BlockingStoreTests {
         for url in urls { #expect(server.requests(for: url.path) == 2) }
     }
 
-    /// `count` URLs on `server` whose keys fall in one cache shard (the first's).
-    private static func urls(inOneShard count: Int, server: LoopbackServer) -> [(path: String, text: String, shard: String)] {
-        var found: [(path: String, text: String, shard: String)] = []
+    /// `count` URLs on `server` whose keys fall in one cache bucket (the first's).
+    private static func urls(inOneBucket count: Int, server: LoopbackServer) -> [(path: String, text: String, bucket: String)] {
+        var found: [(path: String, text: String, bucket: String)] = []
         var candidate = 0
         while found.count < count {
-            let path = "/same-shard-\(candidate).png"
+            let path = "/same-bucket-\(candidate).png"
             candidate += 1
             guard let key = try? URLKey(parsing: server.url(path)) else { continue }
-            let shard = String(key.digest.hex.prefix(2))
-            if found.isEmpty || found[0].shard == shard { found.append((path, server.url(path), shard)) }
+            let bucket = String(key.digest.hex.prefix(2))
+            if found.isEmpty || found[0].bucket == bucket { found.append((path, server.url(path), bucket)) }
         }
         return found
     }

@@ -2,9 +2,10 @@ import Testing
 
 @testable import SDFetchCore
 
-/// SPEC "Verification": at every level the verdict is a browser's. Files with quirks that
-/// decoders tolerate and browsers display are accepted by `header`, `structure` and `full`
-/// alike, because a false `corrupt-image` blacklists a good URL for a week.
+/// SDFetchCore.docc, Verification, "A browser's verdict": at every level the verdict is a
+/// browser's. Files with quirks that decoders tolerate and browsers display are accepted
+/// by `header`, `structure` and `full` alike, because a false `corrupt-image` blacklists a
+/// good URL for a week.
 struct BrowserQuirkTests {
     /// A quirky file, named by its quirk, with the size every level must report.
     struct Quirk: Sendable, CustomTestStringConvertible {

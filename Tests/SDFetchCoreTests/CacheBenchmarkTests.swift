@@ -3,10 +3,11 @@ import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
-/// Times the cache over directories filled by `Scripts/fill-cache.py` (SPEC "Performance":
-/// warm hits >= 100,000 URLs/s, `clean` over 100,000 entries under 1 s). Measurements, not
-/// timed tests: they run only when their environment variable names the directory, via
-/// `Scripts/cache-bench.sh`, and print their numbers.
+/// Times the cache over directories filled by `Scripts/fill-cache.py`
+/// (`Scripts/bench.d/RESULTS.md` targets: warm hits >= 100,000 URLs/s, `clean` over
+/// 100,000 entries under 1 s). Measurements, not timed tests: they run only when their
+/// environment variable names the directory, via `Scripts/cache-bench.sh`, and print their
+/// numbers.
 @Suite("Cache benchmark", .cleansUp)
 struct CacheBenchmarkTests {
     static let environment = ProcessInfo.processInfo.environment

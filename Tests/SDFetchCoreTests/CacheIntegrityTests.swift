@@ -6,7 +6,7 @@ import Testing
 
 /// The cache trusts nothing on disk: changed entries are misses, planted links and FIFOs are
 /// neither followed nor waited on, other format versions are named, `verify` and `merge`.
-@Suite("Cache integrity", .timeLimit(.minutes(1)))
+@Suite("Cache integrity", .timeLimit(.minutes(1)), .cleansUp)
 struct CacheIntegrityTests {
     let directory = TemporaryDirectory("integrity")
     let clock = ManualClock()
@@ -55,7 +55,6 @@ struct CacheIntegrityTests {
                 #expect(reader.servedEntry(key) == nil)
             }
         }
-        directory.remove()
     }
 
     @Test("a file that only lost its mtime (cp -r) is hashed once, served, and stamped again")
@@ -68,10 +67,9 @@ struct CacheIntegrityTests {
         var info = stat()
         stat(path, &info)
         #expect(Int64(info.st_mtim.tv_sec) == fresh.entry(for: key)?.stamp && info.st_mtim.tv_nsec == 0)
-        directory.remove()
     }
 
-    @Test("links, FIFOs and fake shard folders in the cache are never followed or waited on; clean removes them")
+    @Test("links, FIFOs and fake bucket folders in the cache are never followed or waited on; clean removes them")
     func plantedFiles() throws {
         let linked = try store("linked", seed: 5)
         let fifo = try store("fifo", seed: 6)
@@ -82,21 +80,21 @@ struct CacheIntegrityTests {
         symlink(outsideFile, cache.bodyPath(for: linked))
         unlink(cache.bodyPath(for: fifo))
         mkfifo(cache.bodyPath(for: fifo), 0o644)
-        // A shard folder of a third key replaced by a link to a folder outside.
+        // A bucket folder of a third key replaced by a link to a folder outside.
         let victimFolder = directory.appending("outside")
         try FileManager.default.createDirectory(atPath: victimFolder, withIntermediateDirectories: true)
         let keep = directory.write("keep me", to: "outside/\(String(repeating: "a", count: 32))")
         var fake = try URLKey(parsing: "http://example.test/fake0.png")
         var index = 0
-        while Shards.index(of: fake.digest) == Shards.index(of: linked.digest)
-            || Shards.index(of: fake.digest) == Shards.index(of: fifo.digest)
+        while Buckets.index(of: fake.digest) == Buckets.index(of: linked.digest)
+            || Buckets.index(of: fake.digest) == Buckets.index(of: fifo.digest)
         {
             index += 1
             fake = try URLKey(parsing: "http://example.test/fake\(index).png")
         }
-        let fakeShard = directory.appending("cache/entries/\(Shards.name(Shards.index(of: fake.digest)))")
-        try? FileManager.default.removeItem(atPath: fakeShard)
-        symlink(victimFolder, fakeShard)
+        let fakeBucket = directory.appending("cache/entries/\(Buckets.name(Buckets.index(of: fake.digest)))")
+        try? FileManager.default.removeItem(atPath: fakeBucket)
+        symlink(victimFolder, fakeBucket)
 
         let reader = try reader()
         let started = ContinuousClock.now
@@ -109,8 +107,7 @@ struct CacheIntegrityTests {
         // The links went, their targets stayed.
         #expect(FileManager.default.fileExists(atPath: outsideFile) && FileManager.default.fileExists(atPath: keep))
         var info = stat()
-        #expect(lstat(fakeShard, &info) != 0 && lstat(cache.bodyPath(for: fifo), &info) != 0)
-        directory.remove()
+        #expect(lstat(fakeBucket, &info) != 0 && lstat(cache.bodyPath(for: fifo), &info) != 0)
     }
 
     @Test("a cache of format 1 or of a later version is named and never read; clean removes format 1 only")
@@ -132,7 +129,6 @@ struct CacheIntegrityTests {
         } throws: { ($0 as? CacheError)?.otherFormat == "3" && "\($0)".contains("format 3") }
         #expect(try DiskCache.removeFormatOne(directory: newer) == 0)
         #expect(FileManager.default.fileExists(atPath: newer + "/FORMAT"))
-        directory.remove()
     }
 
     @Test("verify re-hashes every entry, removes the changed one even with its mtime put back, and keeps the rest")
@@ -150,7 +146,6 @@ struct CacheIntegrityTests {
         let after = try reader()
         #expect(after.entry(for: good) != nil && after.entry(for: bad) == nil)
         #expect(!FileManager.default.fileExists(atPath: path))
-        directory.remove()
     }
 
     @Test("merge folds two shard caches into one; the newer stored time wins; failure records come along")
@@ -177,7 +172,6 @@ struct CacheIntegrityTests {
         // Merging the older one again changes nothing.
         #expect(try cache.merge(from: first.directory).merged == 0)
         #expect(throws: CacheError.self) { try cache.merge(from: cache.directory) }
-        directory.remove()
     }
 }
 

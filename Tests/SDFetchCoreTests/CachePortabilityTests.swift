@@ -76,6 +76,5 @@ struct CachePortabilityTests {
         let revalidated = try await fetchAll(urls, cache: restored)
         #expect(revalidated.allSatisfy { $0.status == .revalidated })
         #expect(server.recordedRequests.last?.header("If-None-Match") == "\"e11\"")
-        directory.remove()
     }
 }

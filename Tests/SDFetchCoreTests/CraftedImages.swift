@@ -1,8 +1,8 @@
 import CZlib
 
 /// Images built byte by byte for the verification tests: valid files of kinds the
-/// fixtures lack (interlaced, APNG) and the hostile ones of issue 16 (inflate and JPEG
-/// scan bombs). Each builder says which spec clause it serves.
+/// fixtures lack (interlaced, APNG) and the hostile ones of `DecodeBudgetTests`
+/// (inflate and JPEG scan bombs). Each builder says which rule it serves.
 enum CraftedImages {
     // MARK: - PNG
 
@@ -78,7 +78,7 @@ enum CraftedImages {
     /// cover every block with end-of-band runs (ITU T.81 G.1.2.2): a few dozen bytes per
     /// scan, but each scan makes the decoder visit every block. Issue 16's scan bomb.
     /// With `components` > 1 the frame declares that many full-resolution components
-    /// (the scans still cover the first): issue 16's memory bomb.
+    /// (the scans still cover the first): the memory bomb of `DecodeBudgetTests`.
     static func jpegScanBomb(width: UInt16, height: UInt16, scans: Int, components: UInt8 = 1) -> [UInt8] {
         var jpeg: [UInt8] = [0xFF, 0xD8]
         // DQT: table 0, all ones.

@@ -2,10 +2,10 @@ import Testing
 
 @testable import SDFetchCore
 
-/// Issue 16 and SPEC "Security": every decoder and walker works within a budget
-/// proportional to the image it declares, and stops when its task is cancelled. The bombs
-/// are built here (``CraftedImages``); each would cost seconds of CPU or gigabytes of
-/// memory without its budget.
+/// SDFetchCore.docc, Verification, "Budgets": every decoder and walker works within a
+/// budget proportional to the image it declares, and stops when its task is cancelled.
+/// The bombs are built here (``CraftedImages``); each would cost seconds of CPU or
+/// gigabytes of memory without its budget.
 struct DecodeBudgetTests {
     @Test(
         "a 1x1 PNG whose image data inflates to 64 MB is corrupt at every decoding level",

@@ -35,7 +35,6 @@ struct DeduplicationTests {
             let onDisk = try #require(FileManager.default.contents(atPath: path))
             #expect(Array(onDisk) == SampleImages.png(seed: index))
         }
-        directory.remove()
     }
 
     @Test("200 concurrent fetches of one key through the core API make one request")
@@ -53,6 +52,5 @@ struct DeduplicationTests {
         #expect(server.requests(for: "/a.png") == 1)
         #expect(statuses.count == 200)
         #expect(statuses.allSatisfy { $0 == .downloaded })
-        directory.remove()
     }
 }

@@ -5,7 +5,7 @@ import Testing
 @testable import SDFetchCore
 
 /// The cache on its own: the format-2 record, LRU, cap, expiry, stray files, stats.
-@Suite("Disk cache")
+@Suite("Disk cache", .cleansUp)
 struct DiskCacheTests {
     let directory = TemporaryDirectory("cache")
     let clock = ManualClock()
@@ -35,7 +35,7 @@ struct DiskCacheTests {
     }
 
     private func indexLines(_ key: URLKey) throws -> [Substring] {
-        let bucket = directory.appending("cache/index/\(Shards.name(Shards.index(of: key.digest)))")
+        let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: key.digest)))")
         return try String(contentsOfFile: bucket, encoding: .utf8).split(separator: "\n")
     }
 
@@ -59,27 +59,26 @@ struct DiskCacheTests {
             #expect(entry.stamp == Int64(clock.now.timeIntervalSince1970))
         }
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body))
-        directory.remove()
     }
 
-    @Test("an entry is one file of image bytes plus one line in its shard's bucket; FORMAT names version 2")
+    @Test("an entry is one file of image bytes plus one line in its bucket's index; FORMAT names version 2")
     func layout() throws {
         let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
         let entries = directory.appending("cache/entries")
-        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter { Shards.index(named: $0) == nil }
-        #expect(files.sorted() == keys.map { "\(Shards.name(Shards.index(of: $0.digest)))/\($0.digest.hex)" }.sorted())
+        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter { Buckets.index(named: $0) == nil }
+        let expected = keys.map { "\(Buckets.name(Buckets.index(of: $0.digest)))/\($0.digest.hex)" }
+        #expect(files.sorted() == expected.sorted())
         let lines = try keys.flatMap { try indexLines($0) }
         #expect(Set(lines).count == 20 && lines.allSatisfy { $0.split(separator: " ")[1].hasPrefix("P\t") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
         let format = try String(contentsOfFile: directory.appending("cache/FORMAT"), encoding: .utf8)
         #expect(format.hasPrefix("sdfetch cache format 2\n"))
-        directory.remove()
     }
 
     @Test("torn, foreign and corrupted index lines are skipped; a line appended after a torn one still reads")
     func damagedLines() throws {
         let a = try store("a", seed: 1)
-        let bucket = directory.appending("cache/index/\(Shards.name(Shards.index(of: a.digest)))")
+        let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: a.digest)))")
         let handle = try #require(FileHandle(forWritingAtPath: bucket))
         try handle.seekToEnd()
         // A writer killed halfway through its line, then garbage and a line whose check fails.
@@ -99,29 +98,27 @@ struct DiskCacheTests {
         #expect(third.entry(for: a) != nil && third.entry(for: b) != nil)
         #expect(try third.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false).entries == 2)
         // Compaction dropped the damage: one line per entry is left.
-        #expect(try indexLines(a).count == (Shards.index(of: a.digest) == Shards.index(of: b.digest) ? 2 : 1))
-        directory.remove()
+        #expect(try indexLines(a).count == (Buckets.index(of: a.digest) == Buckets.index(of: b.digest) ? 2 : 1))
     }
 
     @Test("a store that fails before naming its file leaves the previous entry and no stray file")
     func failedWriteKeepsOldEntry() throws {
         let key = try store("a", seed: 1)
-        // Another process (no folder held yet) finds a regular file where the shard folder was.
-        let shard = directory.appending("cache/entries/\(Shards.name(Shards.index(of: key.digest)))")
-        let saved = directory.appending("saved-shard")
-        try FileManager.default.moveItem(atPath: shard, toPath: saved)
-        _ = FileManager.default.createFile(atPath: shard, contents: Data())
+        // Another process (no folder held yet) finds a regular file where the bucket folder was.
+        let bucket = directory.appending("cache/entries/\(Buckets.name(Buckets.index(of: key.digest)))")
+        let saved = directory.appending("saved-bucket")
+        try FileManager.default.moveItem(atPath: bucket, toPath: saved)
+        _ = FileManager.default.createFile(atPath: bucket, contents: Data())
         let other = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(throws: FetchFailure.self) {
             try other.store(
                 SampleImages.png(seed: 2), for: key, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         }
-        try FileManager.default.removeItem(atPath: shard)
-        try FileManager.default.moveItem(atPath: saved, toPath: shard)
+        try FileManager.default.removeItem(atPath: bucket)
+        try FileManager.default.moveItem(atPath: saved, toPath: bucket)
         let reader = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(reader.entry(for: key)?.sha256 == SampleImages.png(seed: 1).withUnsafeBytes(EntryFile.sha256(of:)))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: shard) == [key.digest.hex])
-        directory.remove()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bucket) == [key.digest.hex])
     }
 
     @Test("re-storing a key replaces its entry whole, with and without O_TMPFILE", arguments: [false, true])
@@ -139,7 +136,6 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(SampleImages.png(seed: 2)))
         let files = try FileManager.default.subpathsOfDirectory(atPath: directory.appending("cache/entries"))
         #expect(!files.contains { $0.hasSuffix(".tmp") })
-        directory.remove()
     }
 
     @Test("a hit moves an entry to the back of the LRU order, across processes")
@@ -157,7 +153,6 @@ struct DiskCacheTests {
         let report = try other.enforceLimit(maxBytes: try entryBytes(a), protecting: [])
         #expect(report.removedURLs == [b.string])
         #expect(other.entry(for: a) != nil && other.entry(for: b) == nil)
-        directory.remove()
     }
 
     @Test("uses closer together than the interval add no index lines")
@@ -173,7 +168,6 @@ struct DiskCacheTests {
         batching.touch(a)
         batching.flushUses()
         #expect(try indexLines(a).count == before + 1)
-        directory.remove()
     }
 
     @Test("reading an entry's file (a backup, a viewer of an -o link) does not count as a use")
@@ -186,7 +180,6 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: b)) == Data(SampleImages.png()))
         let report = try cache.enforceLimit(maxBytes: try entryBytes(a), protecting: [])
         #expect(report.removedURLs == [b.string])
-        directory.remove()
     }
 
     @Test("the cap trims least recently used first and counts index bytes")
@@ -202,7 +195,6 @@ struct DiskCacheTests {
         #expect(report.removedEntries == 2 && report.removedBytes == sizes[0] + sizes[1])
         #expect(report.entries == 3 && report.bytes == sizes[2...].reduce(0, +))
         #expect(try DiskCache.stats(directory: cache.directory).bytes == report.bytes)
-        directory.remove()
     }
 
     @Test("entries used by the current run are evicted last")
@@ -213,7 +205,6 @@ struct DiskCacheTests {
         let report = try cache.enforceLimit(maxBytes: try entryBytes(old), protecting: [old.digest])
         #expect(report.removedURLs == [newer.string])
         #expect(cache.entry(for: old) != nil)
-        directory.remove()
     }
 
     @Test("a process that stored nothing skips the size scan under a cap no smaller than the last trim's")
@@ -230,7 +221,6 @@ struct DiskCacheTests {
         let another = try DiskCache(directory: cache.directory, now: clock.read)
         let report = try another.enforceLimit(maxBytes: 1, protecting: [])
         #expect(!report.wasSkipped && report.removedEntries == 1)
-        directory.remove()
     }
 
     @Test("clean removes entries once they are older than max-age, by the injected clock")
@@ -250,7 +240,6 @@ struct DiskCacheTests {
         #expect(again.removedEntries == 0 && again.entries == 1)
         // A max-age too large for the clock's range is no crash: nothing expires.
         #expect(try cache.clean(maxAge: .seconds(Int64.max), maxSize: nil, dryRun: false).entries == 1)
-        directory.remove()
     }
 
     @Test("clean compacts the index to one line per live entry and keeps serving")
@@ -268,7 +257,6 @@ struct DiskCacheTests {
         let reader = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(reader.entry(for: a)?.sha256 == SampleImages.png(seed: 5).withUnsafeBytes(EntryFile.sha256(of:)))
         #expect(reader.entry(for: a)?.accessedAt == clock.now)
-        directory.remove()
     }
 
     @Test("stats reports entries, bytes, formats and dates; a missing directory reports zeros, creating nothing")
@@ -288,7 +276,6 @@ struct DiskCacheTests {
         #expect(stats.oldest == first && stats.newest == clock.now)
         let file = directory.write("x", to: "a-file")
         #expect(throws: CacheError.self) { try DiskCache.stats(directory: file) }
-        directory.remove()
     }
 
     @Test("missing parents of the cache directory are created; a file in its place is an error")
@@ -299,6 +286,5 @@ struct DiskCacheTests {
         let file = directory.write("x", to: "plain")
         #expect(throws: CacheError.self) { try DiskCache(directory: file) }
         #expect(throws: CacheError.self) { try DiskCache(directory: file + "/below") }
-        directory.remove()
     }
 }

@@ -43,6 +43,53 @@ struct HostHealthTests {
         #expect(FetchFailure.Kind.hostDown.isPermanent == false)
     }
 
+    @Test("a host that swallows connections is given up after one connect timeout, its other URLs at once")
+    func silentHostCostsOneTimeout() async throws {
+        // Accepts and never answers: a TLS client's handshake never ends, as with dropped SYNs.
+        let silent = try await RawResponseServer([.init("", after: .seconds(60))])
+        let live = try await LoopbackServer()
+        var urls = (0..<12).map { "https://127.0.0.1:\(silent.port)/img/\($0).png" }
+        for index in 0..<4 {
+            live.route("/\(index).png", .ok(SampleImages.png(seed: index)))
+            urls.append(live.url("/\(index).png"))
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let collected = try await run(urls) {
+            $0.concurrency = 32
+            $0.pacing.perHost = 3
+            $0.timeout = .seconds(1)
+            $0.retries = 2
+            $0.hostFailures = 5
+        }
+        let elapsed = clock.now - start
+
+        let silentResults = collected.results.filter { $0.url.contains(":\(silent.port)/") }
+        #expect(silentResults.count == 12)
+        #expect(silentResults.allSatisfy { $0.failure?.kind == .hostDown })
+        #expect(silentResults.allSatisfy { $0.failure?.detail.contains("no connection within the timeout") == true })
+        // One probe connection, no retry wave after it (before: a wave of --per-host per try).
+        #expect(silent.connections == 1)
+        #expect(elapsed < .seconds(10), "took \(elapsed)")
+        #expect(collected.results.filter { $0.status == .downloaded }.count == 4)
+    }
+
+    @Test("a timeout after the request reached the host never gives the host up")
+    func reachedHostIsNotGivenUpOnTimeout() async throws {
+        let server = try await LoopbackServer()
+        server.route("/ok.png", .ok(SampleImages.png()))
+        server.route("/stall.png", ScriptedResponse(body: SampleImages.png(), behavior: .stall(sentBytes: 0)))
+        server.route("/after.png", .ok(SampleImages.png(seed: 2)))
+        let collected = try await run([server.url("/ok.png"), server.url("/stall.png"), server.url("/after.png")]) {
+            $0.concurrency = 1
+            $0.timeout = .seconds(1)
+            $0.retries = 0
+        }
+
+        #expect(collected.results.first { $0.url.hasSuffix("/stall.png") }?.failure?.kind == .timeout)
+        #expect(collected.results.first { $0.url.hasSuffix("/after.png") }?.status == .downloaded)
+    }
+
     @Test("retries of a refused host end as host-down instead of sleeping")
     func retriesStopOnceHostIsDown() async throws {
         let port = try await closedPort()

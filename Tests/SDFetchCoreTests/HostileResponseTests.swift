@@ -3,8 +3,9 @@ import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
-/// Replies no HTTP library would send, written byte by byte (issue 16): each is reported
-/// by what happened on the wire, bytes arrived means `truncated`, never `connect`.
+/// Replies no HTTP library would send, written byte by byte (SDFetchCore.docc, Security,
+/// "Hostile input"): each is reported by what happened on the wire, bytes arrived means
+/// `truncated`, never `connect`.
 @Suite("Hostile responses", .cleansUp, .timeLimit(.minutes(1)))
 struct HostileResponseTests {
     private func perform(

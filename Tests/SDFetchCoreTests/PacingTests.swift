@@ -13,6 +13,22 @@ struct PacingTests {
         try Fetcher.forTesting(in: directory, configure)
     }
 
+    /// Routes `/INDEX.png` on `server` for each index (seed `seeds + INDEX`) and returns the URLs.
+    private func images(
+        on server: LoopbackServer, _ indices: Range<Int>, seeds: Int = 0, delay: Duration = .zero
+    ) -> [String] {
+        indices.map { index in
+            server.route("/\(index).png", ScriptedResponse(body: SampleImages.png(seed: seeds + index), delay: delay))
+            return server.url("/\(index).png")
+        }
+    }
+
+    /// A whole run over `lines` with the fetcher `configure` makes.
+    private func run(_ lines: [String], _ configure: (inout FetchOptions) -> Void) async throws -> CollectedRun {
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        return await CollectedRun.collect(FetchRun(fetcher: try fetcher(configure), sources: [.file(list)]))
+    }
+
     @Test("--per-host caps transfers in flight to each host while -j allows more")
     func perHostCapsEachHost() async throws {
         let first = try await LoopbackServer()
@@ -91,6 +107,51 @@ struct PacingTests {
         // Server-side stamps: the servers' own threads, not the test's (busy) task pool.
         let freeArrival = try #require(other.recordedRequests(for: "/c.png").first?.receivedAt)
         #expect(freeArrival < heldArrival)
+    }
+
+    @Test("a slow host holds only its --per-host share: another host's URLs never wait for it")
+    func slowHostHoldsItsShareOnly() async throws {
+        let slow = try await LoopbackServer()
+        let fast = try await LoopbackServer()
+        let lines =
+            images(on: slow, 0..<10, delay: .milliseconds(800)) + images(on: fast, 0..<10, seeds: 20)
+        let collected = try await run(lines) { options in
+            options.concurrency = 16
+            options.pacing.perHost = 2
+        }
+
+        #expect(collected.results.count == 20)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        #expect(slow.peakConcurrentRequests == 2)
+        // The slow host's third request can only start once one of its first two answered;
+        // every fast URL, listed after all slow ones, was asked for before that.
+        let slowArrivals = slow.recordedRequests.map(\.receivedAt).sorted()
+        let lastFast = try #require(fast.recordedRequests.map(\.receivedAt).max())
+        #expect(slowArrivals.count == 10)
+        #expect(lastFast < slowArrivals[2])
+    }
+
+    @Test("Retry-After pauses its own host only: other hosts go on meanwhile")
+    func retryAfterPausesItsHostOnly() async throws {
+        let throttled = try await LoopbackServer()
+        let other = try await LoopbackServer()
+        throttled.route("/0.png", .status(429, headers: [("Retry-After", "1")]), .ok(SampleImages.png(seed: 0)))
+        let lines =
+            [throttled.url("/0.png")] + images(on: throttled, 1..<4) + images(on: other, 0..<6, seeds: 10)
+        let collected = try await run(lines) { options in
+            options.concurrency = 8
+            options.pacing.perHost = 1
+        }
+
+        #expect(collected.results.count == 10)
+        #expect(collected.results.allSatisfy { $0.status == .downloaded })
+        let throttledArrivals = throttled.recordedRequests.map(\.receivedAt).sorted()
+        #expect(throttledArrivals.count == 5)  // the 429, its retry, three others
+        // Server-side stamps: nothing more went to the throttled host during its pause...
+        #expect(throttledArrivals[1] - throttledArrivals[0] >= .milliseconds(900))
+        // ...while the other host was served in full.
+        let lastOther = try #require(other.recordedRequests.map(\.receivedAt).max())
+        #expect(lastOther < throttledArrivals[1])
     }
 
     @Test("a run under --limit-rate takes at least bytes / rate")

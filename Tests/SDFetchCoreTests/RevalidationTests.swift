@@ -34,7 +34,6 @@ struct RevalidationTests {
             #expect(run.summary.usedKeys.count == 40)
         }
         #expect(server.totalRequests == 40)
-        directory.remove()
     }
 
     @Test("a 304 renews a stale entry, and the server saw both validators")
@@ -57,7 +56,6 @@ struct RevalidationTests {
         #expect(entry.storedAt == clock.now && entry.bytes == Int64(SampleImages.png(seed: 1).count))
         let path = try #require(result.path)
         #expect(FileManager.default.contents(atPath: path) == Data(SampleImages.png(seed: 1)))
-        directory.remove()
     }
 
     @Test("a 200 on revalidation replaces the entry")
@@ -76,7 +74,6 @@ struct RevalidationTests {
         #expect(FileManager.default.contents(atPath: path) == Data(SampleImages.png(width: 6, height: 6, seed: 2)))
         let cache = try DiskCache(directory: directory.appending("cache"))
         #expect(cache.entry(for: try URLKey(parsing: server.url("/a.png")))?.etag == "\"v2\"")
-        directory.remove()
     }
 
     @Test("--refresh revalidates a fresh entry")
@@ -88,7 +85,6 @@ struct RevalidationTests {
 
         #expect(result.status == .revalidated)
         #expect(server.requests(for: "/a.png") == 2)
-        directory.remove()
     }
 
     @Test("--offline serves a stale entry and fails a miss as offline-miss, without requests")
@@ -103,7 +99,6 @@ struct RevalidationTests {
         #expect(stale.status == .cached)
         #expect(miss.status == .failed && miss.failure?.kind == .offlineMiss)
         #expect(server.totalRequests == 1)
-        directory.remove()
     }
 
     @Test("a stale entry without validators is fetched again in full")
@@ -117,6 +112,5 @@ struct RevalidationTests {
         #expect(result.status == .downloaded)
         #expect(server.recordedRequests.last?.header("If-None-Match") == nil)
         #expect(server.recordedRequests.last?.header("If-Modified-Since") == nil)
-        directory.remove()
     }
 }

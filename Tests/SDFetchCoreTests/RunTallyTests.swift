@@ -23,7 +23,6 @@ struct RunTallyTests {
 
     @Test("a download whose delivery fails is counted failed, once, by the bar and the summary alike")
     func deliveryDecidesBeforeCounting() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
         server.route("/gone.png", .status(404))
@@ -45,7 +44,6 @@ struct RunTallyTests {
     /// follows the delivery's verdict, and the delivery runs once.
     @Test("a cache hit whose delivery fails is counted failed, once, and delivered once")
     func hitDeliveryDecidesBeforeCounting() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let paths = (0..<100).map { "/h\($0).png" }
         for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(seed: index))) }

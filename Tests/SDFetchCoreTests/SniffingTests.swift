@@ -2,7 +2,8 @@ import Testing
 
 @testable import SDFetchCore
 
-/// SPEC "Format sniffing": the leading bytes alone decide, and anything unknown is nil.
+/// Format sniffing (SDFetchCore.docc, Verification): the leading bytes alone decide,
+/// and anything unknown is nil.
 struct SniffingTests {
     @Test("each good fixture is sniffed as its format", arguments: Fixture.goodImages.map { ($0.name, $0.format) })
     func sniffsFixture(name: String, format: String) {

@@ -97,9 +97,9 @@ struct SpilledBodyTests {
         #expect(result.status == .failed)
         #expect(result.failure?.kind == .corruptImage)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
-        let shards = try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries"))
-        for shard in shards {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries/\(shard)")).isEmpty)
+        let buckets = try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries"))
+        for bucket in buckets {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries/\(bucket)")).isEmpty)
         }
     }
 }

@@ -2,9 +2,9 @@ import Testing
 
 @testable import SDFetchCore
 
-/// SPEC "Verification", `structure`: every byte's place checked without decoding. Good
-/// files of every kind pass; truncations, bad CRCs, missing end markers and broken chains
-/// are `corrupt-image`.
+/// The `structure` level (SDFetchCore.docc, Verification, "Levels"): every byte's place
+/// checked without decoding. Good files of every kind pass; truncations, bad CRCs,
+/// missing end markers and broken chains are `corrupt-image`.
 struct StructureTests {
     let structure = ImageVerifier(mode: .structure)
 

@@ -24,7 +24,6 @@ struct TLSAndProxyTests {
     @Test("--cacert with the server's CA fetches over HTTPS", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func caCertificateTrusted() async throws {
         let server = try await startTLS()
-        defer { server.stop() }
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(
             request(server.url("a.png"), ConnectionOptions(caCertificateFile: server.caFile)))
@@ -36,7 +35,6 @@ struct TLSAndProxyTests {
     @Test("without the CA the certificate is refused as tls, a transient failure", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func unknownCAIsTLSFailure() async throws {
         let server = try await startTLS()
-        defer { server.stop() }
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions()))
 
@@ -48,7 +46,6 @@ struct TLSAndProxyTests {
     @Test("-k fetches over HTTPS without verifying the certificate", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func insecureSkipsVerification() async throws {
         let server = try await startTLS()
-        defer { server.stop() }
         let engine = CurlEngine.scoped(maxTransfers: 1)
         let response = await engine.perform(request(server.url("a.png"), ConnectionOptions(isInsecure: true)))
 
@@ -61,7 +58,6 @@ struct TLSAndProxyTests {
         .enabled(if: LocalNginx.isAvailable, "nginx (with http2) or openssl is not installed"))
     func http2Multiplexes() async throws {
         let nginx = try await LocalNginx.start(directory: directory.appending("nginx"))
-        defer { nginx.stop() }
         for index in 0..<8 { try nginx.serve(SampleImages.png(seed: index), as: "\(index).png") }
         let engine = CurlEngine.scoped(maxTransfers: 8)
         let connection = ConnectionOptions(caCertificateFile: nginx.caFile)

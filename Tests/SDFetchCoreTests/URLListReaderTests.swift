@@ -25,7 +25,6 @@ struct URLListReaderTests {
         #expect(texts(items) == ["http://h/a.png", "http://h/b.png", "http://h/c.png"])
         let numbers = items.compactMap { if case .line(let line) = $0 { line.number } else { nil } }
         #expect(numbers == [1, 4, 6])
-        directory.remove()
     }
 
     @Test("reads files in order and reports an unreadable one without stopping")
@@ -36,7 +35,6 @@ struct URLListReaderTests {
         #expect(texts(items) == ["http://h/1", "http://h/2"])
         let unreadable = items.compactMap { if case .unreadable(let source, _) = $0 { source } else { nil } }
         #expect(unreadable == [directory.appending("missing.txt")])
-        directory.remove()
     }
 
     @Test("names standard input '-' and reads it from a pipe")
@@ -65,7 +63,6 @@ struct URLListReaderTests {
         #expect(first.isOverlong)
         #expect(first.text.utf8.count <= URLKey.maxLength + 1)
         #expect(texts(items).last == "http://h/ok")
-        directory.remove()
     }
 
     @Test("a list of 20,000 lines arrives complete in batches")
@@ -75,7 +72,6 @@ struct URLListReaderTests {
         let items = await lines([.file(file)])
         #expect(items.count == 20_000)
         #expect(texts(items).last == "http://h/19999.png")
-        directory.remove()
     }
 
     @Test("bytes that are not UTF-8 are percent-encoded, so two such URLs stay two keys")
@@ -88,7 +84,6 @@ struct URLListReaderTests {
         #expect(got == ["http://h/a?x=%FF", "http://h/a?x=%FE", "http://h/caf\u{E9}"])
         let keys = try got.map { try URLKey(parsing: $0) }
         #expect(keys[0] != keys[1])
-        directory.remove()
     }
 
     @Test("a regular file's meaningful lines are counted before the first batch; a pipe's are not")
@@ -104,7 +99,6 @@ struct URLListReaderTests {
         while await piped.next() != nil {}
         #expect(piped.expectedLines == nil)
         close(fds[0])
-        directory.remove()
     }
 
     @Test("the up-front count agrees with the lines read, across chunk boundaries and odd whitespace")
@@ -121,7 +115,6 @@ struct URLListReaderTests {
         var read = 0
         while let batch = await reader.next() { read += batch.count }
         #expect(reader.expectedLines == read)
-        directory.remove()
     }
 }
 
@@ -141,6 +134,5 @@ struct InvalidLineTests {
         #expect(invalid.map(\.source) == ["\(file):1", "\(file):3"])
         #expect(invalid.allSatisfy { $0.failure?.kind == .invalidURL })
         #expect(collected.results.contains { $0.status == .downloaded })
-        directory.remove()
     }
 }

@@ -7,7 +7,7 @@ internal import CSDFetchShims
 
 /// Both ways of naming an unnamed file give the name its bytes, and neither replaces a
 /// name that is taken (a writer relies on that to never overwrite an entry unlocked).
-@Suite("naming an unnamed file")
+@Suite("naming an unnamed file", .cleansUp)
 struct UnnamedFileLinkTests {
     let directory = TemporaryDirectory("unnamed-link")
 
@@ -25,6 +25,5 @@ struct UnnamedFileLinkTests {
             #expect(try String(contentsOfFile: directory.path + "/" + name, encoding: .utf8) == name)
             #expect(!link(fd, name, folder) && errno == EEXIST)
         }
-        directory.remove()
     }
 }

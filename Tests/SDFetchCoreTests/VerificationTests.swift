@@ -2,7 +2,8 @@ import Testing
 
 @testable import SDFetchCore
 
-/// SPEC "Verification" on good files: the right format and the exact size, in every mode.
+/// Verification (SDFetchCore.docc) on good files: the right format and the exact size, in
+/// every mode.
 struct VerificationTests {
     @Test("a full verify reports each good fixture's exact size", arguments: Fixture.goodImages.map { $0.name })
     func fullReportsExactSize(name: String) throws {

@@ -22,7 +22,8 @@ struct ArgumentParsingTests {
 
     static let good: [Good] = [
         Good(arguments: []) {
-            $0.sources == [.standardInput] && $0.options.concurrency == 6 && $0.options.verify == .structure
+            $0.sources == [.standardInput] && $0.options.concurrency == 256 && $0.options.pacing.perHost == 6
+                && $0.options.verify == .structure
         },
         Good(arguments: ["urls.txt"]) { $0.sources == [.file("urls.txt")] },
         Good(arguments: ["fetch", "a", "-", "b"]) { $0.sources == [.file("a"), .standardInput, .file("b")] },
@@ -173,7 +174,7 @@ struct ArgumentParsingTests {
             try option.apply(&command, text, "--" + option.long)
             #expect(String(describing: command) == String(describing: CleanCommand()), "clean --\(option.long) \(text)")
         }
-        #expect(fetchHelp.contains("--max-age DUR") && fetchHelp.contains("(default 7d)"), "SPEC's default, as SPEC writes it")
+        #expect(fetchHelp.contains("--max-age DUR") && fetchHelp.contains("(default 7d)"), "as the README spells it")
         #expect(fetchHelp.contains("(default 50M)") && fetchHelp.contains("(default 1G)"))
     }
 

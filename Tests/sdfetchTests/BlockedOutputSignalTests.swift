@@ -3,7 +3,7 @@ import SDFetchTestSupport
 import Testing
 
 /// `sdfetch urls | less`: Ctrl-C works even while a write to standard output is blocked.
-@Suite("signals with a blocked standard output", .timeLimit(.minutes(1)))
+@Suite("signals with a blocked standard output", .timeLimit(.minutes(1)), .cleansUp)
 struct BlockedOutputSignalTests {
     let directory = TemporaryDirectory("sig")
 
@@ -58,7 +58,6 @@ struct BlockedOutputSignalTests {
 
     @Test("one SIGINT exits 130 within 2 s although stdout is a full pipe")
     func firstSignalExits() async throws {
-        defer { directory.remove() }
         let (process, output) = try await blockedRun()
         kill(process.processIdentifier, SIGINT)
         let waited = await waitForExit(process, within: .seconds(10))
@@ -72,7 +71,6 @@ struct BlockedOutputSignalTests {
 
     @Test("a second SIGINT ends the process at once")
     func secondSignalKills() async throws {
-        defer { directory.remove() }
         let (process, output) = try await blockedRun()
         kill(process.processIdentifier, SIGINT)
         // The second signal must find the first one handled: its notice is the evidence.

@@ -7,9 +7,9 @@ import Testing
 @testable import sdfetch
 
 /// Steps that wait on another process's lock do so on threads of their own, never on the
-/// cooperative pool (issue 15): with more trims waiting than the pool has threads, other
-/// tasks still run.
-@Suite("blocking work off the cooperative pool", .timeLimit(.minutes(1)))
+/// cooperative pool (SDFetchCore.docc, Pipeline, "Where threads are"): with more trims
+/// waiting than the pool has threads, other tasks still run.
+@Suite("blocking work off the cooperative pool", .timeLimit(.minutes(1)), .cleansUp)
 struct BlockingWorkTests {
     let directory = TemporaryDirectory("blocking-work")
 

@@ -51,7 +51,6 @@ struct CacheCommandTests {
         #expect(object["failed"] as? Int == 1)
         let oldest = try #require(object["oldest"] as? String)
         #expect(try Date(oldest, strategy: .iso8601).timeIntervalSinceNow > -60)
-        directory.remove()
     }
 
     @Test("the options every command shares may come first: --cache-dir X stats runs stats")
@@ -64,7 +63,6 @@ struct CacheCommandTests {
         let config = directory.write("json = true\n", to: "config")
         let json = try await sdfetch(["--config", config, "-q", "stats", "--cache-dir", cache])
         #expect(json.status == 0 && json.standardOutput.hasPrefix("{"), "\(json.standardError)")
-        directory.remove()
     }
 
     @Test("path prints the cache file of a URL with an entry and exits 1 when one has none")
@@ -77,7 +75,6 @@ struct CacheCommandTests {
         #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png()))
         #expect(mixed.status == 1 && mixed.standardOutput == found.standardOutput)
         #expect(mixed.standardError.contains("no cache entry for \(urls.missing)"))
-        directory.remove()
     }
 
     @Test("failed list shows the record, remove forgets it, and the next fetch asks the server again")
@@ -97,7 +94,6 @@ struct CacheCommandTests {
         #expect(removed.status == 0 && removed.standardOutput == "sdfetch: removed 1 failed-URL record\n")
         #expect(try await sdfetch(["failed", "list", "--cache-dir", cache]).standardOutput.isEmpty)
         #expect(try await sdfetch(["failed", "clear", "--cache-dir", cache]).standardOutput == "sdfetch: removed 0 failed-URL records\n")
-        directory.remove()
     }
 
     @Test("clean --dry-run lists without removing; clean --json reports what it removed and what remains")
@@ -117,7 +113,6 @@ struct CacheCommandTests {
         // Nothing left to remove: nothing said (cron mails any output).
         let again = try await sdfetch(["clean", "--cache-dir", cache])
         #expect(again.status == 0 && again.standardOutput.isEmpty && again.standardError.isEmpty)
-        directory.remove()
     }
 
     @Test("--max-cache-size trims the cache after a run")
@@ -135,7 +130,6 @@ struct CacheCommandTests {
         let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
         #expect(after["entries"] as? Int == 3)
         #expect(try await sdfetch(["path", "--cache-dir", cache, server.url(paths[0])]).status == 0)
-        directory.remove()
     }
 
     @Test("verify --json names a corrupted entry, removes it, exits 1; a second verify finds nothing")
@@ -156,7 +150,6 @@ struct CacheCommandTests {
         #expect(!FileManager.default.fileExists(atPath: path))
         let again = try await sdfetch(["verify", "--cache-dir", cache])
         #expect(again.status == 0 && again.standardOutput.contains("removed 0"))
-        directory.remove()
     }
 
     @Test("merge folds two shard caches made by --shard into one that answers the whole list offline")
@@ -179,6 +172,5 @@ struct CacheCommandTests {
         #expect(offline.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("cached\t") })
         let missing = try await sdfetch(["merge", "--cache-dir", cache, directory.appending("nowhere")])
         #expect(missing.status == 3 && missing.standardError.contains("not a cache directory"))
-        directory.remove()
     }
 }

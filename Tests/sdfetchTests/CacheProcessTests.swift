@@ -42,7 +42,7 @@ struct CacheProcessTests {
         return all.filter { $0.utf8.count == 35 && !$0.hasSuffix(".tmp") }.map { entries + "/" + $0 }
     }
 
-    /// Temporary files anywhere in the cache: in `tmp/` or left in a shard folder.
+    /// Temporary files anywhere in the cache: in `tmp/` or left in a bucket folder.
     private func temporaryFiles() -> [String] {
         let all = FileManager.default.enumerator(atPath: cachePath)?.compactMap { $0 as? String } ?? []
         return all.filter { $0.hasSuffix(".tmp") }
@@ -93,7 +93,6 @@ struct CacheProcessTests {
         _ = try finalClean()
         #expect(temporaryFiles().isEmpty)
         #expect(try expectConsistent(bodies) == entries)
-        directory.remove()
     }
 
     @Test("two fetch processes and a concurrent clean leave a consistent cache")
@@ -125,6 +124,5 @@ struct CacheProcessTests {
         #expect(report.entries == entryFiles().count)
         #expect(temporaryFiles().isEmpty)
         _ = try expectConsistent(bodies)
-        directory.remove()
     }
 }

@@ -6,7 +6,7 @@ import Testing
 @testable import sdfetch
 
 /// The config file through the option tables: where it is found, precedence, and errors.
-@Suite("config file")
+@Suite("config file", .cleansUp)
 struct ConfigFileTests {
     let directory = TemporaryDirectory("config")
 
@@ -59,7 +59,7 @@ struct ConfigFileTests {
     func selection() throws {
         let environment = try environment(config: "concurrency = 12\n")
         let skipped = try #require(try parse(["--no-config", "list.txt"], environment) as? FetchCommand)
-        #expect(skipped.options.concurrency == 6)
+        #expect(skipped.options.concurrency == 256)
         let other = directory.write("concurrency = 20\n", to: "other.conf")
         let named = try #require(try parse(["--config", other, "list.txt"], environment) as? FetchCommand)
         #expect(named.options.concurrency == 20)

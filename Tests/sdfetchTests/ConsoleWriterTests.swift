@@ -7,9 +7,9 @@ import Testing
 
 @testable import sdfetch
 
-/// The console writes on a thread of its own (issue 15): a standard output nobody reads
-/// blocks that thread, never the callers on the cooperative pool, and lines still come out
-/// in the order they were queued.
+/// The console writes on a thread of its own (SDFetchCore.docc, Pipeline, "Where threads
+/// are"): a standard output nobody reads blocks that thread, never the callers on the
+/// cooperative pool, and lines still come out in the order they were queued.
 @Suite("console writes off the cooperative pool", .timeLimit(.minutes(1)))
 struct ConsoleWriterTests {
     @Test("result lines queued for a pipe nobody reads leave the cooperative pool free, and arrive in order")

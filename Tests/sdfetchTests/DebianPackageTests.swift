@@ -42,7 +42,6 @@ struct DebianPackageTests {
 
     @Test("the control file has Depends from dpkg-shlibdeps and an Installed-Size")
     func control() async throws {
-        defer { directory.remove() }
         let info = try await ProcessRun.launch("/usr/bin/dpkg-deb", ["-I", try await package()]).standardOutput
         #expect(info.contains(" Package: sdfetch\n") && info.contains(" Version: 9.8.7\n"), "\(info)")
         // /bin/true links libc only: the version comes from the symbols it uses.
@@ -54,7 +53,6 @@ struct DebianPackageTests {
 
     @Test("folders are 0755, and the copyright file, changelog and compressed man page are there")
     func contents() async throws {
-        defer { directory.remove() }
         let deb = try await package()
         let listing = try await ProcessRun.launch("/usr/bin/dpkg-deb", ["-c", deb]).standardOutput
         let folders = listing.components(separatedBy: "\n").filter { $0.hasPrefix("d") }

@@ -17,7 +17,6 @@ struct DuplicatesReportTests {
 
     @Test("a key served from the cache counts its later occurrences, like a downloaded one")
     func cachedKeyCountsLaterOccurrences() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
         server.route(
@@ -42,7 +41,6 @@ struct DuplicatesReportTests {
 
     @Test("a repeat written by a producer after the first result is done still counts")
     func lateRepeatFromPipe() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
         let run = try PipedRun.start(["--cache-dir", cache, "--json", "-"], home: directory.path)

@@ -22,7 +22,6 @@ struct EndToEndTests {
         #expect(lines.filter { $0[0] == "downloaded" }.count == 2)
         #expect(lines.contains { $0[0] == "failed" && $0[2] == server.url("/missing.png") })
         #expect(server.requests(for: "/a.png") == 1)
-        directory.remove()
     }
 
     @Test("a list of good URLs exits 0, and a second run is served from the cache")
@@ -39,7 +38,6 @@ struct EndToEndTests {
         #expect(second.status == 0)
         #expect(second.standardOutput.hasPrefix("cached\t"))
         #expect(server.requests(for: "/a.png") == 1)
-        directory.remove()
     }
 
     @Test("an unknown option is a usage error with exit status 2")

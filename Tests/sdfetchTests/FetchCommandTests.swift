@@ -35,7 +35,6 @@ struct FetchCommandTests {
         #expect(mixed.status == 0)
         #expect(Set(rows(mixed).map { $0[2] }) == [server.url("/a.png"), server.url("/b.png")])
         #expect(mixed.standardError.contains("2 URLs: 1 downloaded, 1 cached; 0 duplicates coalesced"))
-        directory.remove()
     }
 
     @Test("exit status 1 and a failure line when a URL fails, a summary unless -q")
@@ -52,7 +51,6 @@ struct FetchCommandTests {
         #expect(quiet.standardError.contains("sdfetch: failed: \(server.url("/gone.png"))"))
         #expect(!quiet.standardError.contains("coalesced"))
         #expect(rows(quiet).count == 2)
-        directory.remove()
     }
 
     @Test("an unreadable FILE exits 3 with a 'did you mean' hint, and the other inputs still run")
@@ -64,7 +62,6 @@ struct FetchCommandTests {
         #expect(run.status == 3)
         #expect(run.standardError.contains("sdfetch: cannot read clen: no such file or directory (did you mean 'sdfetch clean'?)"))
         #expect(rows(run).map { $0[0] } == ["downloaded"])
-        directory.remove()
     }
 
     @Test("a usage error exits 2 and names the option with a suggestion")
@@ -82,7 +79,6 @@ struct FetchCommandTests {
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", file + "/sub"])
         #expect(run.status == 3)
         #expect(run.standardError.contains("cache directory"))
-        directory.remove()
     }
 
     @Test("--json prints one parseable object per URL with every field")
@@ -112,7 +108,6 @@ struct FetchCommandTests {
         let invalid = try #require(objects.first { $0["status"] as? String == "invalid" })
         #expect(invalid["error"] as? String == "invalid-url" && invalid["source"] as? String == list + ":4")
         #expect(invalid["url"] as? String == "not a url" && invalid["key"] is NSNull)
-        directory.remove()
     }
 
     @Test("control characters in an invalid line are escaped on stdout and stderr")
@@ -123,7 +118,6 @@ struct FetchCommandTests {
         #expect(run.standardOutput == "invalid\t-\thttp://h/a\\x1b[2Jb\\x07\n")
         #expect(run.standardError.contains("sdfetch: invalid: \(list):1: contains a control character"))
         #expect(!run.standardOutput.contains("\u{1B}") && !run.standardError.contains("\u{1B}"))
-        directory.remove()
     }
 
     @Test("shards 0/3, 1/3 and 2/3 together cover a list exactly once")
@@ -141,7 +135,6 @@ struct FetchCommandTests {
         #expect(seen.count == paths.count)
         #expect(Set(seen) == Set(paths.map { server.url($0) }))
         #expect(server.totalRequests == paths.count)
-        directory.remove()
     }
 
     @Test("an invalid line is reported by shard 0 only, so the shards' reports together hold it once")
@@ -154,7 +147,6 @@ struct FetchCommandTests {
             #expect(run.standardError.contains("invalid: ") == (index == 0), "shard \(index): \(run.standardError)")
         }
         #expect(invalid == [0])
-        directory.remove()
     }
 
     /// Dispatch installs the trap's handler some time after the process starts. A SIGINT
@@ -182,7 +174,6 @@ struct FetchCommandTests {
         }
         #expect(ignoredStarts == 0)
         #expect(caughtStarts == 20)
-        directory.remove()
     }
 
     /// A signal set of `/proc/PID/status` (`SigIgn`, `SigCgt`: hexadecimal, bit N-1 for signal N).
@@ -195,10 +186,13 @@ struct FetchCommandTests {
     func interrupt() async throws {
         let server = try await LoopbackServer()
         let paths = (0..<40).map { "/slow\($0).png" }
-        // Slow enough that the signal lands mid-run, also when a loaded ThreadSanitizer run
-        // delays this task's polling by seconds.
-        let delay = ThreadSanitizer.scaled(.milliseconds(400))
-        for path in paths { server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: delay)) }
+        // The first eight answer in 0.4 s, the rest only after 30 s: the signal lands mid-run
+        // however late this task's polling resumes on a loaded machine (seen: 4 s late, when
+        // 0.4 s for all had let the whole list finish first).
+        for (index, path) in paths.enumerated() {
+            let delay = index < 8 ? ThreadSanitizer.scaled(.milliseconds(400)) : .seconds(30)
+            server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: delay))
+        }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
@@ -225,6 +219,5 @@ struct FetchCommandTests {
         #expect(!statuses.contains("failed"))
         #expect(errors.contains(" interrupted;") && !errors.contains(" failed"), "\(errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
-        directory.remove()
     }
 }

@@ -16,7 +16,6 @@ struct FirstRunTests {
 
     @Test("a password in userinfo is masked on stdout, stderr, in JSON, and never reaches -o names or the cache's files")
     func passwordMasked() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
         server.route("/gone.png", .status(404))
@@ -44,7 +43,6 @@ struct FirstRunTests {
 
     @Test("--summary FILE writes the totals as one JSON object and leaves --json output one object per URL")
     func summaryFile() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
         server.route("/gone.png", .status(404))
@@ -67,7 +65,6 @@ struct FirstRunTests {
 
     @Test("-o on a file says it is not a directory")
     func outputIsAFile() async throws {
-        defer { directory.remove() }
         let file = directory.write("x", to: "afile")
         let run = try await sdfetch(["-o", file, "-"], input: "http://127.0.0.1:9/a.png\n")
         #expect(run.status == 3)
@@ -76,7 +73,6 @@ struct FirstRunTests {
 
     @Test("a missing input file is reported without a summary of zeros")
     func missingInputNoZeroSummary() async throws {
-        defer { directory.remove() }
         let run = try await sdfetch([directory.appending("missing.txt")])
         #expect(run.status == 3)
         #expect(run.standardError.contains("cannot read"))
@@ -85,7 +81,6 @@ struct FirstRunTests {
 
     @Test("transposed command words get a suggestion, and 'failed bogus' points to failed's own help")
     func suggestionsAndHints() async throws {
-        defer { directory.remove() }
         let clena = try await sdfetch(["clena"])
         let stast = try await sdfetch(["stast"])
         let bogus = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["failed", "bogus"])
@@ -113,7 +108,6 @@ struct FirstRunTests {
             ["stats", "-q"], ["path", "-q", "http://h/x"], ["failed", "list", "-q"], ["clean", "-q", "--dry-run"],
         ])
     func quietEverywhere(arguments: [String]) async throws {
-        defer { directory.remove() }
         let run = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), [arguments[0], "--cache-dir", cache] + arguments.dropFirst())
         #expect(run.status != 2, "\(run.standardError)")
@@ -126,7 +120,6 @@ struct FirstRunTests {
             ["--max-pixels", "99999999999999999"],
         ])
     func boundedOptions(arguments: [String]) async throws {
-        defer { directory.remove() }
         let run = try await sdfetch(arguments + ["-"], input: "")
         let clean = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), ["clean", "--cache-dir", cache, "--max-age", "15251w"])
@@ -137,7 +130,6 @@ struct FirstRunTests {
 
     @Test("a URL curl would refuse (two '@') is invalid and does not make its host 'host-down'")
     func doubleAtIsInvalid() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/ok.png", .ok(SampleImages.png()))
         let bad = (0..<8).map { "http://a@b@127.0.0.1:\(server.port)/x\($0).png" }
@@ -152,7 +144,6 @@ struct FirstRunTests {
 
     @Test("-j is capped to what the open-file limit allows, with a notice")
     func concurrencyCappedByDescriptorLimit() async throws {
-        defer { directory.remove() }
         let binary = BuiltProduct.path("sdfetch")
         let run = try await ProcessRun.launch(
             "/bin/sh", ["-c", "ulimit -n 160 && exec \"$0\" --cache-dir \"$1\" -j 1024 -", binary, cache], input: "")
@@ -162,7 +153,6 @@ struct FirstRunTests {
 
     @Test("running out of descriptors is 'io', never 'host-down' for a healthy host")
     func descriptorExhaustionIsLocal() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let paths = (0..<30).map { "/d\($0).png" }
         for path in paths { server.route(path, .ok(SampleImages.png())) }

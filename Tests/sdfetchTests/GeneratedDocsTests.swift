@@ -6,7 +6,7 @@ import Testing
 
 /// The man page and completion scripts come from the option tables, so they list exactly
 /// what the parser accepts; these tests render and load them with the real tools.
-@Suite("generated man page and completions", .timeLimit(.minutes(1)))
+@Suite("generated man page and completions", .timeLimit(.minutes(1)), .cleansUp)
 struct GeneratedDocsTests {
     let directory = TemporaryDirectory("docs")
 

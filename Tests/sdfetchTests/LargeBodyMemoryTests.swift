@@ -22,7 +22,7 @@ struct LargeBodyMemoryTests {
         }
         let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
         let measured = try await PeakMemoryRun.launch(
-            BuiltProduct.path("sdfetch"), ["--no-config", "-j", "32", "--cache-dir", directory.appending("cache"), list],
+            BuiltProduct.path("sdfetch"), ["--no-config", "-j", "32", "--per-host", "32", "--cache-dir", directory.appending("cache"), list],
             report: directory.appending("peak.txt"))
 
         let results = measured.run.standardOutput.split(separator: "\n")

@@ -75,6 +75,5 @@ struct NameTemplateTests {
             #expect(file.hasPrefix(output + "/127.0.0.1/"))
             #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png(seed: index)))
         }
-        directory.remove()
     }
 }

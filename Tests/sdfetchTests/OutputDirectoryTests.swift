@@ -39,7 +39,6 @@ struct OutputDirectoryTests {
             let file = String(line.split(separator: "\t")[1])
             #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png(seed: index)))
         }
-        directory.remove()
     }
 
     @Test("-o copies by default: editing the output never touches the cache, and a hit leaves the output's mtime")
@@ -77,7 +76,6 @@ struct OutputDirectoryTests {
         #expect(FileManager.default.contents(atPath: cacheFile) == Data(SampleImages.png()))
         let copies = try FileManager.default.contentsOfDirectory(atPath: second)
         #expect(copies.count == 1 && FileManager.default.contents(atPath: second + "/" + copies[0]) == Data(SampleImages.png()))
-        directory.remove()
     }
 
     @Test("--link hard-links, and an entry edited through the link is not served again")
@@ -102,7 +100,6 @@ struct OutputDirectoryTests {
             BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", directory.appending("out2"), "--json", list])
         #expect(again.standardOutput.contains("\"downloaded\""))
         #expect(server.requests(for: "/x.png") == 2)
-        directory.remove()
     }
 
     @Test("a symlink or a stale file at an output name is replaced, never followed or written through")
@@ -131,6 +128,5 @@ struct OutputDirectoryTests {
             #expect(lstat(output + "/" + name, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG)
             #expect(FileManager.default.contents(atPath: output + "/" + name) == Data(SampleImages.png(seed: seed)))
         }
-        directory.remove()
     }
 }

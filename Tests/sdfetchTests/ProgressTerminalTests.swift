@@ -38,12 +38,10 @@ struct ProgressTerminalTests {
         #expect(redraws.allSatisfy { line in (line.components(separatedBy: "\u{1B}[K").first ?? line).count < 100 })
         #expect(text.contains("\r\u{1B}[Ksdfetch: 12 URLs: 12 downloaded"))
         #expect(!text.contains("\u{1B}[3"), "NO_COLOR must keep colour off")
-        directory.remove()
     }
 
     @Test("under --limit-rate the bar counts bytes as they arrive, before the first image is done")
     func bytesBeforeFirstImage() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         // 256 x 256 RGBA, stored uncompressed: about 256 KiB, two to three seconds at 100K/s.
         let body = SampleImages.png(width: 256, height: 256)
@@ -91,12 +89,10 @@ struct ProgressTerminalTests {
         #expect(process.terminationStatus == 0)
         #expect(!text.contains("\r") && !text.contains("\u{1B}"))
         #expect(text.hasPrefix("sdfetch: 1 URL: 1 downloaded"))
-        directory.remove()
     }
 
     @Test("a regular file's lines are counted up front: every redraw shows the true total, and an ETA once a URL is done")
     func trueTotal() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let paths = (0..<40).map { "/t\($0).png" }
         for (index, path) in paths.enumerated() {
@@ -127,7 +123,6 @@ struct ProgressTerminalTests {
 
     @Test("after a bar, failures are listed with their reasons: at most 20, then a count and where to look")
     func failuresAfterBar() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         let paths = (0..<23).map { "/gone\($0).png" }
         for path in paths { server.route(path, .status(404)) }

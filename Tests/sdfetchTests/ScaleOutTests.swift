@@ -3,8 +3,8 @@ import SDFetchCore
 import SDFetchTestSupport
 import Testing
 
-/// SPEC "Scale-out" recipes that can run here: GNU parallel with 4 shards on one cache,
-/// and on four caches folded together by `merge`.
+/// The README's "Running past one machine" recipes that can run here: GNU parallel with
+/// 4 shards on one cache, and on four caches folded together by `merge`.
 @Suite("scale-out with GNU parallel", .cleansUp, .timeLimit(.minutes(2)))
 struct ScaleOutTests {
     let directory = TemporaryDirectory("scaleout")

@@ -3,7 +3,8 @@ import Testing
 
 @testable import sdfetch
 
-/// `--shard auto` reading each job runner's index and count (SPEC "Scale-out").
+/// `--shard auto` reading each job runner's index and count (README, "Running past one
+/// machine").
 @Suite("shard auto")
 struct ShardAutoTests {
     private func shard(_ variables: [String: String]) throws -> Shard? {

@@ -18,7 +18,6 @@ struct StreamingInputTests {
 
     @Test("the first URL is requested and reported before the producer writes the second")
     func pausingProducer() async throws {
-        defer { directory.remove() }
         let server = try await LoopbackServer()
         server.route("/first.png", .ok(SampleImages.png(seed: 1)))
         server.route("/second.png", .ok(SampleImages.png(seed: 2)))

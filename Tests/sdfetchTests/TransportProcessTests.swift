@@ -32,6 +32,37 @@ struct TransportProcessTests {
         #expect(downloaded.count == 120)
     }
 
+    @Test("a host that is down is one line on stderr, counted at the end and in --summary")
+    func hostDownIsOneLine() async throws {
+        // Accepts and never answers: every TLS handshake to it times out.
+        let silent = try await RawResponseServer([.init("", after: .seconds(60))])
+        let live = try await LoopbackServer()
+        var lines = (0..<9).map { "https://127.0.0.1:\(silent.port)/\($0).png" }
+        for index in 0..<3 {
+            live.route("/\(index).png", .ok(SampleImages.png(seed: index)))
+            lines.append(live.url("/\(index).png"))
+        }
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        let summary = directory.appending("summary.json")
+        let run = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"),
+            [
+                "--no-config", "--progress", "never", "-t", "1", "--json", "--summary", summary,
+                "--cache-dir", directory.appending("cache"), list,
+            ])
+
+        #expect(run.status == 1)
+        let host = "127.0.0.1:\(silent.port)"
+        let stderrLines = run.standardError.split(separator: "\n")
+        #expect(stderrLines.filter { $0.contains(host) }.count == 2, "\(run.standardError)")
+        #expect(run.standardError.contains("sdfetch: failed: \(host) is down: no connection within the timeout"))
+        #expect(run.standardError.contains("sdfetch: 1 host down, 9 URLs failed host-down: \(host) (9)"))
+        let failed = run.standardOutput.split(separator: "\n").filter { $0.contains("\"error\":\"host-down\"") }
+        #expect(failed.count == 9)
+        let written = try String(contentsOfFile: summary, encoding: .utf8)
+        #expect(written.contains("\"hosts_down\":{\"\(host)\":9}"), "\(written)")
+    }
+
     @Test("-v reports a retry with its wait and a redirect, escaped")
     func verboseNotes() async throws {
         let server = try await LoopbackServer()

@@ -6,7 +6,7 @@ import Glibc
 /// Unlike SDWebImage's in-memory `failedURLs`, records outlive the process, so a nightly
 /// job does not pay again for a dead URL; only permanent failures are recorded, so a flaky
 /// network never poisons the list. One small file per key under `failed/ab/<digest>`,
-/// written by temporary file and rename under the shard lock (see ``DirectoryLock``), so
+/// written by temporary file and rename under the bucket lock (see ``DirectoryLock``), so
 /// concurrent processes see whole records or none. Expiry (`--max-age`) is the caller's
 /// decision via ``FailureRecord/isActive(now:maxAge:)``; `clean` deletes expired files.
 ///
@@ -21,7 +21,7 @@ public final class FailureBlacklist: Sendable {
 
     /// The record for `key`, active or expired, or nil (also for a damaged file).
     public func record(for key: URLKey) -> FailureRecord? {
-        cache.failed.with(Shards.index(of: key.digest), create: false) { folder in
+        cache.failed.with(Buckets.index(of: key.digest), create: false) { folder in
             guard folder >= 0 else { return nil }
             return LineRecord.read(key.digest.hex, relativeTo: folder) { bytes, _ in
                 FailureRecord(fileBytes: bytes).flatMap { $0.url == key.redacted ? $0 : nil }
@@ -39,13 +39,13 @@ public final class FailureBlacklist: Sendable {
 
     /// Writes `record` as `digest`'s record file, replacing any (and its time as the file's mtime).
     func write(_ record: FailureRecord, for digest: KeyDigest) -> Bool {
-        let shard = Shards.index(of: digest)
-        return cache.failed.with(shard, create: true) { folder in
+        let bucket = Buckets.index(of: digest)
+        return cache.failed.with(bucket, create: true) { folder in
             guard folder >= 0,
                 let temporary = try? AtomicWrite.writeTemporary(
                     record.fileBytes, in: cache.temporaryDirectory, modified: record.recordedAt)
             else { return false }
-            return cache.shardLock(shard).withLock {
+            return cache.bucketLock(bucket).withLock {
                 guard renameat(AT_FDCWD, temporary, folder, digest.hex) == 0 else {
                     unlink(temporary)
                     return false
@@ -55,11 +55,11 @@ public final class FailureBlacklist: Sendable {
         }
     }
 
-    /// Every readable record with its digest, in shard order.
+    /// Every readable record with its digest, in bucket order.
     func all() -> [(digest: KeyDigest, record: FailureRecord)] {
-        (0..<Shards.count).flatMap { shard -> [(digest: KeyDigest, record: FailureRecord)] in
-            cache.failed.with(shard, create: false) { folder in
-                CacheScan.shard(folder).files.compactMap { file in
+        (0..<Buckets.count).flatMap { bucket -> [(digest: KeyDigest, record: FailureRecord)] in
+            cache.failed.with(bucket, create: false) { folder in
+                CacheScan.bucket(folder).files.compactMap { file in
                     guard let digest = KeyDigest(hex: file.name),
                         let record = LineRecord.read(file.name, relativeTo: folder, { bytes, _ in FailureRecord(fileBytes: bytes) })
                     else { return nil }
@@ -76,17 +76,17 @@ public final class FailureBlacklist: Sendable {
 
     /// The number of record files, read or not.
     public func count() -> Int {
-        (0..<Shards.count).reduce(0) { count, shard in
-            count + cache.failed.with(shard, create: false) { CacheScan.shard($0).files.count }
+        (0..<Buckets.count).reduce(0) { count, bucket in
+            count + cache.failed.with(bucket, create: false) { CacheScan.bucket($0).files.count }
         }
     }
 
     /// Removes every record (`sdfetch failed clear`); returns how many there were.
     @discardableResult
     public func clear() -> Int {
-        (0..<Shards.count).reduce(0) { count, shard in
-            count + cache.failed.with(shard, create: false) { folder in
-                CacheScan.shard(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
+        (0..<Buckets.count).reduce(0) { count, bucket in
+            count + cache.failed.with(bucket, create: false) { folder in
+                CacheScan.bucket(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
             }
         }
     }
@@ -95,7 +95,7 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func remove(_ keys: [URLKey]) -> Int {
         keys.filter { key in
-            cache.failed.with(Shards.index(of: key.digest), create: false) { folder in
+            cache.failed.with(Buckets.index(of: key.digest), create: false) { folder in
                 folder >= 0 && unlinkat(folder, key.digest.hex, 0) == 0
             }
         }
@@ -108,18 +108,18 @@ public final class FailureBlacklist: Sendable {
     /// scan (new inode) survives.
     func removeExpired(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
         var removed = 0
-        for fake in CacheScan.fakeShards(in: cache.failed.parent.value) {
+        for fake in CacheScan.fakeBuckets(in: cache.failed.parent.value) {
             if dryRun || CacheScan.removeStray(fake, in: cache.failed.parent.value) { removed += 1 }
         }
-        for shard in 0..<Shards.count {
-            cache.failed.with(shard, create: false) { folder in
-                let scan = CacheScan.shard(folder)
+        for bucket in 0..<Buckets.count {
+            cache.failed.with(bucket, create: false) { folder in
+                let scan = CacheScan.bucket(folder)
                 let expired = scan.files.filter { $0.modifiedAt <= limit }
                 if dryRun {
                     removed += expired.count + scan.strays.count
                     return
                 }
-                cache.shardLock(shard).withLock {
+                cache.bucketLock(bucket).withLock {
                     for file in expired where CacheScan.isUnchanged(file.name, in: folder, as: file) {
                         if unlinkat(folder, file.name, 0) == 0 { removed += 1 }
                     }

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Why a URL is on the failed-URL blacklist (SPEC "Failed-URL blacklist").
+/// Why a URL is on the failed-URL blacklist (<doc:Fetching#Failed-URL-blacklist>).
 ///
 /// On disk (`failed/ab/<digest>`, see ``LineRecord``), in this order: `sdfetch-failure 1`,
 /// URL (the key's text), record time (ns since 1970), error kind label, detail, `end`. The

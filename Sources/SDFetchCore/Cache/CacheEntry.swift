@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// One cached image's metadata: everything an entry must keep across a copy of the cache
-/// directory (SPEC "Disk cache"), stored as a `put` line of its shard's index bucket
+/// directory (<doc:OnDiskFormat>), stored as a `put` line of its bucket's index
 /// (see ``IndexRecord``), never in the entry file, which holds exactly the image bytes.
 ///
 /// Times are whole nanoseconds since 1970 in the record, so a decoded entry compares equal

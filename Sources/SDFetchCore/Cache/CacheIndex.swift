@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// The metadata of every entry: 256 append-only bucket files under `index/`, one per shard,
+/// The metadata of every entry: 256 append-only index files under `index/`, one per bucket,
 /// read into memory on first use (see ``IndexBucket`` and ``IndexRecord``).
 ///
 /// Why buckets of lines rather than a file per entry: an entry stays one inode (its image
@@ -13,7 +13,8 @@ import Synchronization
 /// ## Sharing with other processes
 /// - Writers append whole lines with one `O_APPEND` write each, without a lock: the kernel
 ///   orders appends to one file, and the per-line check rejects anything torn.
-/// - Compaction (``compact(_:keeping:)``, by `clean` and `verify`) rewrites a bucket under its shard lock and renames it into place, then copies over
+/// - Compaction (``compact(_:keeping:)``, by `clean` and `verify`) rewrites an index file
+///   under its bucket's lock and renames it into place, then copies over
 ///   whatever was appended to the old file meanwhile. An appender that finds, after its
 ///   write, that the name now holds another file writes its line again: a duplicate line is
 ///   harmless, a lost one is not.
@@ -37,10 +38,10 @@ final class CacheIndex: Sendable {
     init(folder: DirectoryDescriptor, useInterval: Duration) {
         self.folder = folder
         self.useInterval = useInterval
-        slots = (0..<Shards.count).map { _ in Slot() }
+        slots = (0..<Buckets.count).map { _ in Slot() }
     }
 
-    /// Runs `body` on shard `index`'s bucket, reading the file first if this process has not.
+    /// Runs `body` on bucket `index`'s index, reading the file first if this process has not.
     func withBucket<T, E: Error>(_ index: Int, _ body: (inout IndexBucket) throws(E) -> T) throws(E) -> T {
         try slots[index].bucket.withLock { (bucket) throws(E) -> T in
             if !bucket.isLoaded { load(index, into: &bucket) }
@@ -52,25 +53,25 @@ final class CacheIndex: Sendable {
         guard withFile(index, { bucket.read(from: $0) }) != nil else { return bucket.markEmpty() }
     }
 
-    /// Runs `body` with shard `index`'s bucket file open for reading; nil when there is none
+    /// Runs `body` with bucket `index`'s index file open for reading; nil when there is none
     /// (or it is not a regular file).
     private func withFile<T>(_ index: Int, _ body: (Int32) -> T) -> T? {
-        let fd = SafeOpen.file(Shards.name(index), in: folder.value, flags: O_RDONLY)
+        let fd = SafeOpen.file(Buckets.name(index), in: folder.value, flags: O_RDONLY)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return body(fd)
     }
 
-    /// Which bucket file shard `index` has and how long it is: every replacement of an
-    /// entry file appends to its bucket under the shard lock, so an unchanged state under that
-    /// lock means no entry file of the shard was replaced since the state was taken.
+    /// Which index file bucket `index` has and how long it is: every replacement of an
+    /// entry file appends to its index under the bucket's lock, so an unchanged state under that
+    /// lock means no entry file of the bucket was replaced since the state was taken.
     func fileState(_ index: Int) -> BucketFileState? {
         var info = stat()
-        guard fstatat(folder.value, Shards.name(index), &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        guard fstatat(folder.value, Buckets.name(index), &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
         return BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
     }
 
-    /// Reads shard `index`'s bucket ahead of its first use (``DiskCache/preloadIndex()``).
+    /// Reads bucket `index`'s index ahead of its first use (``DiskCache/preloadIndex()``).
     /// The file is parsed outside the bucket's lock and installed only if nobody loaded it
     /// meanwhile: a lookup never waits for a preload thread preempted halfway through a file
     /// (on two cores the lookups and the preload threads outnumber the cores); at worst a
@@ -83,41 +84,41 @@ final class CacheIndex: Sendable {
         }
     }
 
-    /// Reads what other processes appended to shard `index` since this process last looked.
+    /// Reads what other processes appended to bucket `index` since this process last looked.
     func refresh(_ index: Int) {
         slots[index].bucket.withLock { bucket in load(index, into: &bucket) }
     }
 
-    /// Shard `index`'s bucket as the file holds it now, read without keeping it.
+    /// Bucket `index`'s index as the file holds it now, read without keeping it.
     func read(_ index: Int) -> IndexBucket {
         var bucket = IndexBucket()
         load(index, into: &bucket)
         return bucket
     }
 
-    /// Shard `index`'s bucket as ``IndexRecord/Summary``s, read without keeping it.
+    /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it.
     func summaries(_ index: Int) -> [KeyDigest: IndexRecord.Summary] {
         let bytes = withFile(index) { SafeOpen.readAll($0) } ?? nil
         guard let bytes, let end = bytes.lastIndex(of: 0x0A) else { return [:] }
         return bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end + 1).puts.mapValues(\.summary) }
     }
 
-    /// Forgets shard `index`'s bucket, so the next use reads it afresh (after a compaction).
+    /// Forgets bucket `index`'s index, so the next use reads it afresh (after a compaction).
     func forget(_ index: Int) {
         slots[index].bucket.withLock { $0.invalidate() }
     }
 
     func entry(for digest: KeyDigest) -> CacheEntry? {
-        withBucket(Shards.index(of: digest)) { $0.entries[digest] }
+        withBucket(Buckets.index(of: digest)) { $0.entries[digest] }
     }
 
     // MARK: - Writing
 
     /// Appends `record` to its bucket file and applies it in memory.
     func append(_ record: IndexRecord) throws(FetchFailure) {
-        let index = Shards.index(of: record.digest)
+        let index = Buckets.index(of: record.digest)
         try withBucket(index) { (bucket: inout IndexBucket) throws(FetchFailure) in
-            guard Self.append(record.line, to: Shards.name(index), in: folder.value) else {
+            guard Self.append(record.line, to: Buckets.name(index), in: folder.value) else {
                 throw FetchFailure(.io, "cannot write the cache index: \(errnoText())")
             }
             bucket.apply(record)
@@ -128,7 +129,7 @@ final class CacheIndex: Sendable {
     /// and ``flushUses()`` writes it when the last recorded use was at least ``useInterval``
     /// before.
     func noteUse(_ digest: KeyDigest, at date: Date) {
-        withBucket(Shards.index(of: digest)) { bucket in
+        withBucket(Buckets.index(of: digest)) { bucket in
             guard let entry = bucket.entries[digest],
                 date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval
             else { return }
@@ -139,11 +140,11 @@ final class CacheIndex: Sendable {
     /// Appends the noted uses, one write per bucket. Best effort: a use that cannot be
     /// written only makes its entry look older to the LRU.
     func flushUses() {
-        for index in 0..<Shards.count {
+        for index in 0..<Buckets.count {
             slots[index].bucket.withLock { bucket in
                 guard !bucket.pendingUses.isEmpty else { return }
                 let records = bucket.takePendingUses()
-                _ = Self.append(records.flatMap(\.line), to: Shards.name(index), in: folder.value)
+                _ = Self.append(records.flatMap(\.line), to: Buckets.name(index), in: folder.value)
             }
         }
     }
@@ -165,13 +166,13 @@ final class CacheIndex: Sendable {
 
     // MARK: - Compaction
 
-    /// Rewrites shard `index`'s bucket with the latest line of each entry that `keep`
+    /// Rewrites bucket `index`'s index with the latest line of each entry that `keep`
     /// accepts (given its stored time in ns), and its latest use, dropping superseded, torn
-    /// and older use lines. Call under the shard lock.
+    /// and older use lines. Call under the bucket lock.
     /// Returns the entries kept.
     @discardableResult
     func compact(_ index: Int, keeping keep: (KeyDigest, _ storedAt: Int64) -> Bool) -> Int {
-        let name = Shards.name(index)
+        let name = Buckets.name(index)
         let old = SafeOpen.file(name, in: folder.value, flags: O_RDONLY)
         guard old >= 0 else { return 0 }
         defer { close(old) }
@@ -206,10 +207,4 @@ final class CacheIndex: Sendable {
         forget(index)
         return live.count
     }
-}
-
-/// A bucket file's identity and length (see ``CacheIndex/fileState(_:)``).
-struct BucketFileState: Sendable, Equatable {
-    let inode: UInt64
-    let size: Int64
 }

@@ -1,26 +1,6 @@
 import FoundationEssentials
 import Glibc
 
-/// A regular file in a shard folder as one `fstatat` sees it.
-struct ScannedFile: Sendable {
-    let name: String
-    let bytes: Int64
-    /// Its mtime in nanoseconds since 1970.
-    let modifiedAt: Int64
-    let inode: UInt64
-}
-
-/// What a shard folder holds: files by kind, and names that are not regular files (links,
-/// FIFOs, devices, folders) which nothing reads and `clean` removes.
-struct ShardScan: Sendable {
-    /// Files named by a 32-hex-digit digest: entry files (or, in `failed/`, records).
-    var files: [ScannedFile] = []
-    /// Temporary files (``FileIO/temporarySuffix``) left by writers, live or crashed.
-    var temporaries: [ScannedFile] = []
-    /// Anything that is not a regular file.
-    var strays: [String] = []
-}
-
 /// Directory walking with `readdir` and `fstatat` relative to held descriptors: no per-file
 /// `open`, no link followed.
 enum CacheScan {
@@ -51,14 +31,14 @@ enum CacheScan {
         forEachEntry(in: folder) { name, _, _ in body(name) }
     }
 
-    /// The files of the shard folder open as `folder` (nothing when it is -1), each `stat`ed.
+    /// The files of the bucket folder open as `folder` (nothing when it is -1), each `stat`ed.
     ///
     /// With `statEntries` false, entry files are taken from `readdir` alone: name, type and
     /// inode number, sizes and times unknown (-1). What `clean` and the trim walk, where the
     /// index knows every entry's size. Names whose type the file system does not report,
     /// temporaries and other names are still `stat`ed.
-    static func shard(_ folder: Int32, statEntries: Bool = true) -> ShardScan {
-        var scan = ShardScan()
+    static func bucket(_ folder: Int32, statEntries: Bool = true) -> BucketScan {
+        var scan = BucketScan()
         guard folder >= 0 else { return scan }
         forEachEntry(in: folder) { name, type, inode in
             let isEntryName = name.utf8.count == 32 && name.utf8.allSatisfy(isHexDigit)
@@ -85,13 +65,13 @@ enum CacheScan {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)
     }
 
-    /// Names at the top of a cache folder (`entries/`, `failed/`) that are shard names but
+    /// Names at the top of a cache folder (`entries/`, `failed/`) that are bucket names but
     /// not real directories (a planted link): `clean` removes them, nothing enters them.
-    static func fakeShards(in parent: Int32) -> [String] {
+    static func fakeBuckets(in parent: Int32) -> [String] {
         var names: [String] = []
         forEachName(in: parent) { name in
             var info = stat()
-            guard Shards.index(named: name) != nil, fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+            guard Buckets.index(named: name) != nil, fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
                 (info.st_mode & S_IFMT) != S_IFDIR
             else { return }
             names.append(name)

@@ -10,11 +10,11 @@ import Glibc
 ///   whole new one, or nothing; a file that does not match its line is never served.
 /// - **Writers of a new entry do not lock either**: `linkat` fails rather than replace.
 ///   Replacing an existing entry (a re-fetch of a stale one, or losing a race to store the
-///   same key) renames and appends its index line again under the shard's lock (`locks/ab`),
+///   same key) renames and appends its index line again under the bucket's lock (`locks/ab`),
 ///   so the last line always describes the file in place, and the rename cannot fall
 ///   between `clean`'s check of the old file and its unlink.
 /// - **`clean`, `verify` and the end-of-run trim** hold `locks/maintenance` for their whole
-///   run and take a shard's lock only while deleting a small batch or compacting its
+///   run and take a bucket's lock only while deleting a small batch or compacting its
 ///   bucket. Under the lock each victim is checked again (same inode and size as scanned).
 /// - `flock` locks belong to an open file description, so each acquisition opens its own
 ///   descriptor: threads of one process exclude each other as separate processes do. A lock
@@ -53,14 +53,14 @@ struct DirectoryLock: Sendable {
 }
 
 extension DiskCache {
-    /// Entries deleted per shard-lock hold by `clean` and the trim: small enough that a
+    /// Entries deleted per bucket-lock hold by `clean` and the trim: small enough that a
     /// storing fetch waits a few milliseconds at most (an unlink is about 10 µs here), large
     /// enough that taking the lock (open, flock, close) is not what a big `clean` spends.
     static let removalBatch = 256
 
-    /// The lock serialising renames, removals and compaction in shard `index`.
-    func shardLock(_ index: Int) -> DirectoryLock {
-        DirectoryLock(folder: locks.value, name: Shards.name(index))
+    /// The lock serialising renames, removals and compaction in bucket `index`.
+    func bucketLock(_ index: Int) -> DirectoryLock {
+        DirectoryLock(folder: locks.value, name: Buckets.name(index))
     }
 
     /// Held for a whole `clean`, `verify` or trim, so only one runs at a time per directory.

@@ -1,76 +1,6 @@
 import FoundationEssentials
 import Glibc
 
-/// What `clean` or the end-of-run trim removed (or, in a dry run, would remove) and what remains.
-public struct CleanReport: Sendable, Equatable {
-    public var removedEntries = 0
-    /// Bytes of every removed entry (file and index line).
-    public var removedBytes: Int64 = 0
-    public var removedFailed = 0
-    /// Stray temporary files, entry files without a record or not matching it, and
-    /// anything that is not a regular file (links, FIFOs), removed themselves, never their targets.
-    public var removedTemp = 0
-    /// Entries and their bytes remaining afterwards.
-    public var entries = 0
-    public var bytes: Int64 = 0
-    /// URLs of the removed entries, in removal order (LRU order for trimmed ones).
-    public var removedURLs: [String] = []
-    /// The trim knew the cache was within the cap without scanning it: nothing was
-    /// removed, and `entries` and `bytes` were not counted.
-    public var wasSkipped = false
-
-    public init() {}
-}
-
-/// One entry as a sweep sees it, in the few numbers a trim needs: no strings, so a sweep of
-/// a million entries holds tens of megabytes, not the entries' records.
-struct SweptEntry: Sendable {
-    let shard: Int
-    let digest: KeyDigest
-    /// The entry file as scanned, to check under the lock that it is still that file.
-    let inode: UInt64
-    let fileBytes: Int64
-    /// The file's mtime (ns), the record's stored and last-use times (ns).
-    let modifiedAt: Int64
-    let storedAt: Int64
-    let accessedAt: Int64
-    /// File and index line: the entry's share of the cache's size.
-    let bytes: Int64
-
-    init(shard: Int, digest: KeyDigest, file: ScannedFile, entry: CacheEntry) {
-        self.init(
-            shard: shard, digest: digest, file: file, storedAt: FileTime.nanoseconds(entry.storedAt),
-            accessedAt: FileTime.nanoseconds(entry.accessedAt), lineBytes: IndexRecord.lineLength(of: entry))
-    }
-
-    init(shard: Int, digest: KeyDigest, file: ScannedFile, storedAt: Int64, accessedAt: Int64, lineBytes: Int) {
-        self.shard = shard
-        self.digest = digest
-        inode = file.inode
-        fileBytes = file.bytes
-        modifiedAt = file.modifiedAt
-        self.storedAt = storedAt
-        self.accessedAt = accessedAt
-        bytes = file.bytes + Int64(lineBytes)
-    }
-
-    var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode) }
-
-    /// The file by inode alone, for the check before removal.
-    var fileIdentity: ScannedFile { ScannedFile(name: digest.hex, bytes: -1, modifiedAt: modifiedAt, inode: inode) }
-}
-
-/// What a sweep of one shard found.
-struct ShardSweep: Sendable {
-    var live: [SweptEntry] = []
-    /// Files to remove whatever the age: no record, or not the recorded bytes.
-    var broken: [ScannedFile] = []
-    var temporaries: [ScannedFile] = []
-    var strays: [String] = []
-    /// The shard's bucket file before the folder was read (see ``CacheIndex/fileState(_:)``).
-    var bucket: BucketFileState?
-}
-
 extension DiskCache {
     /// A temporary file older than this belongs to a crashed writer: live writes take
     /// seconds, so an hour leaves a wide margin for slow disks and huge bodies. Index lines
@@ -78,11 +8,11 @@ extension DiskCache {
     /// be about to name.
     static let strayTemporaryAge: Duration = .seconds(3600)
 
-    /// SPEC `clean`: removes expired entries (stored more than `maxAge` ago), expired
-    /// blacklist records, stray temporary files and anything that is not a regular file,
-    /// then trims to `maxSize` bytes, least recently used first, and compacts the index.
-    /// With `dryRun` nothing is removed but the report is the same. Without `listing`,
-    /// `removedURLs` stays empty.
+    /// `sdfetch clean` (<doc:OnDiskFormat#How-it-stays-right>): removes expired entries
+    /// (stored more than `maxAge` ago), expired blacklist records, stray temporary files
+    /// and anything that is not a regular file, then trims to `maxSize` bytes, least
+    /// recently used first, and compacts the index. With `dryRun` nothing is removed but
+    /// the report is the same. Without `listing`, `removedURLs` stays empty.
     ///
     /// Idempotent, and safe while fetches run (see ``DirectoryLock``). Blocks while another
     /// `clean`, `verify` or trim runs on the same directory.
@@ -96,29 +26,30 @@ extension DiskCache {
             let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
             report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
-            for fake in CacheScan.fakeShards(in: entries.parent.value) {
+            for fake in CacheScan.fakeBuckets(in: entries.parent.value) {
                 if dryRun || CacheScan.removeStray(fake, in: entries.parent.value) { report.removedTemp += 1 }
             }
-            let sweeps = ShardWorkers.map(Array(0..<Shards.count)) { self.sweep($0) }
+            let sweeps = BucketWorkers.map(Array(0..<Buckets.count)) { self.sweep($0) }
             var kept: [SweptEntry] = []
             var victims: [SweptEntry] = []
             var broken: [(Int, ScannedFile)] = []
-            for (shard, sweep) in sweeps.enumerated() {
+            for (bucket, sweep) in sweeps.enumerated() {
                 for item in sweep.live {
                     if item.storedAt > expiredUpTo { kept.append(item) } else { victims.append(item) }
                 }
-                broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
-                broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (shard, $0) }
+                broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
+                broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
                 report.removedTemp += sweep.strays.count
                 if !dryRun {
-                    entries.with(shard, create: false) { folder in
+                    entries.with(bucket, create: false) { folder in
                         for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
                     }
                 }
             }
             if let maxSize { victims += Self.leastRecentlyUsed(&kept, over: maxSize, protecting: []) }
             let removed = remove(
-                victims, broken: broken, swept: sweeps.map(\.bucket), dryRun: dryRun, listing: listing, into: &report)
+                victims, broken: broken, swept: sweeps.map(\.indexState), dryRun: dryRun, listing: listing,
+                into: &report)
             if !dryRun { compactAll(present: sweeps.map { Set($0.live.map(\.digest)) }, removed: removed) }
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
@@ -128,11 +59,11 @@ extension DiskCache {
         }
     }
 
-    /// SPEC `--max-cache-size`: trims the cache to `maxBytes`, least recently used first,
-    /// entries in `keys` (those used by the current run) last. Call it after a fetch run;
-    /// it writes the run's noted uses first.
+    /// `--max-cache-size` (sdfetch(1) FETCH OPTIONS): trims the cache to `maxBytes`,
+    /// least recently used first, entries in `keys` (those used by the current run) last.
+    /// Call it after a fetch run; it writes the run's noted uses first.
     ///
-    /// Costs a scan of every shard, unless nothing was stored since the last trim to a cap
+    /// Costs a scan of every bucket, unless nothing was stored since the last trim to a cap
     /// no larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`.
     public func enforceLimit(
         maxBytes: Int64, protecting keys: Set<KeyDigest>, listing: Bool = true
@@ -144,13 +75,13 @@ extension DiskCache {
                 report.wasSkipped = true
                 return report
             }
-            let sweeps = ShardWorkers.map(Array(0..<Shards.count)) { shard in
-                let sweep = self.sweep(shard)
-                return (live: sweep.live, bucket: sweep.bucket)
+            let sweeps = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
+                let sweep = self.sweep(bucket)
+                return (live: sweep.live, indexState: sweep.indexState)
             }
             var kept = sweeps.flatMap(\.live)
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
-            remove(victims, broken: [], swept: sweeps.map(\.bucket), dryRun: false, listing: listing, into: &report)
+            remove(victims, broken: [], swept: sweeps.map(\.indexState), dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             recordWithin(maxBytes)
@@ -160,20 +91,20 @@ extension DiskCache {
 
     // MARK: - Planning
 
-    /// Joins shard `shard`'s files with its index bucket, read afresh from disk (and not kept:
-    /// memory holds one shard's records at a time). `each` sees every live entry's record.
-    func sweep(_ shard: Int, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil) -> ShardSweep {
-        var sweep = ShardSweep()
-        sweep.bucket = index.fileState(shard)
+    /// Joins bucket `bucket`'s files with its index, read afresh from disk (and not kept:
+    /// memory holds one bucket's records at a time). `each` sees every live entry's record.
+    func sweep(_ bucket: Int, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil) -> BucketSweep {
+        var sweep = BucketSweep()
+        sweep.indexState = index.fileState(bucket)
         guard let each else {
             // Numbers only (clean, the trim): no record decoded into strings, and no `stat` of
             // an entry file the index describes (its size is the record's; `verify` and every
             // hit check the bytes themselves).
-            let scan = entries.with(shard, create: false) { CacheScan.shard($0, statEntries: false) }
+            let scan = entries.with(bucket, create: false) { CacheScan.bucket($0, statEntries: false) }
             sweep.temporaries = scan.temporaries
             sweep.strays = scan.strays
             guard !scan.files.isEmpty else { return sweep }
-            let summaries = index.summaries(shard)
+            let summaries = index.summaries(bucket)
             for scanned in scan.files {
                 guard let digest = KeyDigest(hex: scanned.name), let line = summaries[digest],
                     scanned.bytes < 0 || line.bytes == scanned.bytes
@@ -182,7 +113,7 @@ extension DiskCache {
                     var file = scanned
                     if file.bytes < 0 {
                         var info = stat()
-                        let found = entries.with(shard, create: false) { fstatat($0, scanned.name, &info, AT_SYMLINK_NOFOLLOW) == 0 }
+                        let found = entries.with(bucket, create: false) { fstatat($0, scanned.name, &info, AT_SYMLINK_NOFOLLOW) == 0 }
                         guard found else { continue }
                         file = ScannedFile(
                             name: scanned.name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
@@ -194,22 +125,22 @@ extension DiskCache {
                 let file = ScannedFile(name: scanned.name, bytes: line.bytes, modifiedAt: scanned.modifiedAt, inode: scanned.inode)
                 sweep.live.append(
                     SweptEntry(
-                        shard: shard, digest: digest, file: file, storedAt: line.storedAt, accessedAt: line.usedAt,
+                        bucket: bucket, digest: digest, file: file, storedAt: line.storedAt, accessedAt: line.usedAt,
                         lineBytes: line.lineBytes))
             }
             return sweep
         }
-        let scan = entries.with(shard, create: false) { CacheScan.shard($0) }
+        let scan = entries.with(bucket, create: false) { CacheScan.bucket($0) }
         sweep.temporaries = scan.temporaries
         sweep.strays = scan.strays
         guard !scan.files.isEmpty else { return sweep }
-        let records = index.read(shard).entries
+        let records = index.read(bucket).entries
         for file in scan.files {
             guard let digest = KeyDigest(hex: file.name), let entry = records[digest], entry.bytes == file.bytes else {
                 sweep.broken.append(file)
                 continue
             }
-            let item = SweptEntry(shard: shard, digest: digest, file: file, entry: entry)
+            let item = SweptEntry(bucket: bucket, digest: digest, file: file, entry: entry)
             each(item, entry)
             sweep.live.append(item)
         }
@@ -241,13 +172,13 @@ extension DiskCache {
 
     // MARK: - Removing
 
-    /// Deletes `victims` and `broken` files, shards in parallel, a batch per lock hold,
+    /// Deletes `victims` and `broken` files, buckets in parallel, a batch per lock hold,
     /// each checked again under the lock: a file replaced since the sweep is kept and
     /// counted as remaining. `removedURLs` keeps the victims' order. Returns the digests of
     /// the entries removed.
     @discardableResult
     private func remove(
-        _ victims: [SweptEntry], broken: [(Int, ScannedFile)], swept buckets: [BucketFileState?], dryRun: Bool,
+        _ victims: [SweptEntry], broken: [(Int, ScannedFile)], swept indexStates: [BucketFileState?], dryRun: Bool,
         listing: Bool, into report: inout CleanReport
     ) -> Set<KeyDigest> {
         if dryRun {
@@ -257,19 +188,19 @@ extension DiskCache {
             if listing {
                 var records: [Int: [KeyDigest: CacheEntry]] = [:]
                 for item in victims {
-                    if records[item.shard] == nil { records[item.shard] = index.read(item.shard).entries }
-                    report.removedURLs.append(records[item.shard]?[item.digest]?.url ?? item.digest.hex)
+                    if records[item.bucket] == nil { records[item.bucket] = index.read(item.bucket).entries }
+                    report.removedURLs.append(records[item.bucket]?[item.digest]?.url ?? item.digest.hex)
                 }
             }
             return []
         }
-        let byShard = Dictionary(grouping: victims.enumerated(), by: \.element.shard)
-        let brokenByShard = Dictionary(grouping: broken, by: \.0)
-        let shards = Set(byShard.keys).union(brokenByShard.keys).sorted()
-        let partials = ShardWorkers.map(shards) { shard in
+        let byBucket = Dictionary(grouping: victims.enumerated(), by: \.element.bucket)
+        let brokenByBucket = Dictionary(grouping: broken, by: \.0)
+        let buckets = Set(byBucket.keys).union(brokenByBucket.keys).sorted()
+        let partials = BucketWorkers.map(buckets) { bucket in
             self.remove(
-                (byShard[shard] ?? []).map { ($0.offset, $0.element) }, broken: (brokenByShard[shard] ?? []).map(\.1),
-                in: shard, swept: buckets[shard], listing: listing)
+                (byBucket[bucket] ?? []).map { ($0.offset, $0.element) },
+                broken: (brokenByBucket[bucket] ?? []).map(\.1), in: bucket, swept: indexStates[bucket], listing: listing)
         }
         var removedURLs: [(position: Int, url: String)] = []
         var removed = Set<KeyDigest>()
@@ -286,7 +217,7 @@ extension DiskCache {
         return removed
     }
 
-    /// One shard's share of a removal.
+    /// One bucket's share of a removal.
     private struct Removal: Sendable {
         var report = CleanReport()
         var urls: [(position: Int, url: String)] = []
@@ -294,25 +225,26 @@ extension DiskCache {
     }
 
     private func remove(
-        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, swept bucket: BucketFileState?, listing: Bool
+        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in bucket: Int, swept indexState: BucketFileState?,
+        listing: Bool
     ) -> Removal {
-        entries.with(shard, create: false) { folder in
-            remove(items, broken: broken, in: shard, folder: folder, swept: bucket, listing: listing)
+        entries.with(bucket, create: false) { folder in
+            remove(items, broken: broken, in: bucket, folder: folder, swept: indexState, listing: listing)
         }
     }
 
     private func remove(
-        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in shard: Int, folder: Int32,
-        swept bucket: BucketFileState?, listing: Bool
+        _ items: [(Int, SweptEntry)], broken: [ScannedFile], in bucket: Int, folder: Int32,
+        swept indexState: BucketFileState?, listing: Bool
     ) -> Removal {
         var removal = Removal()
-        // Only listings need URLs: the bucket is read again for them, once per shard.
-        let records = listing ? index.read(shard).entries : [:]
+        // Only listings need URLs: the index is read again for them, once per bucket.
+        let records = listing ? index.read(bucket).entries : [:]
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
-            shardLock(shard).withLock {
-                // A bucket untouched since the sweep proves no file of the shard was replaced
+            bucketLock(bucket).withLock {
+                // An index untouched since the sweep proves no file of the bucket was replaced
                 // (see CacheIndex.fileState), which spares a stat per file.
-                let untouched = bucket != nil && index.fileState(shard) == bucket
+                let untouched = indexState != nil && index.fileState(bucket) == indexState
                 for (position, item) in items[start..<min(start + Self.removalBatch, items.count)] {
                     // Still the file swept (same inode): one replaced since is kept. Its size is
                     // not asked: an entry chosen to go goes, edited or not.
@@ -331,7 +263,7 @@ extension DiskCache {
             }
         }
         guard !broken.isEmpty else { return removal }
-        shardLock(shard).withLock {
+        bucketLock(bucket).withLock {
             for file in broken
             where CacheScan.isUnchanged(file.name, in: folder, as: file) && unlinkat(folder, file.name, 0) == 0 {
                 removal.report.removedTemp += 1
@@ -346,11 +278,11 @@ extension DiskCache {
     /// hour, whose files a writer may be about to name (it appends before it links).
     func compactAll(present: [Set<KeyDigest>], removed: Set<KeyDigest>) {
         let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
-        _ = ShardWorkers.map(Array(0..<Shards.count)) { shard in
-            self.shardLock(shard).withLock {
-                self.index.compact(shard) { digest, storedAt in
+        _ = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
+            self.bucketLock(bucket).withLock {
+                self.index.compact(bucket) { digest, storedAt in
                     // A young line may be a store made after the sweep (even of a key just removed).
-                    storedAt > limit || (present[shard].contains(digest) && !removed.contains(digest))
+                    storedAt > limit || (present[bucket].contains(digest) && !removed.contains(digest))
                 }
             }
         }
@@ -361,11 +293,11 @@ extension DiskCache {
     func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
         var removed = 0
         for folder in [temporary.value, index.folder.value] where folder >= 0 {
-            let scan = CacheScan.shard(folder)
+            let scan = CacheScan.bucket(folder)
             for file in scan.temporaries where file.modifiedAt < limit {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
             }
-            for stray in scan.strays where Shards.index(named: stray) == nil || folder == index.folder.value {
+            for stray in scan.strays where Buckets.index(named: stray) == nil || folder == index.folder.value {
                 if dryRun || CacheScan.removeStray(stray, in: folder) { removed += 1 }
             }
         }

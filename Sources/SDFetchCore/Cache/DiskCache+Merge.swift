@@ -1,26 +1,12 @@
 import FoundationEssentials
 import Glibc
 
-/// What `sdfetch merge` did.
-public struct MergeReport: Sendable, Equatable {
-    /// Entries copied in (new here, or newer than the entry here).
-    public var merged = 0
-    public var mergedBytes: Int64 = 0
-    /// Entries left out because this cache's entry is as new or newer.
-    public var kept = 0
-    /// Source entries whose file is missing or does not match its record.
-    public var bad = 0
-    /// Failed-URL records copied in (new here, or newer).
-    public var mergedFailed = 0
-
-    public init() {}
-}
-
 extension DiskCache {
-    /// SPEC `merge SRC`: copies the entries and failure records of the cache at `source` in,
-    /// where this cache has none for the key or an older one (the newer stored time wins),
-    /// so N sharded jobs' caches become one. Stored times, validators and LRU times travel
-    /// with the entries; every copied file is checked against its SHA-256.
+    /// `sdfetch merge SRC` (README, "Running past one machine"): copies the entries and
+    /// failure records of the cache at `source` in, where this cache has none for the key or
+    /// an older one (the newer stored time wins), so N sharded jobs' caches become one.
+    /// Stored times, validators and LRU times travel with the entries; every copied file is
+    /// checked against its SHA-256.
     ///
     /// Holds the maintenance lock (no `clean` meanwhile); fetches may run.
     ///
@@ -37,10 +23,10 @@ extension DiskCache {
         }
         return maintenanceLock.withLock {
             var report = MergeReport()
-            for shard in 0..<Shards.count {
-                other.entries.with(shard, create: false) { folder in
+            for bucket in 0..<Buckets.count {
+                other.entries.with(bucket, create: false) { folder in
                     guard folder >= 0 else { return }
-                    for (digest, entry) in other.index.read(shard).entries {
+                    for (digest, entry) in other.index.read(bucket).entries {
                         merge(entry, digest, from: folder, into: &report)
                     }
                 }
@@ -102,7 +88,7 @@ extension DiskCache {
 extension FailureBlacklist {
     /// The record file of `digest`, whatever its URL.
     func record(_ digest: KeyDigest) -> FailureRecord? {
-        cache.failed.with(Shards.index(of: digest), create: false) { folder in
+        cache.failed.with(Buckets.index(of: digest), create: false) { folder in
             guard folder >= 0 else { return nil }
             return LineRecord.read(digest.hex, relativeTo: folder) { bytes, _ in FailureRecord(fileBytes: bytes) }
         }

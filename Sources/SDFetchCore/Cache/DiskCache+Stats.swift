@@ -1,27 +1,5 @@
 import FoundationEssentials
 
-/// What `sdfetch stats` reports about a cache directory.
-public struct CacheStats: Sendable, Equatable {
-    /// Entries whose file matches its record.
-    public var entries = 0
-    /// Every byte of those entries: files and index lines (`st_size`, not blocks), what
-    /// `--max-cache-size` and `clean` count.
-    public var bytes: Int64 = 0
-    /// The images alone (their files' bytes), what `verify` checks and a fetch downloads.
-    public var imageBytes: Int64 = 0
-    public var formats: [ImageFormat: Int] = [:]
-    /// Earliest and latest stored time among the entries; nil when there are none.
-    public var oldest: Date?
-    public var newest: Date?
-    /// Blacklist records, expired or not.
-    public var failed = 0
-    /// Files in entry folders that are not entries (no record, other bytes, temporaries) and
-    /// anything that is not a regular file (links, FIFOs): `clean` removes them.
-    public var strays = 0
-
-    public init() {}
-}
-
 extension DiskCache {
     /// Statistics of the cache at `directory`, read without locking and without creating
     /// anything: a directory that does not exist yet reports zeros.
@@ -30,9 +8,9 @@ extension DiskCache {
     ///   another format version.
     public static func stats(directory: String) throws(CacheError) -> CacheStats {
         let cache = try DiskCache(directory: directory, readOnly: true)
-        let partials = ShardWorkers.map(Array(0..<Shards.count)) { shard in
+        let partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
             var stats = CacheStats()
-            let sweep = cache.sweep(shard) { item, entry in
+            let sweep = cache.sweep(bucket) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
                 stats.imageBytes += entry.bytes

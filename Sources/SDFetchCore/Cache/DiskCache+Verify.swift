@@ -1,38 +1,17 @@
 import FoundationEssentials
 import Glibc
 
-/// What `sdfetch verify` found.
-public struct VerifyReport: Sendable, Equatable {
-    /// Entries whose bytes were hashed.
-    public var checked = 0
-    public var checkedBytes: Int64 = 0
-    /// Entries or stray files removed, with why.
-    public var removed: [Removed] = []
-    /// Intact entries whose file had lost its stamp (a copy that did not keep mtimes).
-    public var restamped = 0
-    /// Entries left in place, per shard, for compaction.
-    var present = Set<KeyDigest>()
-
-    public struct Removed: Sendable, Equatable {
-        /// The entry's URL; nil for a file without a record.
-        public var url: String?
-        public var path: String
-        public var reason: String
-    }
-
-    public init() {}
-}
-
 extension DiskCache {
-    /// SPEC `sdfetch verify`: hashes every entry file against its record's SHA-256 and
-    /// removes those that differ, and entry files without a record; then compacts the index.
+    /// `sdfetch verify` (<doc:OnDiskFormat#How-it-stays-right>): hashes every entry file
+    /// against its record's SHA-256 and removes those that differ, and entry files without a
+    /// record; then compacts the index.
     ///
-    /// Safe while fetches run: a file is removed under its shard lock only if it is still
+    /// Safe while fetches run: a file is removed under its bucket lock only if it is still
     /// the one hashed (same inode and size), so a replacement stored meanwhile survives.
     public func verify() -> VerifyReport {
         maintenanceLock.withLock {
             flushUses()
-            let partials = ShardWorkers.map(Array(0..<Shards.count)) { self.verify(shard: $0) }
+            let partials = BucketWorkers.map(Array(0..<Buckets.count)) { self.verify(bucket: $0) }
             compactAll(present: partials.map(\.present), removed: [])
             return partials.reduce(into: VerifyReport()) { all, one in
                 all.checked += one.checked
@@ -44,14 +23,14 @@ extension DiskCache {
         }
     }
 
-    private func verify(shard: Int) -> VerifyReport {
-        entries.with(shard, create: false) { verify(shard: shard, folder: $0) }
+    private func verify(bucket: Int) -> VerifyReport {
+        entries.with(bucket, create: false) { verify(bucket: bucket, folder: $0) }
     }
 
-    private func verify(shard: Int, folder: Int32) -> VerifyReport {
+    private func verify(bucket: Int, folder: Int32) -> VerifyReport {
         var report = VerifyReport()
         var bad: [(ScannedFile, String?, String)] = []
-        let sweep = sweep(shard) { item, entry in
+        let sweep = sweep(bucket) { item, entry in
             report.checked += 1
             report.checkedBytes += item.fileBytes
             let fd = SafeOpen.file(item.digest.hex, in: folder, flags: O_RDONLY)
@@ -70,10 +49,10 @@ extension DiskCache {
         let strayLimit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
         guard !bad.isEmpty else { return report }
-        shardLock(shard).withLock {
+        bucketLock(bucket).withLock {
             for (file, url, reason) in bad
             where CacheScan.isUnchanged(file.name, in: folder, as: file) && unlinkat(folder, file.name, 0) == 0 {
-                let path = "\(entriesDirectory)/\(Shards.name(shard))/\(file.name)"
+                let path = "\(entriesDirectory)/\(Buckets.name(bucket))/\(file.name)"
                 report.removed.append(VerifyReport.Removed(url: url, path: path, reason: reason))
             }
         }

@@ -5,11 +5,11 @@ import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout (format 2, see ``CacheFormat``; the README's "Cache format" has the whole of it):
+/// Layout (format 2, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
 /// - `FORMAT`: the format's version.
 /// - `entries/ab/<digest>`: one file per entry, exactly the image bytes (``EntryFile``);
-///   `ab` is the digest's first byte, 256 shards.
-/// - `index/ab`: the shard's append-only index bucket, the entries' metadata
+///   `ab` is the digest's first byte, 256 buckets.
+/// - `index/ab`: the bucket's append-only index, the entries' metadata
 ///   (``CacheIndex``, ``IndexRecord``).
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
 /// - `tmp/`: small atomic writes; `locks/`: the files ``DirectoryLock`` describes.
@@ -19,7 +19,7 @@ import Synchronization
 /// descriptor, links are never followed and only regular files are read (``SafeOpen``).
 ///
 /// `entries/` is marked as the top of a directory hierarchy (`chattr +T`), so ext4 spreads
-/// the shard folders, and with them the entries' inodes, over its block groups: without a
+/// the bucket folders, and with them the entries' inodes, over its block groups: without a
 /// journal ext4 skips inodes freed in the last minute or more on every allocation in their
 /// group, and after a previous run's deletions nearby a cold run spent 2.2 s in the kernel
 /// instead of 0.4 s.
@@ -32,8 +32,8 @@ public final class DiskCache: Sendable {
     let temporaryDirectory: String
     let now: @Sendable () -> Date
     let root: DirectoryDescriptor
-    let entries: ShardFolders
-    let failed: ShardFolders
+    let entries: BucketFolders
+    let failed: BucketFolders
     let locks: DirectoryDescriptor
     /// `tmp/`: large downloads arrive here as unnamed files (``SpilledBody``).
     let temporary: DirectoryDescriptor
@@ -90,8 +90,8 @@ public final class DiskCache: Sendable {
         let entriesFolder = try folder("entries")
         // Entry folders are held for the hit path when the open-file limit has room; failure
         // records are read only on misses, next to a network request: never held.
-        entries = ShardFolders(parent: entriesFolder, holds: ShardFolders.limitAllowsHolding)
-        failed = ShardFolders(parent: try folder("failed"), holds: false)
+        entries = BucketFolders(parent: entriesFolder, holds: BucketFolders.limitAllowsHolding)
+        failed = BucketFolders(parent: try folder("failed"), holds: false)
         index = CacheIndex(folder: try folder("index"), useInterval: useInterval)
         locks = try folder("locks")
         temporary = try folder("tmp")
@@ -103,7 +103,7 @@ public final class DiskCache: Sendable {
         usesUnnamedFiles = !plainFiles
     }
 
-    /// `mkdir -p`: a fresh container has no `~/.cache` (SPEC "Environment").
+    /// `mkdir -p`: a fresh container has no `~/.cache` (sdfetch(1) ENVIRONMENT).
     static func makeDirectory(_ path: String) throws(CacheError) {
         var info = stat()
         if stat(path, &info) == 0 {
@@ -168,7 +168,7 @@ public final class DiskCache: Sendable {
         // A file that does not match its line: another process may have replaced the entry
         // since this one read the bucket. (A key with no line at all is not looked up again:
         // a cold run's misses cost nothing.)
-        index.refresh(Shards.index(of: key.digest))
+        index.refresh(Buckets.index(of: key.digest))
         guard let entry = index.entry(for: key.digest), entry.url == key.redacted else { return nil }
         return isIntact(entry, key.digest) ? entry : nil
     }
@@ -201,7 +201,7 @@ public final class DiskCache: Sendable {
 
     /// Whether `digest`'s entry file still holds `entry`'s bytes (see ``EntryFile``).
     func isIntact(_ entry: CacheEntry, _ digest: KeyDigest) -> Bool {
-        entries.with(Shards.index(of: digest), create: false) { folder in
+        entries.with(Buckets.index(of: digest), create: false) { folder in
             guard folder >= 0 else { return false }
             switch EntryFile.check(entry, name: digest.hex, in: folder) {
             case .intact: return true
@@ -212,14 +212,14 @@ public final class DiskCache: Sendable {
     }
 
     /// Reads every index bucket now, on a few threads of its own, and returns at once: for a
-    /// run whose list will touch most shards (a warm run spent a fifth of its time parsing
+    /// run whose list will touch most buckets (a warm run spent a fifth of its time parsing
     /// buckets one by one in its single loop). Lookups meanwhile wait for their bucket.
     public func preloadIndex() {
         let index = self.index
         // Parsing is CPU work: one thread per core; more only take turns with the lookups.
         let threads = ProcessInfo.processInfo.activeProcessorCount
         DedicatedThread.start(name: "sdfetch-index-preload") {
-            _ = ShardWorkers.map(Array(0..<Shards.count), threads: threads) { shard in index.preload(shard) }
+            _ = BucketWorkers.map(Array(0..<Buckets.count), threads: threads) { bucket in index.preload(bucket) }
         }
     }
 
@@ -239,10 +239,10 @@ public final class DiskCache: Sendable {
     ///
     /// The file is written unnamed and stamped, its index line appended, and then it is
     /// named: a named file always has its line. A new entry takes no lock; replacing an
-    /// existing one renames and appends again under the shard lock (see ``DirectoryLock``).
+    /// existing one renames and appends again under the bucket lock (see ``DirectoryLock``).
     /// On any failure nothing new is visible.
     ///
-    /// - Parameter waitingForLock: false on the cooperative pool: when the shard's lock is
+    /// - Parameter waitingForLock: false on the cooperative pool: when the bucket's lock is
     ///   held elsewhere (a `clean` removing a batch), returns nil at once, with nothing
     ///   named, and the caller stores again where it may wait (``BlockingPool``).
     @discardableResult
@@ -263,15 +263,15 @@ public final class DiskCache: Sendable {
     /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:spilled:for:image:etag:lastModified:waitingForLock:)``
     /// describes; `merge` copies another cache's entries with it. A `spilled` download that
     /// holds the same bytes becomes the entry file itself, without writing them again.
-    /// False only when `waitingForLock` is false and the shard's lock is held elsewhere.
+    /// False only when `waitingForLock` is false and the bucket's lock is held elsewhere.
     @discardableResult
     func write(
         _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody? = nil,
         waitingForLock: Bool = true
     ) throws(FetchFailure) -> Bool {
-        let shard = Shards.index(of: digest)
-        return try entries.with(shard, create: true) { (folder) throws(FetchFailure) -> Bool in
-            guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Shards.name(shard))") }
+        let bucket = Buckets.index(of: digest)
+        return try entries.with(bucket, create: true) { (folder) throws(FetchFailure) -> Bool in
+            guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Buckets.name(bucket))") }
             return try write(entry, digest, bytes: bytes, spilled: spilled, in: folder, waitingForLock: waitingForLock)
         }
     }
@@ -280,7 +280,7 @@ public final class DiskCache: Sendable {
         _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody?, in folder: Int32,
         waitingForLock: Bool
     ) throws(FetchFailure) -> Bool {
-        let shard = Shards.index(of: digest)
+        let bucket = Buckets.index(of: digest)
         let file: NewEntryFile
         if let spilled, let adopted = NewEntryFile(adopting: spilled, in: folder) {
             file = adopted
@@ -299,8 +299,8 @@ public final class DiskCache: Sendable {
         }
         // Not named, so not visible: the line appended above describes no file yet, and a
         // store that comes back here appends its own.
-        guard waitingForLock else { return try shardLock(shard).withLockIfFree(replace) != nil }
-        try shardLock(shard).withLock(replace)
+        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil }
+        try bucketLock(bucket).withLock(replace)
         return true
     }
 

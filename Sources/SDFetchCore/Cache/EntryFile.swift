@@ -23,9 +23,9 @@ enum EntryFile {
         case changed
     }
 
-    static func check(_ entry: CacheEntry, name: String, in shard: Int32) -> Check {
+    static func check(_ entry: CacheEntry, name: String, in bucket: Int32) -> Check {
         var info = stat()
-        guard fstatat(shard, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+        guard fstatat(bucket, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
             Int64(info.st_size) == entry.bytes
         else { return .changed }
         return Int64(info.st_mtim.tv_sec) == entry.stamp && info.st_mtim.tv_nsec == 0 ? .intact : .unstamped
@@ -33,8 +33,8 @@ enum EntryFile {
 
     /// Whether the file's bytes still hash to the record's SHA-256; if so its stamp is set
     /// again, so the next hit is a plain ``check(_:name:in:)``.
-    static func rehash(_ entry: CacheEntry, name: String, in shard: Int32) -> Bool {
-        let fd = SafeOpen.file(name, in: shard, flags: O_RDONLY)
+    static func rehash(_ entry: CacheEntry, name: String, in bucket: Int32) -> Bool {
+        let fd = SafeOpen.file(name, in: bucket, flags: O_RDONLY)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         guard let digest = sha256(of: fd, expecting: entry.bytes), digest == entry.sha256 else { return false }
@@ -94,100 +94,5 @@ enum EntryFile {
     static func setStamp(_ fd: Int32, _ stamp: Int64) {
         var times = [FileTime.omitted, timespec(tv_sec: Int(stamp), tv_nsec: 0)]
         _ = futimens(fd, &times)
-    }
-}
-
-/// A cache entry file being written: created unnamed (`O_TMPFILE`) in its shard folder,
-/// filled and stamped, then named in one step, so the entry appears whole or not at all and
-/// a crash leaves nothing behind.
-///
-/// Where `O_TMPFILE` is unsupported, the file is created under a temporary name in the same
-/// folder and renamed instead; `clean` removes such files once they are an hour old.
-/// Closing (and removing any temporary name) happens in `deinit`, so every failure path
-/// cleans up.
-final class NewEntryFile {
-    let fd: Int32
-    /// The shard folder's descriptor (held by the cache's ``ShardFolders``).
-    let folder: Int32
-    /// The temporary name when the file was created with one; nil for an unnamed file.
-    private(set) var temporaryName: String?
-
-    /// - Parameter unnamed: try `O_TMPFILE` first; false goes straight to a temporary name.
-    init(in folder: Int32, unnamed: Bool = true) throws(FetchFailure) {
-        self.folder = folder
-        var fd: Int32 = -1
-        if unnamed {
-            fd = openat(folder, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
-        }
-        // EOPNOTSUPP, EISDIR or EINVAL: no O_TMPFILE here (NFS, old kernels), use a name.
-        if fd < 0 && (!unnamed || ![EACCES, ENOSPC, EROFS].contains(errno)) {
-            let name = FileIO.temporaryName()
-            fd = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            if fd >= 0 { temporaryName = name }
-        }
-        guard fd >= 0 else { throw FetchFailure(.io, "cannot create a cache file: \(errnoText())") }
-        self.fd = fd
-    }
-
-    /// Takes over a download's unnamed spill file (a duplicate of its descriptor), which
-    /// already holds the bytes: nil when it lives on another file system than `folder`
-    /// (a `tmp/` that is a mount of its own), where it could not be linked.
-    init?(adopting body: SpilledBody, in folder: Int32) {
-        var file = stat()
-        var directory = stat()
-        guard fstat(body.fd, &file) == 0, fstat(folder, &directory) == 0, file.st_dev == directory.st_dev,
-            Int64(file.st_size) == body.count
-        else { return nil }
-        let fd = dup(body.fd)
-        guard fd >= 0 else { return nil }
-        self.fd = fd
-        self.folder = folder
-    }
-
-    deinit {
-        close(fd)
-        if let temporaryName { unlinkat(folder, temporaryName, 0) }
-    }
-
-    /// Writes all of `bytes` (a failed write, such as a full disk, throws).
-    func write(_ bytes: UnsafeRawBufferPointer) throws(FetchFailure) {
-        guard FileIO.writeAll(bytes, to: fd) else {
-            throw FetchFailure(.io, "cannot write a cache file: \(errnoText())")
-        }
-    }
-
-    /// Names the file `name` if nothing has that name yet. False when the name is taken, or
-    /// when a named temporary cannot be hard-linked (FAT has no hard links): the caller then
-    /// uses ``replace(_:)``. Throws on other failures.
-    func linkIfAbsent(as name: String) throws(FetchFailure) -> Bool {
-        if let temporaryName {
-            guard linkat(folder, temporaryName, folder, name, 0) == 0 else { return false }
-            unlinkat(folder, temporaryName, 0)
-            self.temporaryName = nil
-            return true
-        }
-        guard linkUnnamed(as: name) else {
-            if errno == EEXIST { return false }
-            throw FetchFailure(.io, "cannot name a cache file: \(errnoText())")
-        }
-        return true
-    }
-
-    /// Names the file `name`, atomically replacing whatever had that name.
-    func replace(_ name: String) throws(FetchFailure) {
-        if temporaryName == nil {
-            // An unnamed file cannot be renamed: give it a temporary name first.
-            let named = FileIO.temporaryName()
-            guard linkUnnamed(as: named) else { throw FetchFailure(.io, "cannot name a cache file: \(errnoText())") }
-            temporaryName = named
-        }
-        guard let temporaryName, renameat(folder, temporaryName, folder, name) == 0 else {
-            throw FetchFailure(.io, "cannot rename a cache file: \(errnoText())")
-        }
-        self.temporaryName = nil
-    }
-
-    private func linkUnnamed(as name: String) -> Bool {
-        UnnamedFileLink.link(fd, as: name, in: folder)
     }
 }

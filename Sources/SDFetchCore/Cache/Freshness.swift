@@ -1,9 +1,10 @@
 import FoundationEssentials
 
-/// The one freshness rule (SPEC `--max-age`): something stored or recorded at time `t` is
-/// fresh while `t` is after `now - maxAge`, and expired from then on. Cache entries, failed-URL
-/// records and `clean` all ask it here, the first two with dates, `clean` with the cache's
-/// nanoseconds since 1970 (file times and index records), so the boundary is one inequality.
+/// The one freshness rule (`--max-age`, <doc:OnDiskFormat#How-it-stays-right>): something stored
+/// or recorded at time `t` is fresh while `t` is after `now - maxAge`, and expired from then
+/// on. Cache entries, failed-URL records and `clean` all ask it here, the first two with dates,
+/// `clean` with the cache's nanoseconds since 1970 (file times and index records), so the
+/// boundary is one inequality.
 public struct Freshness: Sendable, Equatable {
     public let maxAge: Duration
 

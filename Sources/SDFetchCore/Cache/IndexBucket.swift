@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// One shard's index bucket (`index/ab`) as read into memory: the latest entry per digest,
+/// One bucket's index (`index/ab`) as read into memory: the latest entry per digest,
 /// with uses folded in, and how far the file has been read.
 ///
 /// Reading is incremental: ``read(from:)`` parses only what was appended since the last

@@ -2,10 +2,11 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// Opening files inside the cache without trusting it (SPEC "Security": nothing in the cache
-/// directory is trusted). Every open is relative to a held directory descriptor and refuses
-/// links (`O_NOFOLLOW`); files are opened `O_NONBLOCK` and checked to be regular, so a FIFO
-/// or device planted at an entry's name is skipped at once instead of blocking `open`.
+/// Opening files inside the cache without trusting it
+/// (<doc:Security#The-cache-directory-is-untrusted>: nothing in the cache directory is
+/// trusted). Every open is relative to a held directory descriptor and refuses links
+/// (`O_NOFOLLOW`); files are opened `O_NONBLOCK` and checked to be regular, so a FIFO or
+/// device planted at an entry's name is skipped at once instead of blocking `open`.
 enum SafeOpen {
     /// The directory `name` under `parent`, never through a link; created first when
     /// `create` is set and it is missing. -1 (errno set) when it is anything but a directory.
@@ -54,74 +55,5 @@ enum SafeOpen {
             return true
         }
         return isComplete ? bytes : nil
-    }
-}
-
-/// The 256 shard folders (`ab`) under one cache folder, entered only as real directories
-/// (never through a link) and each operation resolving one name relative to its shard's
-/// descriptor.
-///
-/// With `holds`, a folder's descriptor is opened on first use and kept (the warm-run hit
-/// then costs one `fstatat`); without, each use opens and closes it, so a process under a
-/// small open-file limit (`ulimit -n`) does not spend up to 256 descriptors on folders.
-final class ShardFolders: Sendable {
-    let parent: DirectoryDescriptor
-    let holds: Bool
-    private let descriptors = Mutex<[Int32]>(Array(repeating: -1, count: 256))
-
-    init(parent: DirectoryDescriptor, holds: Bool) {
-        self.parent = parent
-        self.holds = holds
-    }
-
-    deinit {
-        descriptors.withLock { for fd in $0 where fd >= 0 { close(fd) } }
-    }
-
-    /// Runs `body` with the descriptor of shard `index` (created first when `create` is set);
-    /// -1 when it is missing (and not created) or is not a real directory. The descriptor is
-    /// valid only inside `body`.
-    func with<T, E: Error>(_ index: Int, create: Bool, _ body: (Int32) throws(E) -> T) throws(E) -> T {
-        guard holds else {
-            let fd = SafeOpen.directory(Shards.name(index), in: parent.value, create: create)
-            defer { if fd >= 0 { close(fd) } }
-            return try body(fd)
-        }
-        let fd = descriptors.withLock { fds in
-            if fds[index] >= 0 { return fds[index] }
-            let fd = SafeOpen.directory(Shards.name(index), in: parent.value, create: create)
-            if fd >= 0 { fds[index] = fd }  // a missing folder may appear later
-            return fd
-        }
-        return try body(fd)
-    }
-
-    /// Whether folders should be held under the current open-file limit: only when 256 of
-    /// them are a small share of it.
-    static var limitAllowsHolding: Bool {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return false }
-        return limit.rlim_cur >= 8192
-    }
-}
-
-/// Shard numbering: the first byte of a key's digest picks one of 256 folders and buckets.
-enum Shards {
-    static let count = 256
-
-    static func index(of digest: KeyDigest) -> Int { Int(digest.high >> 56) }
-
-    private static let names: [String] = (0..<256).map { index in
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: [digits[index >> 4], digits[index & 0xF]], as: UTF8.self)
-    }
-
-    /// Two lower-case hex digits.
-    static func name(_ index: Int) -> String { names[index] }
-
-    /// The shard number of a two-hex-digit name, or nil.
-    static func index(named name: String) -> Int? {
-        guard name.utf8.count == 2, let value = UInt8(name, radix: 16), name == names[Int(value)] else { return nil }
-        return Int(value)
     }
 }

@@ -1,6 +1,6 @@
-/// Why a URL failed: one error kind of the spec plus a human detail.
+/// Why a URL failed: one error kind (<doc:Fetching#Results>) plus a human detail.
 public struct FetchFailure: Error, Sendable, Equatable {
-    /// The spec's error kinds. `label` renders the spec string.
+    /// The error kinds. `label` renders the word printed and written to `--json`.
     public enum Kind: Sendable, Hashable {
         case http(Int)
         case timeout
@@ -19,8 +19,10 @@ public struct FetchFailure: Error, Sendable, Equatable {
         case io
         case invalidURL
         case interrupted
+        case optedOut
+        case hashMismatch
 
-        /// The spec's spelling, e.g. `http-404`, `not-an-image`.
+        /// The printed spelling, e.g. `http-404`, `not-an-image`.
         public var label: String {
             switch self {
             case .http(let code): "http-\(code)"
@@ -40,6 +42,8 @@ public struct FetchFailure: Error, Sendable, Equatable {
             case .io: "io"
             case .invalidURL: "invalid-url"
             case .interrupted: "interrupted"
+            case .optedOut: "opted-out"
+            case .hashMismatch: "hash-mismatch"
             }
         }
 
@@ -52,20 +56,23 @@ public struct FetchFailure: Error, Sendable, Equatable {
             let all: [Kind] = [
                 .timeout, .connect, .dns, .tls, .tooLarge, .tooManyPixels, .notAnImage, .corruptImage,
                 .truncated, .tooManyRedirects, .badRedirect, .hostDown, .offlineMiss, .io, .invalidURL,
-                .interrupted,
+                .interrupted, .optedOut, .hashMismatch,
             ]
             guard let kind = all.first(where: { $0.label == label }) else { return nil }
             self = kind
         }
 
-        /// Whether the failed-URL blacklist records it (SPEC "Failed-URL blacklist").
-        /// Everything else is transient: retried within the run, never recorded.
+        /// Whether the failed-URL blacklist records it
+        /// (<doc:Fetching#Failed-URL-blacklist>). Everything else is transient: retried
+        /// within the run, never recorded.
         public var isPermanent: Bool {
             switch self {
             case .http(let code): (400...499).contains(code) && ![408, 425, 429].contains(code)
             case .notAnImage, .corruptImage, .tooLarge, .tooManyPixels, .tooManyRedirects, .badRedirect: true
+            // The publisher's no is as lasting as a 404; a digest mismatch may be a bad copy.
+            case .optedOut: true
             case .timeout, .connect, .dns, .tls, .truncated, .hostDown, .offlineMiss, .io, .invalidURL,
-                .interrupted:
+                .interrupted, .hashMismatch:
                 false
             }
         }

@@ -1,6 +1,8 @@
-/// Everything that shapes how one URL is fetched (the spec's fetch options, less I/O ones).
+/// Everything that shapes how one URL is fetched (sdfetch(1) FETCH OPTIONS, less I/O ones).
 public struct FetchOptions: Sendable {
-    public var concurrency = 6
+    /// `-j`: transfers in flight over all hosts, a cap on this process's own resources; the
+    /// politeness that matters to servers is ``TransferPacing/perHost``.
+    public var concurrency = 256
     public var timeout: Duration = .seconds(15)
     public var retries = 2
     /// Backoff and `Retry-After` timing of those retries.
@@ -11,6 +13,8 @@ public struct FetchOptions: Sendable {
     /// entries' files. Enforced by ``DiskCache/enforceLimit(maxBytes:protecting:)`` after a run.
     public var maxCacheSize: Int64 = 1 << 30
     public var refresh = false
+    /// `--ignore-opt-outs`: store images whose response opts out of AI use (`X-Robots-Tag`).
+    public var ignoreOptOuts = false
     public var offline = false
     public var retryFailed = false
     public var verify: VerifyMode = .structure
@@ -20,17 +24,12 @@ public struct FetchOptions: Sendable {
     public var hostFailures = 5
     public var headers: [String] = []
     public var userAgent = "sdfetch/\(SDFetchVersion.string)"
-    /// `--per-host`, `--wait`, `--limit-rate`.
-    public var pacing = TransferPacing()
+    /// `--per-host` (6 by default, a browser's number), `--wait`, `--limit-rate`.
+    public var pacing = TransferPacing(perHost: 6)
     /// `--cacert`, `-k`, `--proxy`.
     public var connection = ConnectionOptions()
     /// `--max-time`: bound on one whole transfer; nil means none.
     public var maxTime: Duration?
 
     public init() {}
-}
-
-/// The product version, shown by `--version` and in the default User-Agent.
-public enum SDFetchVersion {
-    public static let string = "0.1.0"
 }

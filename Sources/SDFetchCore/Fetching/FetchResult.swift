@@ -15,7 +15,7 @@ public struct FetchResult: Sendable {
     public var height: Int?
     /// SHA-256 of the image bytes, 64 hex digits, when there is an image.
     public var sha256: String?
-    /// The cache file's mtime in whole seconds (its stamp, see the README's "Cache format"):
+    /// The cache file's mtime in whole seconds (its stamp, see <doc:OnDiskFormat>):
     /// a copy made with it can later be recognised by size and time alone.
     public var fileStamp: Int64?
     /// The last HTTP status seen, when a request was sent.

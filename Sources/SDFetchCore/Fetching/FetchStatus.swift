@@ -1,4 +1,5 @@
-/// How one unique URL ended (SPEC "Results"); the raw values are the spec's words.
+/// How one unique URL ended (<doc:Fetching#Results>); the raw values are the words
+/// printed.
 public enum FetchStatus: String, Sendable, CaseIterable {
     case downloaded
     case cached

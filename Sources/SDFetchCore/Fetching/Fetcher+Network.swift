@@ -32,7 +32,7 @@ extension Fetcher {
             // A host that went down meanwhile fails now instead of after a pointless sleep.
             let host = HostHealth.host(of: key.string)
             if engine.hostHealth.isDown(host, limit: options.hostFailures) {
-                let failure = HostHealth.failure(for: host)
+                let failure = engine.hostHealth.failure(for: host)
                 return .failed(TransferResponse(failure: failure), failure)
             }
             let delay = policy.delay(beforeRetry: attempt, retryAfter: response.retryAfter)
@@ -46,29 +46,6 @@ extension Fetcher {
             }
             attempt += 1
         }
-    }
-}
-
-/// How the network step ended: the three ways the rest of a URL's way can go.
-enum NetworkOutcome {
-    /// A `2xx` body, to verify and store.
-    case body(TransferResponse)
-    /// `304 Not Modified` to a conditional request: the stale entry is renewed.
-    case notModified(TransferResponse)
-    /// Anything else, with the failure it reports (the response keeps the HTTP status).
-    case failed(TransferResponse, FetchFailure)
-}
-
-/// One line of `-v`: something that happened to a URL on its way, not its result.
-public struct FetchNote: Sendable, Equatable {
-    /// The URL as spelled in the input.
-    public let url: String
-    /// Lower-case, no final period: "followed 2 redirects to https://...".
-    public let message: String
-
-    public init(url: String, message: String) {
-        self.url = url
-        self.message = message
     }
 }
 

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
-/// way after it is identified (see the README's "Layout" for the whole pipeline).
+/// way after it is identified (see <doc:Pipeline> for the whole run).
 ///
 /// The steps are nonisolated and run on the caller's task, so its cancellation reaches the
 /// transfer and the verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the
@@ -17,7 +17,7 @@ public actor Fetcher {
     public nonisolated let options: FetchOptions
     public nonisolated let cache: DiskCache
     nonisolated let engine: CurlEngine
-    /// Where the waits for a shard lock held elsewhere happen (a replaced entry's store, a
+    /// Where the waits for a bucket lock held elsewhere happen (a replaced entry's store, a
     /// blacklist record's rename): never on the cooperative pool (``BlockingPool``).
     nonisolated let files: BlockingPool
     nonisolated let now: @Sendable () -> Date
@@ -42,12 +42,14 @@ public actor Fetcher {
         self.blacklist = FailureBlacklist(cache: cache)
         self.servePolicy = ServePolicy(
             freshness: Freshness(maxAge: options.maxAge), isRefreshing: options.refresh, isOffline: options.offline)
-        self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: options.pacing)
+        var pacing = options.pacing
+        pacing.retryAfterCap = options.retryPolicy.retryAfterCap
+        self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: pacing)
         self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
     }
 
-    /// Threads for those waits, started as needed: enough that stores to other shards go on
-    /// while a few wait on a shard that a `clean` elsewhere holds for a batch.
+    /// Threads for those waits, started as needed: enough that stores to other buckets go on
+    /// while a few wait on a bucket that a `clean` elsewhere holds for a batch.
     static let fileThreads = 4
 
     /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
@@ -61,6 +63,12 @@ public actor Fetcher {
         for waiter in waiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
         return result
     }
+
+    /// The hosts given up so far in this run (`host-down`) and why, for a line each.
+    public nonisolated var downHosts: [DownHost] { engine.hostHealth.downHosts }
+
+    /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
+    public nonisolated func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
 
     /// Interrupts every transfer (Ctrl-C) and every verification under way (the walkers and
     /// decoders ask ``Interruption/isRequested``); their results come back `failed` with
@@ -143,7 +151,7 @@ public actor Fetcher {
             key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
             clearingRecord: hadRecord)
         if let failure = result.failure, failure.kind.isPermanent {
-            // The record is renamed into place under the shard's lock: off the cooperative pool.
+            // The record is renamed into place under the bucket's lock: off the cooperative pool.
             await files.run { [blacklist] in _ = blacklist.insert(failure, for: key) }
         }
         return result
@@ -211,15 +219,22 @@ public actor Fetcher {
     ///
     /// The store's writes meet only the page cache and stay on this task: a hop to another
     /// thread per download cost six context switches and a third more CPU on a cold run.
-    /// What may wait on another process, the shard lock a replacement takes while a `clean`
+    /// What may wait on another process, the bucket lock a replacement takes while a `clean`
     /// holds it, goes to ``files``.
     private nonisolated func store(
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
     ) async -> FetchResult {
+        if response.optsOut && !options.ignoreOptOuts {
+            let failure = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
         // A spilled body is read back here, on a pool thread: at most one per thread at a time.
         guard let body = response.spilled.map({ $0.bytes() }) ?? response.body else {
             let failure = FetchFailure(.io, "cannot read the download back from the cache's tmp folder: \(errnoText())")
+            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
+        if let declared = response.declaredSHA256, let failure = Self.digestMismatch(body, declared: declared) {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         let image: VerifiedImage

@@ -1,4 +1,5 @@
-/// When and after how long a transient failure is tried again (`--retries`, SPEC "Precise rules").
+/// When and after how long a transient failure is tried again (`--retries`,
+/// <doc:Fetching#Retries-and-timeouts>).
 ///
 /// Waits start at ``baseDelay`` and double per retry up to ``maxDelay``, each scaled by a
 /// random factor in 0.8...1.2 (never past ``maxDelay``) so that many URLs failing together

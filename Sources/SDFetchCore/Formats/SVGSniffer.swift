@@ -1,10 +1,10 @@
 /// Decides whether text is an SVG document: its root element must be `<svg`.
 ///
-/// SPEC "Precise rules": an optional UTF-8 byte order mark, whitespace, the XML prolog
-/// and other processing instructions, comments and a doctype may come first; then the
-/// first element must be `svg`. An HTML page that embeds `<svg>` further down has `html`
-/// as its first element and is therefore `not-an-image`. Only the first ``window``
-/// bytes are looked at, so a megabyte of comments cannot make sniffing slow.
+/// <doc:Verification#Format-sniffing>: an optional UTF-8 byte order mark, whitespace,
+/// the XML prolog and other processing instructions, comments and a doctype may come
+/// first; then the first element must be `svg`. An HTML page that embeds `<svg>` further
+/// down has `html` as its first element and is therefore `not-an-image`. Only the first
+/// ``window`` bytes are looked at, so a megabyte of comments cannot make sniffing slow.
 enum SVGSniffer {
     /// How many leading bytes may hold the prolog before the root element.
     static let window = 8192

@@ -1,8 +1,8 @@
-/// The identity of a URL for caching and de-duplication (SPEC "URL identity").
+/// The identity of a URL for caching and de-duplication (<doc:Fetching#URL-identity>).
 ///
 /// Scheme and host are lower-cased, the default port and the fragment removed, and an
 /// empty path written `/`; path, query and percent-encoding are kept byte for byte, so
-/// two spellings share a key only when the spec says they name the same resource.
+/// two spellings share a key only when the identity rule says they name the same resource.
 public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The normalised URL text; also what is sent on the wire.
     public let string: String
@@ -13,7 +13,7 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The lower-cased host, brackets kept for IPv6 literals.
     public let host: String
 
-    /// Longest accepted input line, in bytes (SPEC "Precise rules").
+    /// Longest accepted input line, in bytes (<doc:Fetching#URL-identity>).
     public static let maxLength = 8192
 
     public var description: String { string }
@@ -58,7 +58,7 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
 
         // Userinfo is kept verbatim; only the host part is normalised. curl refuses a second
         // `@` in the authority: left in, it would fail as a connect error and count against
-        // the host (issue 16), so it is `invalid` here.
+        // the host (`URLKeyTests`), so it is `invalid` here.
         let ats = authority.lazy.filter { $0 == UInt8(ascii: "@") }.count
         guard ats <= 1 else { throw InvalidURL(reason: "more than one '@' before the host") }
         let hostPortStart =
@@ -111,8 +111,14 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         self.digest = KeyDigest(of: normalised)
     }
 
+    /// `host` or `host:port` as in ``string``, without userinfo: whom the request goes to,
+    /// the unit of `--per-host` and of `host-down`.
+    public var hostAndPort: String {
+        URLSpans(string).map { String($0.hostAndPort(in: string)) } ?? host
+    }
+
     /// ``string`` with any password in the userinfo written `***` (`user:***@host`): what is
-    /// printed, reported and stored (SPEC "Security").
+    /// printed, reported and stored (<doc:Security#Credentials>).
     public var redacted: String { Self.redacting(string) }
 
     /// `text` with the password of an `http(s)://user:password@host` authority masked as `***`;
@@ -160,9 +166,4 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
 
     public static func == (lhs: URLKey, rhs: URLKey) -> Bool { lhs.string == rhs.string }
     public func hash(into hasher: inout Hasher) { hasher.combine(digest) }
-}
-
-/// Why an input line is not a usable URL; `reason` is lower-case and names the problem.
-public struct InvalidURL: Error, Sendable, Equatable {
-    public let reason: String
 }

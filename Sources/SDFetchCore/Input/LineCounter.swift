@@ -1,8 +1,8 @@
 import FoundationEssentials
 import Glibc
 
-/// Counts the meaningful lines of a regular file before it is read for real (SPEC "Input":
-/// the progress bar shows a true total and ETA from the start).
+/// Counts the meaningful lines of a regular file before it is read for real
+/// (<doc:Fetching#Input>: the progress bar shows a true total and ETA from the start).
 ///
 /// Uses the same rule as ``LineSplitter`` (a BOM, blank lines, `#` comments and surrounding
 /// whitespace do not count) but never builds a line: `memchr` jumps from one newline to

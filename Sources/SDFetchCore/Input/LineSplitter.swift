@@ -1,4 +1,4 @@
-/// Splits a byte stream into trimmed, meaningful lines (SPEC "Input").
+/// Splits a byte stream into trimmed, meaningful lines (<doc:Fetching#Input>).
 ///
 /// Tolerates CRLF, a UTF-8 BOM and surrounding whitespace; drops blank lines and lines
 /// whose first non-blank character is `#`. Memory stays bounded on a line without end:
@@ -77,7 +77,8 @@ struct LineSplitter {
 
     /// The line as text. Bytes that are not UTF-8 are written `%HH` instead of collapsing into
     /// U+FFFD, so `?a=\xff` and `?a=\xfe` stay two keys and the server still receives the byte
-    /// (percent-encoding is how a URL carries it; SPEC "URL identity" keeps bytes apart).
+    /// (percent-encoding is how a URL carries it; <doc:Fetching#URL-identity> keeps bytes
+    /// apart).
     static func text(of bytes: [UInt8]) -> String {
         if let valid = String(validating: bytes, as: UTF8.self) { return valid }
         var out: [UInt8] = []

@@ -7,8 +7,8 @@ import Glibc
 /// travel in batches through a small bounded queue: when the consumer falls behind the
 /// reader thread waits, which keeps memory bounded on lists of any length. A batch is
 /// handed on when it is full or when the input has nothing more to read right now, so a
-/// slow producer's first line is fetched before it writes the second (SPEC "Input"),
-/// while a fast one still fills whole batches.
+/// slow producer's first line is fetched before it writes the second
+/// (<doc:Fetching#Input>), while a fast one still fills whole batches.
 public final class URLListReader: @unchecked Sendable {
     /// Guards `batches`, `finished`, `cancelled`, `isWoken`, `counted` and `waiter`.
     private let condition = ConditionLock()

@@ -1,20 +1,23 @@
 import FoundationEssentials
 import Glibc
 
-/// A few threads of its own for work that blocks in the kernel: the store step's file
-/// writes and the shard `flock` a replaced entry takes, the `-o` copies, the console's
-/// writes to a pipe, and the once-per-command steps (``BlockingWork``).
+/// A few threads of its own for work that may wait on another process or on a reader: a
+/// replaced entry's store when its bucket's lock is held elsewhere and the blacklist's
+/// record writes (the fetcher's `sdfetch-files` pool), the console's writes to a pipe (the
+/// CLI's one-thread pool), and the once-per-command steps (``BlockingWork``).
 ///
 /// Why: the cooperative pool has one thread per core (two here). A task parked in `flock`
-/// (a `clean` elsewhere holds a shard's lock for up to 256 removals), in a `write` to a
-/// full pipe or in a slow file write holds one of them, and with every one parked nothing
-/// else runs: no transfer result, no progress bar, no drain after Ctrl-C. Such work is
-/// submitted here and the task awaits its result, as with swift-nio's `NIOThreadPool`.
+/// (a `clean` elsewhere holds a bucket's lock for up to 256 removals) or in a `write` to a
+/// full pipe holds one of them, and with every one parked nothing else runs: no transfer
+/// result, no progress bar, no drain after Ctrl-C. Such work is submitted here and the task
+/// awaits its result, as with swift-nio's `NIOThreadPool`.
 ///
 /// Jobs start in submission order; with one thread they also end in that order, which the
 /// console's writer relies on. A hop costs a parked thread's wake-up and a continuation's
-/// resume (a few µs), so callers batch where items are many (the `-o` step takes a whole
-/// batch of results per hop) and the warm hit (one `fstatat`) stays on its task.
+/// resume, six context switches per URL when every download took one, so what meets only
+/// the page cache stays on its task: the store step's writes, the `-o` copies and the warm
+/// hit's `fstatat` (SDFetchCore.docc, Pipeline, "System calls left on the tasks"). A store
+/// first tries its lock without waiting and comes here only when the lock is held.
 ///
 /// Lifetime: ``shutdown()`` lets the queued jobs run, ends the threads and returns once the
 /// last has ended; ``withBlockingPool(threads:name:isolation:_:)`` calls it on every exit,

@@ -4,10 +4,10 @@ extension FetchFailure.Kind {
     /// The one table from libcurl's result codes to the spec's error kinds.
     ///
     /// `receivedBytes` separates a connection dropped before any response byte (`connect`)
-    /// from one dropped mid-response (`truncated`, SPEC "Precise rules"). `httpStatus` is
-    /// the latest status line seen: a `3xx` means a refused hop is a `bad-redirect`, not a
-    /// bad input URL, and a cut `4xx`/`5xx` body keeps the status the server gave, which
-    /// already says what happened.
+    /// from one dropped mid-response (`truncated`, <doc:Fetching#Retries-and-timeouts>).
+    /// `httpStatus` is the latest status line seen: a `3xx` means a refused hop is a
+    /// `bad-redirect`, not a bad input URL, and a cut `4xx`/`5xx` body keeps the status
+    /// the server gave, which already says what happened.
     ///
     /// `wasConnected` (the request was sent) tells a reply curl refuses to read as HTTP
     /// (HTTP/0.9, a 4-digit status) from a refused connection: bytes arrived, so `truncated`.

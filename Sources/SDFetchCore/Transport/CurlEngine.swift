@@ -71,6 +71,11 @@ public final class CurlEngine: Sendable {
             // Never more connections than transfers; keep that many alive for reuse.
             _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTransfers)
             _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxTransfers)
+            // `--per-host` counts connections: an HTTP/2 host, allowed a connection's streams by
+            // the ``HostScheduler``, still gets no more connections than that.
+            if pacing.perHost > 0 {
+                _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, pacing.perHost)
+            }
         }
 
         deinit {

@@ -36,6 +36,10 @@ extension CurlTransfer {
             failure: failure, httpStatus: head.status, body: body.bytes, etag: head.etag,
             lastModified: head.lastModified, retryAfter: head.retryAfter)
         response.spilled = body.spilled
+        response.optsOut = head.optsOut
+        if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
+            response.declaredSHA256 = head.digestSHA256
+        }
         var redirects = 0
         _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_REDIRECT_COUNT, &redirects)
         if redirects > 0 {
@@ -85,26 +89,5 @@ extension Double {
     /// `1` for whole numbers, `0.5` otherwise: what a person writes for seconds.
     fileprivate var plainText: String {
         self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
-    }
-}
-
-/// Errors that say this machine ran out of something, not that the server failed.
-enum LocalResourceError {
-    case descriptors
-    case memory
-
-    init?(errno code: Int32) {
-        switch code {
-        case EMFILE, ENFILE: self = .descriptors
-        case ENOMEM, ENOBUFS: self = .memory
-        default: return nil
-        }
-    }
-
-    var detail: String {
-        switch self {
-        case .descriptors: "out of file descriptors on this machine"
-        case .memory: "out of memory on this machine"
-        }
     }
 }

@@ -12,7 +12,8 @@ import Glibc
 /// an unretained pointer; the loop's table of running transfers keeps it alive meanwhile.
 ///
 /// Proxies: unless `--proxy` is given, no proxy option is set, so libcurl itself reads
-/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does (SPEC).
+/// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` exactly as the `curl` tool does
+/// (sdfetch(1) ENVIRONMENT).
 final class CurlTransfer {
     /// Why a body was cut on purpose by returning 0 from a callback.
     enum Overflow {
@@ -35,12 +36,20 @@ final class CurlTransfer {
     private(set) var host = ""
     /// Monotonic nanoseconds of the start, or of the stall check that last saw new bytes.
     var lastActivity: UInt64 = 0
+    /// Monotonic nanoseconds of the start.
+    private(set) var startedAt: UInt64 = 0
     /// Bytes arrived since the last stall check. Callbacks only set this flag: the loop's
     /// check reads the clock once for all transfers instead of once per callback.
     var hasNewBytes = false
     private(set) var timeoutNanoseconds: UInt64 = 0
     /// Set by `CURLOPT_PREREQFUNCTION`: a connection was made (or reused) for this request.
     private(set) var isConnected = false
+    /// The response came over HTTP/2 or later, so its host's connection multiplexes.
+    var isMultiplexed: Bool {
+        var version = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_HTTP_VERSION, &version)
+        return version >= Int(CURL_HTTP_VERSION_2_0)
+    }
     /// `--limit-rate`'s bucket, asked before each body chunk; nil without a cap.
     var rateLimiter: RateLimiter?
     /// Where the pre-request callback reports sends, for `--wait`; nil without per-host rules.
@@ -112,6 +121,7 @@ final class CurlTransfer {
         self.continuation = continuation
         meter = request.meter
         lastActivity = now
+        startedAt = now
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))
@@ -164,8 +174,9 @@ final class CurlTransfer {
         let context = Unmanaged.passUnretained(self).toOpaque()
         setLong(CURLOPT_NOSIGNAL, 1)
         setString(CURLOPT_URL, request.url)
-        // The key keeps the path byte for byte (SPEC "URL identity"), so the request must too:
-        // without this curl would collapse "/a/../b" and ask for another resource.
+        // The key keeps the path byte for byte (SDFetchCore.docc, Fetching, "URL identity"), so
+        // the request must too: without this curl would collapse "/a/../b" and ask for another
+        // resource.
         setLong(CURLOPT_PATH_AS_IS, 1)
         setString(CURLOPT_PROTOCOLS_STR, "http,https")
         setString(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
@@ -342,27 +353,6 @@ extension CurlTransfer {
     /// The most curl hands one write callback (`CURL_MAX_WRITE_SIZE`), so a spilling body's
     /// buffer never grows past the threshold plus this.
     static let chunkAllowance = 16 << 10
-}
-
-/// Requests curl is about to send, noted by pre-request callbacks during one
-/// `curl_multi_perform` and read by the loop right after (`--wait` counts from sends).
-///
-/// Loop-thread only, like the transfers that write to it.
-final class SendLog {
-    struct Entry {
-        let host: String
-        let time: UInt64
-        /// The transfer's first send (later ones are redirect hops).
-        let firstForTransfer: Bool
-    }
-
-    private(set) var entries: [Entry] = []
-
-    func record(_ host: String, firstForTransfer: Bool) {
-        entries.append(Entry(host: host, time: MonotonicTime.nanoseconds(), firstForTransfer: firstForTransfer))
-    }
-
-    func removeAll() { entries.removeAll(keepingCapacity: true) }
 }
 
 /// Never crosses threads: it holds raw curl pointers only the loop thread may touch.

@@ -12,6 +12,12 @@ struct ResponseHead {
     var lastModified: String?
     /// `Retry-After` in seconds (delta form or HTTP date).
     var retryAfter: Double?
+    /// An `X-Robots-Tag` opts the image out of AI use for sdfetch (see ``RobotsTag``).
+    var optsOut = false
+    /// The base64 SHA-256 of a `Content-Digest` or `Repr-Digest` (RFC 9530) `sha-256` member.
+    var digestSHA256: String?
+    /// `Content-Encoding`, when the server sent one (a digest then covers the coded bytes).
+    var contentEncoding: String?
 
     /// Whether the latest status is `2xx`, the only kind that carries an image.
     var isSuccess: Bool { (200...299).contains(status) }
@@ -32,6 +38,12 @@ struct ResponseHead {
             etag = Self.text(value)
         case 11 where Self.matches(name, "retry-after"):
             retryAfter = RetryAfter.seconds(from: Self.text(value))
+        case 11 where Self.matches(name, "repr-digest"), 14 where Self.matches(name, "content-digest"):
+            digestSHA256 = ContentDigest.sha256Member(of: Self.text(value)) ?? digestSHA256
+        case 12 where Self.matches(name, "x-robots-tag"):
+            optsOut = optsOut || RobotsTag.optsOut(Self.text(value))
+        case 16 where Self.matches(name, "content-encoding"):
+            contentEncoding = Self.text(value)
         case 13 where Self.matches(name, "last-modified"):
             lastModified = Self.text(value)
         case 14 where Self.matches(name, "content-length"):

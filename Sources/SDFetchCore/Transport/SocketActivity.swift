@@ -4,11 +4,12 @@ import Glibc
 ///
 /// curl hands the header callback whole lines only, so a head dripped a byte at a time
 /// shows no activity to the callbacks and would be cut as stalled although bytes keep
-/// arriving (issue 16). The kernel knows better: `TCP_INFO`'s `tcpi_last_data_recv`
-/// counts every byte. Loop-thread only (never `Sendable`): it remembers the descriptors our
-/// open-socket callback made; a transfer's socket is the one whose local and remote ports
-/// match those curl reported before sending (a reused connection included). Descriptors
-/// curl has closed since fail `getsockname` and are forgotten when next looked at.
+/// arriving (<doc:Security#Hostile-input>). The kernel knows better: `TCP_INFO`'s
+/// `tcpi_last_data_recv` counts every byte. Loop-thread only (never `Sendable`): it
+/// remembers the descriptors our open-socket callback made; a transfer's socket is the one
+/// whose local and remote ports match those curl reported before sending (a reused
+/// connection included). Descriptors curl has closed since fail `getsockname` and are
+/// forgotten when next looked at.
 final class SocketActivity {
     private var descriptors: Set<Int32> = []
 

@@ -23,8 +23,8 @@ final class TransferLoop {
     private var idle: [CurlTransfer] = []
     private var finished: [(CheckedContinuation<TransferResponse, Never>, TransferResponse)] = []
     private var lastStallCheck: UInt64 = 0
-    /// `--per-host` and `--wait`: requests held back per host; nil when neither is set.
-    private var scheduler: HostScheduler?
+    /// `--per-host`, `--wait` and `Retry-After` pauses: requests held back per host.
+    private var scheduler: HostScheduler
     /// Sends noted by the pre-request callbacks, for the scheduler's `--wait`.
     private let sendLog = SendLog()
     /// `--limit-rate`; nil without a cap.
@@ -39,12 +39,12 @@ final class TransferLoop {
 
     init(engine: CurlEngine.Core) {
         self.engine = engine
-        scheduler = engine.pacing.limitsHosts ? HostScheduler(pacing: engine.pacing) : nil
+        scheduler = HostScheduler(pacing: engine.pacing)
         rateLimiter = engine.pacing.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds()) }
     }
 
     private var hasWaiting: Bool { waitingStart < waiting.count }
-    private var hasHeld: Bool { !(scheduler?.isEmpty ?? true) }
+    private var hasHeld: Bool { !scheduler.isEmpty }
 
     /// Runs until shutdown is requested and no transfer is left.
     func run() {
@@ -93,12 +93,12 @@ final class TransferLoop {
             for pending in waiting[waitingStart...] { finished.append((pending.continuation, interrupted)) }
             waiting.removeAll()
             waitingStart = 0
-            for pending in scheduler?.removeHeld(where: { _ in true }) ?? [] {
+            for pending in scheduler.removeHeld(where: { _ in true }) {
                 finished.append((pending.continuation, interrupted))
             }
         } else if !cancelledIDs.isEmpty {
             let cancelled = Set(cancelledIDs)
-            for pending in scheduler?.removeHeld(where: { cancelled.contains($0.id) }) ?? [] {
+            for pending in scheduler.removeHeld(where: { cancelled.contains($0.id) }) {
                 finished.append((pending.continuation, interrupted))
             }
             for id in cancelled {
@@ -118,7 +118,7 @@ final class TransferLoop {
     /// Blocks in `curl_multi_poll` unless there is work to do right now.
     private func poll() {
         if running.count < engine.maxTransfers && hasWaiting { return }
-        if let scheduler, running.count < engine.maxTransfers,
+        if hasHeld, running.count < engine.maxTransfers,
             scheduler.nanosecondsUntilNextStart(now: MonotonicTime.nanoseconds()) == 0
         {
             return
@@ -135,7 +135,7 @@ final class TransferLoop {
         // A held request whose wait ends, or a paused transfer whose bytes are earned, must
         // not wait for an unrelated wake-up.
         let now = MonotonicTime.nanoseconds()
-        for due in [scheduler?.nanosecondsUntilNextStart(now: now), rateLimiter?.nanosecondsUntilResumable()] {
+        for due in [scheduler.nanosecondsUntilNextStart(now: now), rateLimiter?.nanosecondsUntilResumable()] {
             guard let due else { continue }
             timeout = min(timeout, Int32(clamping: (due + 999_999) / 1_000_000))
         }
@@ -146,23 +146,23 @@ final class TransferLoop {
 
     private func startWaiting() {
         let now = hasWaiting || hasHeld ? MonotonicTime.nanoseconds() : 0
-        if scheduler != nil {
-            for held in scheduler!.takeStartable(now: now, capacity: engine.maxTransfers - running.count) {
-                start(held.pending, host: held.host, now: now)
-            }
+        // Again while some start: a request to a host that is down ends at once in `start`,
+        // freeing its host's place for the next one held.
+        while case let startable = scheduler.takeStartable(now: now, capacity: engine.maxTransfers - running.count),
+            !startable.isEmpty
+        {
+            for held in startable { start(held.pending, host: held.host, now: now) }
         }
         while running.count < engine.maxTransfers, hasWaiting {
             let pending = waiting[waitingStart]
             waitingStart += 1
-            let needsHost = pending.hostFailureLimit > 0 || scheduler != nil
-            let host = needsHost ? HostHealth.host(of: pending.request.url) : ""
-            if scheduler != nil {
-                guard scheduler!.mayStart(host, now: now) else {
-                    scheduler!.hold(pending, host: host)
-                    continue
-                }
-                scheduler!.started(host)
+            let host = HostHealth.host(of: pending.request.url)
+            // A host's requests start in arrival order: none passes one already held.
+            guard !scheduler.hasHeld(for: host), scheduler.mayStart(host, now: now) else {
+                scheduler.hold(pending, host: host)
+                continue
             }
+            scheduler.started(host)
             start(pending, host: host, now: now)
         }
         // Compact the consumed front now and then instead of shifting on every start.
@@ -175,16 +175,15 @@ final class TransferLoop {
         }
     }
 
-    /// Starts one request (already counted by the scheduler, when there is one), unless its
-    /// host is down.
+    /// Starts one request (already counted by the scheduler), unless its host is down.
     private func start(_ pending: CurlEngine.Pending, host: String, now: UInt64) {
         if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
-            scheduler?.finished(host, wasSent: false)
-            finished.append((pending.continuation, TransferResponse(failure: HostHealth.failure(for: host))))
+            scheduler.finished(host, wasSent: false, now: now)
+            finished.append((pending.continuation, TransferResponse(failure: engine.hostHealth.failure(for: host))))
             return
         }
         guard let transfer = idle.popLast() ?? CurlTransfer() else {
-            scheduler?.finished(host, wasSent: false)
+            scheduler.finished(host, wasSent: false, now: now)
             let failure = FetchFailure(.io, "curl_easy_init failed")
             finished.append((pending.continuation, TransferResponse(failure: failure)))
             return
@@ -194,16 +193,16 @@ final class TransferLoop {
             continuation: pending.continuation, now: now)
         transfer.rateLimiter = rateLimiter
         transfer.sockets = sockets
-        if scheduler != nil { transfer.sendLog = sendLog }
+        transfer.sendLog = sendLog
         running[pending.id] = transfer
         curl_multi_add_handle(engine.multi, transfer.handle)
     }
 
     /// Hands the sends noted during `curl_multi_perform` to the scheduler.
     private func noteSends() {
-        guard scheduler != nil, !sendLog.entries.isEmpty else { return }
+        guard !sendLog.entries.isEmpty else { return }
         for entry in sendLog.entries {
-            scheduler!.sent(entry.host, at: entry.time, firstForTransfer: entry.firstForTransfer)
+            scheduler.sent(entry.host, at: entry.time, firstForTransfer: entry.firstForTransfer)
         }
         sendLog.removeAll()
     }
@@ -232,7 +231,8 @@ final class TransferLoop {
         }
     }
 
-    /// Ends transfers that received no byte for their `--timeout` (SPEC "Precise rules").
+    /// Ends transfers that received no byte for their `--timeout`
+    /// (<doc:Fetching#Retries-and-timeouts>).
     ///
     /// Activity is sampled here, once per check: a stall is reported at most one check
     /// interval late, never early.
@@ -263,18 +263,34 @@ final class TransferLoop {
         curl_multi_remove_handle(engine.multi, transfer.handle)
         running[transfer.id] = nil
         noteSends()
-        scheduler?.finished(transfer.host, wasSent: transfer.isConnected)
+        let now = MonotonicTime.nanoseconds()
+        if transfer.isMultiplexed { scheduler.multiplexes(transfer.host) }
+        if let pause = Self.pause(asked: response, cap: engine.pacing.retryAfterCap) {
+            scheduler.pause(transfer.host, until: now &+ pause)
+        }
+        scheduler.finished(transfer.host, wasSent: transfer.isConnected, now: now)
+        if transfer.isConnected { engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt) }
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
             // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.
-            let failed = response.failure.map { $0.kind != .interrupted && $0.kind != .io } ?? false
+            let failure = response.failure.flatMap { $0.kind != .interrupted && $0.kind != .io ? $0 : nil }
             engine.hostHealth.record(
-                transfer.host, reachedServer: transfer.isConnected, failed: failed, limit: transfer.hostFailureLimit)
+                transfer.host, reachedServer: transfer.isConnected, failure: failure, limit: transfer.hostFailureLimit)
         }
         guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }
         finished.append((continuation, response))
         transfer.recycle()
         if idle.count < engine.maxTransfers { idle.append(transfer) }
+    }
+
+    /// Nanoseconds a `429` or `503` with `Retry-After` asks its host to rest, up to `cap`;
+    /// nil for any other response. The URL's own retry waits as long in the fetcher.
+    private static func pause(asked response: TransferResponse, cap: Duration) -> UInt64? {
+        guard response.httpStatus == 429 || response.httpStatus == 503, let seconds = response.retryAfter,
+            seconds.isFinite, seconds > 0
+        else { return nil }
+        let capped = min(seconds, cap.timeInterval)
+        return UInt64(capped * 1_000_000_000)
     }
 
     /// Resumes finished callers outside any lock, in one batch.

@@ -1,5 +1,5 @@
-/// Run-wide politeness of a ``CurlEngine``: per-host limits and a total rate cap
-/// (`--per-host`, `--wait`, `--limit-rate`).
+/// Run-wide politeness of a ``CurlEngine``: per-host limits, `Retry-After` pauses and a
+/// total rate cap (`--per-host`, `--wait`, `--limit-rate`).
 ///
 /// Enforced by the engine's loop thread when it decides which waiting request starts next
 /// and by pausing transfers whose bytes would exceed the rate, so no pool thread ever
@@ -13,15 +13,15 @@ public struct TransferPacing: Sendable, Equatable {
     public var wait: Duration
     /// Total body bytes per second over the whole run; nil means no cap.
     public var bytesPerSecond: Int64?
+    /// Longest pause a host's `Retry-After` imposes on its other requests (the fetcher's
+    /// ``RetryPolicy/retryAfterCap``).
+    public var retryAfterCap: Duration = .seconds(30)
 
     public init(perHost: Int = 0, wait: Duration = .zero, bytesPerSecond: Int64? = nil) {
         self.perHost = perHost
         self.wait = wait
         self.bytesPerSecond = bytesPerSecond
     }
-
-    /// Whether any per-host rule applies, so the loop must look at hosts at all.
-    var limitsHosts: Bool { perHost > 0 || wait > .zero }
 
     var waitNanoseconds: UInt64 { wait.nanosecondsClamped }
 }

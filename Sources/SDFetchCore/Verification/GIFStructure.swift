@@ -1,6 +1,6 @@
-/// The `structure` check of a GIF (SPEC "Verification"): the header, logical screen and
-/// colour tables, then every extension and image block with its chain of data sub-blocks,
-/// up to the trailer (`3B`). The LZW data is not decoded.
+/// The `structure` check of a GIF (<doc:Verification#Levels>): the header, logical screen
+/// and colour tables, then every extension and image block with its chain of data
+/// sub-blocks, up to the trailer (`3B`). The LZW data is not decoded.
 ///
 /// Judged as a browser would: a frame reaching past the logical screen is clipped by
 /// browsers, so it is accepted (each frame's own size still meets `--max-pixels`); bytes

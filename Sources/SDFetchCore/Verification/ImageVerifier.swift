@@ -1,18 +1,5 @@
-/// What verification learned about a body.
-public struct VerifiedImage: Sendable, Equatable {
-    public var format: ImageFormat
-    /// Pixels, when the format's header declares them (SVG and PDF often do not).
-    public var width: Int?
-    public var height: Int?
 
-    public init(format: ImageFormat, width: Int? = nil, height: Int? = nil) {
-        self.format = format
-        self.width = width
-        self.height = height
-    }
-}
-
-/// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (SPEC "Verification").
+/// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (<doc:Verification>).
 ///
 /// - `none`: the signature alone; a signature-valid truncated file passes.
 /// - `header`: signature and the header's dimensions, checked against the limit.

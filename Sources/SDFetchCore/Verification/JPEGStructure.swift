@@ -1,8 +1,8 @@
 import Glibc
 
-/// The `structure` check of a JPEG (SPEC "Verification"): markers walked from SOI to EOI,
-/// a frame header and at least one scan present, each scan's entropy-coded data free of
-/// stray markers and its restart markers in order. No pixel is decoded.
+/// The `structure` check of a JPEG (<doc:Verification#Levels>): markers walked from SOI
+/// to EOI, a frame header and at least one scan present, each scan's entropy-coded data
+/// free of stray markers and its restart markers in order. No pixel is decoded.
 ///
 /// The rules are libjpeg-turbo's, which browsers use, so the verdict is a browser's:
 /// bytes between segments are skipped as libjpeg's `next_marker` skips them (it only

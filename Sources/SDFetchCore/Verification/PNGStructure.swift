@@ -1,14 +1,15 @@
 internal import CZlib
 
-/// The `structure` check of a PNG (SPEC "Verification"): every chunk from `IHDR` to `IEND`
-/// walked with its CRC-32, and the image data's zlib stream inflated to its end without
-/// keeping any pixels.
+/// The `structure` check of a PNG (<doc:Verification#Levels>): every chunk from `IHDR` to
+/// `IEND` walked with its CRC-32, and the image data's zlib stream inflated to its end
+/// without keeping any pixels.
 ///
 /// Judged as a browser's libpng would: a critical chunk with a wrong CRC is corrupt, an
 /// ancillary one (text, colour profile, APNG's `acTL`/`fcTL`/`fdAT`) is skipped; bytes after
 /// `IEND` are ignored. The inflated size may never exceed what `IHDR` implies (all seven
 /// Adam7 passes when interlaced): inflation stops at the first byte past it, which bounds
-/// the CPU an inflate bomb can cost by the size the image declares (issue 16).
+/// the CPU an inflate bomb can cost by the size the image declares
+/// (<doc:Verification#Budgets>).
 ///
 /// Stateless; safe from any thread. Stops with `interrupted` when the calling task is
 /// cancelled.

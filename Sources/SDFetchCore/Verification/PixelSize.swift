@@ -1,7 +1,7 @@
 /// Width and height as declared by an image header, in pixels.
 ///
 /// Declared, not trusted: ``check(_:maxPixels:)`` is the one place where a size read
-/// from a file meets the spec's rules (positive sides, `--max-pixels`), and every
+/// from a file meets the rules (positive sides, `--max-pixels`), and every
 /// decoder calls it before allocating anything sized by the image.
 struct PixelSize: Equatable {
     let width: Int
@@ -23,7 +23,7 @@ struct PixelSize: Equatable {
         return overflow ? nil : product
     }
 
-    /// Nil when the size is acceptable; otherwise why not, as the spec's error kind.
+    /// Nil when the size is acceptable; otherwise why not, as an error kind.
     ///
     /// `name` is the format's name as it starts the detail ("png declares ...").
     func check(_ name: String, maxPixels: Int64) -> FetchFailure? {
@@ -41,7 +41,7 @@ struct PixelSize: Equatable {
 extension FetchFailure {
     /// A decoder's complaint as a `corrupt-image` detail: "png decode failed: ...".
     ///
-    /// Library messages are capitalised sentences; the spec wants details lower-case and
+    /// Library messages are capitalised sentences; a failure's detail is lower-case and
     /// without a final period.
     static func decodeFailed(_ name: String, _ reason: String) -> FetchFailure {
         var text = reason.trimmed(of: " .\n")

@@ -1,6 +1,6 @@
 /// Turns argv into a ``Command`` (Foundation only, no argument-parser package).
 ///
-/// The command word counts in first place, or after the options every
+/// The command word counts in first place (sdfetch(1) SYNOPSIS), or after the options every
 /// command shares when no file of that name exists (``LeadingOptions``); anything else there
 /// is a fetch option or FILE, so a file named `clean` stays reachable as `./clean` or
 /// `sdfetch fetch clean`.

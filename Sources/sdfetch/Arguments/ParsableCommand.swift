@@ -20,8 +20,8 @@ protocol ParsableCommand: Command {
     static var options: [OptionSpec<Self>] { get }
 
     var cacheDirectory: String? { get set }
-    /// `-q`: no progress and no summary (SPEC: every command takes it). A command with
-    /// nothing to silence keeps the default, which accepts and ignores it.
+    /// `-q`: no progress and no summary (every command takes it, sdfetch(1) SYNOPSIS). A
+    /// command with nothing to silence keeps the default, which accepts and ignores it.
     var isQuiet: Bool { get set }
     /// The words a first argument may be (`failed list | clear | remove`), for completions;
     /// empty when arguments are files, URLs or nothing.
@@ -38,7 +38,7 @@ extension ParsableCommand {
         UsageError("\(words ?? name) takes no arguments, got '\(Escaping.terminal(argument))'", command: name)
     }
 
-    /// Options every command takes (SPEC: "Every command takes `--cache-dir DIR`").
+    /// Options every command takes (`--cache-dir DIR`, `-q`, `--config FILE`; `sdfetch help`).
     static var commonOptions: [OptionSpec<Self>] {
         [
             OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") { command, value, name in
@@ -79,25 +79,6 @@ extension ParsableCommand {
     func cacheFailure(_ error: CacheError) -> ExitStatus {
         StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
         return ExitStatus(error)
-    }
-}
-
-/// A bad command line: the message names the option or argument at fault (exit 2).
-///
-/// `command` says whose `--help` the "Try ..." hint points to.
-struct UsageError: Error, Equatable {
-    let message: String
-    var command: String?
-
-    init(_ message: String, command: String? = nil) {
-        self.message = message
-        self.command = command
-    }
-
-    /// The hint printed after the message.
-    var hint: String {
-        if let command, command != FetchCommand.name { return "Try 'sdfetch \(command) --help' for more information." }
-        return "Try 'sdfetch --help' for more information."
     }
 }
 

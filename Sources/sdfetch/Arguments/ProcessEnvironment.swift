@@ -29,7 +29,8 @@ struct ProcessEnvironment: Sendable {
             isStandardOutputTerminal: false)
     }
 
-    /// SPEC "Environment": `SDFETCH_CACHE_DIR`; else `$XDG_CACHE_HOME/sdfetch`; else `~/.cache/sdfetch`.
+    /// sdfetch(1) ENVIRONMENT: `SDFETCH_CACHE_DIR`; else `$XDG_CACHE_HOME/sdfetch`; else
+    /// `~/.cache/sdfetch`.
     var defaultCacheDirectory: String {
         if let explicit = variables["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
         // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.

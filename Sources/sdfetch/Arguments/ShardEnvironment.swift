@@ -1,6 +1,7 @@
 import SDFetchCore
 
-/// `--shard auto` (SPEC "Scale-out"): the shard index and count from the job runner's variables.
+/// `--shard auto` (README, "Running past one machine"; sdfetch(1) ENVIRONMENT): the shard index
+/// and count from the job runner's variables.
 ///
 /// Runners are tried in a fixed order and the first whose two variables are both set wins;
 /// `SDFETCH_SHARD=K/N` comes first so a user (or a Kubernetes Indexed Job, which only sets

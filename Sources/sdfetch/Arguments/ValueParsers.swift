@@ -5,9 +5,10 @@ import SDFetchCore
 /// Each parser returns the value or a ``UsageError`` whose message names the option,
 /// quotes the bad text and says what would have been accepted.
 enum ValueParsers {
-    /// The longest duration any option accepts: ten years. Bounded when parsed (SPEC
-    /// "Security") so that no later arithmetic on it (`now - maxAge`, nanoseconds for curl)
-    /// can overflow and trap: `--max-age 15251w` used to crash `clean`.
+    /// The longest duration any option accepts: ten years. Bounded when parsed
+    /// (SDFetchCore.docc, Security) so that no later arithmetic on it (`now - maxAge`,
+    /// nanoseconds for curl) can overflow and trap: `--max-age 15251w` used to crash
+    /// `clean`.
     static let longestDuration = Duration.seconds(10 * 365 * 86400)
     /// The largest size any option accepts: 1 PiB, far past any disk, far below `Int64.max`.
     static let largestSize: Int64 = 1 << 50

@@ -9,8 +9,8 @@ enum ValueText {
         "\(duration.components.seconds)"
     }
 
-    /// The largest unit of `d h m s` that divides exactly: `7d`, `90m`, `0`. (Not `w`: SPEC
-    /// writes the week as `7d`.)
+    /// The largest unit of `d h m s` that divides exactly: `7d`, `90m`, `0`. (Not `w`:
+    /// `--help` and the README write the week as `7d`.)
     static func duration(_ duration: Duration) -> String {
         let seconds = duration.components.seconds
         guard seconds > 0 else { return "0" }

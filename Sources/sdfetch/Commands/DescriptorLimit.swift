@@ -5,8 +5,9 @@ import Glibc
 ///
 /// Each transfer holds a socket, often a resolver's socket pair and, while storing, an
 /// entry file: past `RLIMIT_NOFILE` connects fail with `EMFILE`, which used to be blamed on
-/// the server and end in `host-down` (issue 16). The soft limit is first raised towards the
-/// hard one, as most network tools do; what it still does not cover lowers `-j`.
+/// the server and end in `host-down` (`TransportProcessTests`, `ulimit -n 40`). The soft
+/// limit is first raised towards the hard one, as most network tools do; what it still does
+/// not cover lowers `-j`.
 enum DescriptorLimit {
     /// Descriptors one transfer may hold at once.
     static let perTransfer = 3

@@ -13,6 +13,8 @@ struct EventConsumer {
     private(set) var summary = RunSummary()
     /// Failure lines kept for after the bar (only while a bar is shown).
     private(set) var heldFailures = FailureList()
+    /// Failures per host: one line per host down, and the closing lines about hosts.
+    var hosts = HostReport()
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
 
@@ -52,7 +54,12 @@ struct EventConsumer {
         let line = ResultPrinter.line(result, path: result.path, json: isJSON)
         if let heldJSON { heldJSON.hold(line, digest: result.key?.digest) } else { console.output(line) }
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
-        guard !isInterrupted, let problem = ResultPrinter.problem(result, terminal: terminal) else { return }
+        guard !isInterrupted, var problem = ResultPrinter.problem(result, terminal: terminal) else { return }
+        switch hosts.note(result) {
+        case .own: break
+        case .host(let line): problem = line
+        case .folded: return
+        }
         if terminal.showsBar { heldFailures.add(problem) } else { console.error(problem) }
     }
 }

@@ -1,6 +1,7 @@
 import SDFetchCore
 
-/// The fetch option table (SPEC "Fetch options"): parsing, `--help` and suggestions all read it.
+/// The fetch option table (sdfetch(1) FETCH OPTIONS): parsing, `--help` and suggestions all read
+/// it.
 extension FetchCommand {
     static let name = "fetch"
     static let usage = "[fetch] [OPTIONS] [FILE ...]"
@@ -53,6 +54,10 @@ extension FetchCommand {
             OptionSpec("offline", help: "never use the network: cache hits, and misses as failures") { command, _, _ in
                 command.options.offline = true
             },
+            OptionSpec("ignore-opt-outs", help: "store images whose X-Robots-Tag opts them out of AI use") {
+                command, _, _ in
+                command.options.ignoreOptOuts = true
+            },
             OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") {
                 command, _, _ in
                 command.options.retryFailed = true
@@ -83,7 +88,8 @@ extension FetchCommand {
                 command.options.maxRedirects = try ValueParsers.integer(value, option: name, in: 0...100)
             },
             OptionSpec(
-                "host-failures", .value("N"), help: "connect failures before a host is 'host-down', 0 = off",
+                "host-failures", .value("N"),
+                help: "connect failures in a row before a host is 'host-down' (never reached: 1 timeout), 0 = off",
                 default: "\(defaults.hostFailures)"
             ) {
                 command, value, name in
@@ -152,9 +158,4 @@ extension FetchCommand {
         }
         sources = [.standardInput]
     }
-}
-
-/// `--progress`: whether standard error shows a redrawn bar.
-enum ProgressMode: String, Sendable, CaseIterable {
-    case auto, always, never
 }

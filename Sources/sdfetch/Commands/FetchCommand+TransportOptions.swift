@@ -1,12 +1,13 @@
 import SDFetchCore
 
-/// The fetch options about how requests go out (issue 14's politeness, TLS, proxy, `-v`),
-/// appended to the table in `FetchCommand+Options.swift`: the same rows drive parsing,
-/// `--help`, the man page, the completions and the config file.
+/// The fetch options about how requests go out (politeness, TLS, proxy, `-v`: README,
+/// "Everyday commands"), appended to the table in `FetchCommand+Options.swift`: the same
+/// rows drive parsing, `--help`, the man page, the completions and the config file.
 extension FetchCommand {
     static let transportOptions: [OptionSpec<FetchCommand>] = [
         OptionSpec(
-            "per-host", .value("N"), help: "at most N transfers in flight to one host, 0 = no limit",
+            "per-host", .value("N"),
+            help: "at most N connections to one host (HTTP/2: one, up to 100 streams), 0 = no limit",
             default: "\(FetchOptions().pacing.perHost)"
         ) {
             command, value, name in

@@ -107,6 +107,8 @@ struct FetchCommand: ParsableCommand {
                 await console.waitForRoom()  // a blocked stdout holds the run back, not memory
             }
             await producer.value
+            consumer.hosts.downHosts = fetcher.downHosts
+            consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
             ticker.cancel()
             await ticker.value
             console.removeBar()
@@ -129,6 +131,7 @@ struct FetchCommand: ParsableCommand {
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
             console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
+            console.error(consumer.hosts.closingText)
         }
         if let summaryFile {
             let text = SummaryFile.json(consumer, elapsed: elapsed, interrupted: interrupted)
@@ -144,19 +147,5 @@ struct FetchCommand: ParsableCommand {
                 on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
         }
         return ExitStatus(run: consumer.summary, interrupted: interrupted)
-    }
-}
-
-/// `--max-cache-size`: trims the cache after a fetch run, keeping this run's entries to last.
-enum CacheLimit {
-    static func enforce(on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console) async {
-        do throws(CacheError) {
-            // Off the cooperative pool: it may wait on the maintenance lock of a clean elsewhere.
-            _ = try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
-                try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
-            }
-        } catch {
-            console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
-        }
     }
 }

@@ -9,7 +9,8 @@ import Synchronization
 /// The first signal calls `onInterrupt` (stop reading input, cancel transfers); the run then
 /// drains normally, so every result is reported and no partial file is left (the cache
 /// writes atomically). A second signal restores the default action and re-raises it, for
-/// a user who does not want to wait. Only the CLI installs handlers (STYLE §4).
+/// a user who does not want to wait. Only the CLI installs handlers (the library never does:
+/// SDFetchCore.docc, SDFetchCore.md).
 ///
 /// The drain is bounded: if the process is still running ``shutdownGraceSeconds`` after the first
 /// signal (a writer stuck on a full stdout pipe, a decode that will not stop), it exits 130
@@ -31,7 +32,8 @@ final class SignalTrap: Sendable {
     private let received = Counter()
     private let sources: Mutex<[any DispatchSourceSignal]>
 
-    /// How long a clean shutdown may take after the first signal (SPEC: exit 130 within 2 s).
+    /// How long a clean shutdown may take after the first signal (exit 130 within 2 s:
+    /// `FetchCommandTests`' SIGINT test).
     static let shutdownGraceSeconds = 1.0
 
     private static let queue = DispatchQueue(label: "sdfetch.signals")

@@ -1,7 +1,8 @@
 import FoundationEssentials
 
-/// The config file (SPEC "Environment"): `option = value` lines naming long options, read
-/// through the same option table as the command line, before it, so the command line wins.
+/// The config file (sdfetch(1) CONFIGURATION): `option = value` lines naming long options,
+/// read through the same option table as the command line, before it, so the command line
+/// wins.
 ///
 /// `$XDG_CONFIG_HOME/sdfetch/config`, else `~/.config/sdfetch/config`; `--config FILE`
 /// names another (which must exist), `--no-config` skips it. One file serves every

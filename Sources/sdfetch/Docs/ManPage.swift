@@ -24,6 +24,16 @@ enum ManPage {
             page += ".SH \(command.name.uppercased()) OPTIONS\n" + roff(command.abstract) + "\n" + optionRows(command)
         }
         page += """
+            .SH MANY HOSTS
+            Requests are spread over hosts the way a browser does it: at most \\fB\\-\\-per\\-host\\fR (6)
+            connections to one host, \\fB\\-j\\fR (256) transfers in all. A host no connection has reached
+            yet gets one transfer until its first connection is made. A host that answers over HTTP/2
+            gets one connection carrying up to 100 transfers. A \\fB429\\fR or \\fB503\\fR with
+            \\fIRetry\\-After\\fR pauses that host's other requests for as long (at most 30 s); other
+            hosts go on. A host that no request has reached is given up at its first connect timeout or
+            unresolvable name, one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
+            in a row: its remaining URLs fail at once as \\fBhost\\-down\\fR, told in one line per host.
+            Hosts whose answers take a second or more are named at the end.
             .SH CONFIGURATION
             Options may be set in \\fI$XDG_CONFIG_HOME/sdfetch/config\\fR (else \\fI~/.config/sdfetch/config\\fR),
             or in the file named by \\fB\\-\\-config\\fR; \\fB\\-\\-no\\-config\\fR reads none. Each line is

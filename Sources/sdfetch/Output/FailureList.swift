@@ -1,8 +1,8 @@
 /// Failure lines held back while a progress bar is shown, listed once it is gone.
 ///
-/// A redrawn bar would scatter them (SPEC "Results": listed after the bar, at most 20 and
-/// then a count). Beyond the limit only a count is kept, so a run with a million failures
-/// holds twenty lines.
+/// A redrawn bar would scatter them (README, "Quick start": listed after the bar, at most
+/// 20 and then a count). Beyond the limit only a count is kept, so a run with a million
+/// failures holds twenty lines.
 struct FailureList {
     static let limit = 20
     private(set) var lines: [String] = []

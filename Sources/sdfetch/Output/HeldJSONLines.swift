@@ -3,7 +3,7 @@ import Glibc
 import SDFetchCore
 
 /// JSON result lines written before the input was fully read, held until it is, so each
-/// line's `duplicates` is the final count whatever the timing (SPEC "Results").
+/// line's `duplicates` is the final count whatever the timing (README, "For scripts").
 ///
 /// A later line of the input may repeat a key whose result is already done, so no count is
 /// final before the last line is read. Text output has no such field and streams at once;

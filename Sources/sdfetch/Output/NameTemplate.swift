@@ -1,6 +1,7 @@
 import SDFetchCore
 
-/// `--name TEMPLATE`: how `-o` names files, from fields of the URL (SPEC "Output files").
+/// `--name TEMPLATE`: how `-o` names files, from fields of the URL (README, "Output
+/// files").
 ///
 /// Fields: `{host}` (the key's host), `{path}` (the URL path's folders, each a folder
 /// under DIR; only as a whole `/`-separated part), `{stem}` (the last segment without an

@@ -1,6 +1,6 @@
 import SDFetchCore
 
-/// Names `-o DIR` files from URLs (SPEC "Output files").
+/// Names `-o DIR` files from URLs (README, "Output files").
 ///
 /// The name is the URL's last path segment, percent-decoded, made safe, stripped of an
 /// image extension, then `-HHHHHHHH` (the first 32 bits of the key's digest) and the

@@ -6,7 +6,7 @@ import Synchronization
 
 /// Puts an image from the cache into the `-o` directory under an ``OutputNamer`` name.
 ///
-/// By default the output file never shares its inode with the cache (SPEC "Output files"):
+/// By default the output file never shares its inode with the cache (README, "Output files"):
 /// a reflink where the file system has them (`FICLONE`: btrfs, XFS), else an in-kernel copy
 /// (`copy_file_range`), so editing an output file cannot touch the cache. `--link` hard-links
 /// instead (instant, no space; the cache's own check still refuses an entry edited through
@@ -16,7 +16,11 @@ import Synchronization
 ///
 /// A copy takes the cache file's mtime, so a re-run leaves an output file alone when it
 /// still has the image's size and time (a cache hit never changes it) and writes it afresh
-/// otherwise. Runs on the event consumer only; blocking file I/O.
+/// otherwise. Called for many results at once (``OutputDelivery``, the last step of each
+/// result): a warm hit's placement runs in its lookup's slice of the intake, a download's on
+/// its child task. Its file calls stay on the calling task because they meet only the page
+/// cache (SDFetchCore.docc, Pipeline, "System calls left on the tasks"); the reflink memo is
+/// an `Atomic`.
 struct OutputPlacer {
     let directory: String
     let isLinking: Bool
@@ -224,9 +228,4 @@ struct OutputPlacer {
 /// Shared by copies of one ``OutputPlacer``.
 private final class ReflinkMemo: Sendable {
     let value = Atomic<Bool>(false)
-}
-
-/// The `-o` directory or a file in it could not be written.
-struct OutputError: Error {
-    let detail: String
 }

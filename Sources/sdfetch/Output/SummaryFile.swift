@@ -2,8 +2,8 @@ import FoundationEssentials
 import Glibc
 import SDFetchCore
 
-/// `--summary FILE`: the run's totals as one JSON object (SPEC "Results": a machine-readable
-/// summary that does not break consumers reading one URL object per line).
+/// `--summary FILE`: the run's totals as one JSON object (README, "For scripts": a
+/// machine-readable summary that does not break consumers reading one URL object per line).
 ///
 /// A file of its own rather than a marked last line of stdout, so `--json > report.jsonl`
 /// stays a list of result objects and the reports of N shards still concatenate. `-` writes
@@ -21,6 +21,7 @@ enum SummaryFile {
         object.add("bytes", summary.downloadedBytes)
         object.add("requests", summary.requests)
         object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
+        object.add("hosts_down", counts: consumer.hosts.downCounts)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)
         return object.text

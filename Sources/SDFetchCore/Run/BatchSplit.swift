@@ -2,7 +2,8 @@ import FoundationEssentials
 
 /// Spreads the per-item work of one batch (parse and hash a line, probe the cache, look at
 /// an `-o` file) over the machine's cores: a warm run is nothing but such items, and one
-/// task per stage would leave a core idle (SPEC: >= 100,000 URLs/s warm).
+/// task per stage would leave a core idle (the bench's warm target: >= 100,000 URLs/s,
+/// `Scripts/bench.d/RESULTS.md`).
 ///
 /// The batch is cut into one slice per core; the first slice runs on the calling task, the
 /// rest as child tasks, and the results come back in the batch's order. Small batches (a

@@ -1,23 +1,7 @@
-/// What a ``FetchRun`` reports, in order; the stream ends after `finished`.
-public enum FetchEvent: Sendable {
-    /// Unique URLs or invalid lines that are done, in completion order. Batched because a
-    /// warm run completes tens of thousands a second and each hand-off to the consumer
-    /// costs a thread wake-up; a batch is sent whenever the run is about to wait.
-    case results([FetchResult])
-    /// An input source could not be read (the run goes on; exit status 3).
-    case unreadableInput(source: String, detail: String)
-    /// Every input line has been read: `duplicates` holds, per key met more than once, its
-    /// further occurrences in the whole input, final from now on. Results sent before this
-    /// may carry a smaller ``FetchResult/duplicates``; results sent after carry the final one.
-    case inputFinished(duplicates: [KeyDigest: Int])
-    /// Every input was read and every URL is done.
-    case finished(RunSummary)
-}
-
 /// Totals of a whole run.
 public struct RunSummary: Sendable, Equatable {
     /// Results per status; a URL stopped by Ctrl-C is counted in ``interrupted`` instead
-    /// of `failed` (SPEC "Results": the summary counts interrupted URLs apart).
+    /// of `failed` (<doc:Fetching#Results>: the summary counts interrupted URLs apart).
     public var counts: [FetchStatus: Int] = [:]
     public var interrupted = 0
     /// Input occurrences coalesced into an earlier one of the same key.

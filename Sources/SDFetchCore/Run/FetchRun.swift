@@ -2,7 +2,7 @@ import AsyncAlgorithms
 
 /// A whole batch: read inputs, de-duplicate, fetch, report (the CLI's main job).
 ///
-/// Two stages joined by a channel (see the README's "Layout"):
+/// Two stages joined by a channel (see <doc:Pipeline>):
 /// 1. ``RunIntake`` reads lines, identifies and de-duplicates keys, looks each up in the
 ///    cache (warm hits are answered inline, without a task), starts the network steps of
 ///    the rest in a task group, runs each result's last step (``delivery``: the CLI's

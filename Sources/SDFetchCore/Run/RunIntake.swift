@@ -93,7 +93,7 @@ struct RunIntake {
             }
         }
         // Warm path: a lookup answers inline, without a task per URL, an actor hop or a slot
-        // (SPEC: >= 100,000 URLs/s warm).
+        // (the bench's warm target, >= 100,000 URLs/s).
         // A hit's delivery (`-o`) runs right after its lookup, in the same slice.
         let (fetcher, delivery) = (self.fetcher, self.delivery)
         let probes = await BatchSplit.map(unique) { key, spelling in

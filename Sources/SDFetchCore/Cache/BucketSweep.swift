@@ -1,0 +1,10 @@
+/// What a sweep of one bucket found.
+struct BucketSweep: Sendable {
+    var live: [SweptEntry] = []
+    /// Files to remove whatever the age: no record, or not the recorded bytes.
+    var broken: [ScannedFile] = []
+    var temporaries: [ScannedFile] = []
+    var strays: [String] = []
+    /// The bucket's index file before the folder was read (see ``CacheIndex/fileState(_:)``).
+    var indexState: BucketFileState?
+}

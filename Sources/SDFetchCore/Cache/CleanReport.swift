@@ -1,0 +1,22 @@
+import FoundationEssentials
+
+/// What `clean` or the end-of-run trim removed (or, in a dry run, would remove) and what remains.
+public struct CleanReport: Sendable, Equatable {
+    public var removedEntries = 0
+    /// Bytes of every removed entry (file and index line).
+    public var removedBytes: Int64 = 0
+    public var removedFailed = 0
+    /// Stray temporary files, entry files without a record or not matching it, and
+    /// anything that is not a regular file (links, FIFOs), removed themselves, never their targets.
+    public var removedTemp = 0
+    /// Entries and their bytes remaining afterwards.
+    public var entries = 0
+    public var bytes: Int64 = 0
+    /// URLs of the removed entries, in removal order (LRU order for trimmed ones).
+    public var removedURLs: [String] = []
+    /// The trim knew the cache was within the cap without scanning it: nothing was
+    /// removed, and `entries` and `bytes` were not counted.
+    public var wasSkipped = false
+
+    public init() {}
+}

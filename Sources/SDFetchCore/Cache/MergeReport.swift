@@ -1,0 +1,14 @@
+/// What `sdfetch merge` did.
+public struct MergeReport: Sendable, Equatable {
+    /// Entries copied in (new here, or newer than the entry here).
+    public var merged = 0
+    public var mergedBytes: Int64 = 0
+    /// Entries left out because this cache's entry is as new or newer.
+    public var kept = 0
+    /// Source entries whose file is missing or does not match its record.
+    public var bad = 0
+    /// Failed-URL records copied in (new here, or newer).
+    public var mergedFailed = 0
+
+    public init() {}
+}

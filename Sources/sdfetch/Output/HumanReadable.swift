@@ -1,0 +1,20 @@
+import SDFetchCore
+
+/// Human-readable sizes, rates and times for the bar and the summary.
+enum HumanReadable {
+    /// `512 B`, `12.3 KiB`, `4.0 MiB`: the one byte formatter (``ByteCountText``).
+    static func bytes(_ count: Int64) -> String { ByteCountText.render(count) }
+
+    /// `0:07`, `12:34`, `1:02:03`.
+    static func clock(seconds: Double) -> String {
+        let total = Int(min(seconds, 359_999).rounded(.up))
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        let tail = DecimalText.twoDigits(secs)
+        return hours > 0 ? "\(hours):" + DecimalText.twoDigits(minutes) + ":" + tail : "\(minutes):" + tail
+    }
+
+    /// Seconds with one decimal: `4.2`.
+    static func seconds(_ duration: Duration) -> String {
+        DecimalText.fixed(duration.timeInterval, places: 1)
+    }
+}
