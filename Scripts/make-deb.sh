@@ -53,8 +53,13 @@ gzip -9n "$stage/usr/share/man/man1/sdfetch.1"
         echo "License: custom"
     fi
     if [ -f "$root/LICENSE" ]; then
-        # Continuation lines start with a space; an empty line is written " .".
-        grep -v -i '^ *copyright' "$root/LICENSE" | sed 's/^ *$/./; s/^/ /'
+        # The text without its title ("MIT License") and copyright lines, which the fields
+        # above carry, and without the blank lines they leave; continuation lines start
+        # with a space, an empty line is written " .".
+        awk 'NR == 1 && /License$/ { next }
+             /^ *[Cc]opyright/ { next }
+             /^ *$/ { blank = started; next }
+             { if (blank) print ""; blank = 0; started = 1; print }' "$root/LICENSE" | sed 's/^$/./; s/^/ /'
     else
         sed 's/^$/./; s/^/ /' <<'MIT'
 Permission is hereby granted, free of charge, to any person obtaining a copy
