@@ -97,4 +97,8 @@ cat > "$out/error-page.html" <<'HTML'
 </html>
 HTML
 
+# Browser quirks written byte by byte (a GIF followed by a second GIF, a PNG whose IEND is
+# cut short, an APNG declaring 0 frames): see the script for each shape.
+python3 "$(dirname "$0")/make-quirk-fixtures.py" "$out"
+
 ls -l "$out"

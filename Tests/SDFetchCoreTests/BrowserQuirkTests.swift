@@ -113,6 +113,25 @@ struct BrowserQuirkTests {
                 return screen + [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 11, 5, 0x00, 0x08, 0x00, 0x01, 0x08, 0, 0x3B]
             }, width: 1),
         Quirk(
+            name: "gif followed by a second gif instead of a trailer",
+            bytes: { Fixture.bytes("gif-then-second-gif.gif") }, width: 4),
+        Quirk(
+            name: "gif with a byte that starts no block where its second frame should start",
+            bytes: {
+                var bytes = Fixture.bytes("two-frames.gif")
+                let first = Fixture.offset(of: [0x2C, 0, 0, 0, 0, 5, 0, 4, 0], in: bytes)
+                let rest = Array(bytes[(first + 1)...])
+                let second = first + 1 + Fixture.offset(of: [0x2C, 0, 0, 0, 0, 5, 0, 4, 0], in: rest)
+                bytes[second] = 0x99
+                return bytes
+            }, width: 5),
+        Quirk(
+            name: "png whose image data is complete and whose IEND is cut short",
+            bytes: { Fixture.bytes("png-end-cut-short.png") }, width: 6),
+        Quirk(
+            name: "apng declaring 0 frames, shown as its still image",
+            bytes: { Fixture.bytes("apng-zero-frames.png") }, width: 5),
+        Quirk(
             name: "gif with bytes after the trailer",
             bytes: {
                 Fixture.bytes("two-frames.gif") + [0x00, 0x21, 0xFF]

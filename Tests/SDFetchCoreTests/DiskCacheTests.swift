@@ -45,13 +45,13 @@ struct DiskCacheTests {
         let body = SampleImages.png(seed: 3)
         try cache.store(
             body, for: key, image: VerifiedImage(format: .png, width: 4, height: 4),
-            etag: "\"v1\"\twith tab", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT")
+            etag: "\"v1\"\\with backslash", lastModified: "Wed, 21 Oct 2015 07:28:00 GMT")
         let other = try DiskCache(directory: cache.directory, now: clock.read)
         for reader in [cache, other] {
             let entry = try #require(reader.entry(for: key))
             #expect(entry.url == key.string)
             #expect(entry.storedAt == clock.now && entry.accessedAt == clock.now)
-            #expect(entry.etag == "\"v1\"\twith tab")
+            #expect(entry.etag == "\"v1\"\\with backslash")
             #expect(entry.lastModified == "Wed, 21 Oct 2015 07:28:00 GMT")
             #expect(entry.format == .png && entry.width == 4 && entry.height == 4)
             #expect(entry.bytes == Int64(body.count))
@@ -159,6 +159,9 @@ struct DiskCacheTests {
     func useInterval() throws {
         let batching = try DiskCache(directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
         let a = try store("a", in: batching)
+        clock.advance(by: .seconds(60))
+        batching.touch(a)  // the first use after the store: always written
+        batching.flushUses()
         let before = try indexLines(a).count
         clock.advance(by: .seconds(60))
         batching.touch(a)
@@ -168,6 +171,25 @@ struct DiskCacheTests {
         batching.touch(a)
         batching.flushUses()
         #expect(try indexLines(a).count == before + 1)
+    }
+
+    @Test("the first hit after a store counts for the LRU however soon it comes, in another process too")
+    func firstUseAfterStoreCounts() throws {
+        let batching = try DiskCache(
+            directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
+        let a = try store("a", in: batching)
+        clock.advance(by: .seconds(1))
+        let b = try store("b", in: batching)
+        clock.advance(by: .seconds(1))
+        // A second run a moment later: a is a hit, well inside the interval after its store.
+        let rerun = try DiskCache(directory: batching.directory, now: clock.read, useInterval: .seconds(600))
+        rerun.touch(a)
+        rerun.flushUses()
+        let cleaner = try DiskCache(directory: batching.directory, now: clock.read)
+        #expect(try #require(cleaner.entry(for: a)).accessedAt == clock.now)
+        // Room for one entry: b, stored later but never used, goes.
+        let report = try cleaner.enforceLimit(maxBytes: try entryBytes(a, in: cleaner), protecting: [])
+        #expect(report.removedURLs == [b.string])
     }
 
     @Test("reading an entry's file (a backup, a viewer of an -o link) does not count as a use")

@@ -48,8 +48,10 @@ struct StructureTests {
         arguments: ["tiny-rgba.png", "baseline.jpg", "progressive.jpg", "restarts.jpg", "two-frames.gif", "tiny.webp"])
     func everyTruncation(name: String) {
         let bytes = Fixture.bytes(name)
-        // From just past the signature sniffing needs to one byte short of the end.
-        for length in 12..<bytes.count {
+        // From just past the signature sniffing needs to one byte short of the end; for the
+        // PNG, to the end of its image data (IEND follows it: a cut after it is accepted).
+        let end = name.hasSuffix(".png") ? bytes.count - 12 : bytes.count
+        for length in 12..<end {
             let kind = structure.verify(Array(bytes.prefix(length))).failureKind
             #expect(
                 kind == .corruptImage,
@@ -75,10 +77,43 @@ struct StructureTests {
         #expect(structure.verify(bytes).failureDetail == "png structure: idat chunk fails its crc")
     }
 
-    @Test("a PNG without IEND is corrupt")
-    func missingIEND() {
+    @Test(
+        "a PNG cut after its complete image data is accepted at every level, wherever the cut falls",
+        arguments: [VerifyMode.structure, .full])
+    func cutAfterImageData(mode: VerifyMode) throws {
         let bytes = CraftedImages.png(width: 4, height: 4)
-        #expect(structure.verify(Array(bytes.dropLast(12))).failureKind == .corruptImage)
+        let verifier = ImageVerifier(mode: mode)
+        // Inside IEND (cut short), before it (missing), or inside a chunk after the image
+        // data (a chunk header with no body, as a cut download leaves it).
+        var cuts = (1...12).map { Array(bytes.dropLast($0)) }
+        cuts.append(Array(bytes.dropLast(12)) + Array(CraftedImages.pngChunk("tEXt", Array("a\0b".utf8)).prefix(8)))
+        for cut in cuts {
+            #expect(try verifier.verify(cut).get().width == 4, "cut to \(cut.count) of \(bytes.count) bytes")
+        }
+    }
+
+    @Test("a PNG whose image data ends early is corrupt, even with a cut IEND after it")
+    func imageDataEndsEarly() {
+        let rows = 4 * 13
+        let end = Array(CraftedImages.pngChunk("IEND", []).prefix(6))
+        let header =
+            CraftedImages.pngSignature + CraftedImages.pngChunk("IHDR", CraftedImages.ihdr(width: 4, height: 4))
+        // A complete zlib stream of too few rows, then a stream split over two IDATs whose second is lost.
+        let short = header + CraftedImages.pngChunk("IDAT", CraftedImages.deflateZeros(count: rows - 13)) + end
+        let stream = CraftedImages.deflateZeros(count: rows)
+        let split = header + CraftedImages.pngChunk("IDAT", Array(stream.prefix(stream.count / 2))) + end
+        #expect(structure.verify(short).failureKind == .corruptImage)
+        #expect(structure.verify(split).failureKind == .corruptImage)
+    }
+
+    @Test("an APNG declaring 0 frames and holding no image data is corrupt: there is nothing to draw")
+    func zeroFramesNoImageData() {
+        let bytes =
+            CraftedImages.pngSignature
+            + CraftedImages.pngChunk("IHDR", CraftedImages.ihdr(width: 4, height: 4, colourType: 6))
+            + CraftedImages.pngChunk("acTL", CraftedImages.bigEndian32(0) + CraftedImages.bigEndian32(0))
+            + CraftedImages.pngChunk("IEND", [])
+        #expect(structure.verify(bytes).failureKind == .corruptImage)
     }
 
     @Test("a PNG whose image data is shorter than IHDR declares is corrupt")
@@ -149,7 +184,7 @@ struct StructureTests {
         #expect(structure.verify(bytes).failureKind == .corruptImage)
     }
 
-    @Test("a GIF with an unknown block is corrupt")
+    @Test("a GIF with an unknown block before its first image is corrupt")
     func unknownBlock() {
         var bytes = Fixture.bytes("two-frames.gif")
         let descriptor = Fixture.offset(of: [0x2C, 0, 0, 0, 0, 5, 0, 4, 0], in: bytes)

@@ -175,7 +175,7 @@ struct ArgumentParsingTests {
             #expect(String(describing: command) == String(describing: CleanCommand()), "clean --\(option.long) \(text)")
         }
         #expect(fetchHelp.contains("--max-age DUR") && fetchHelp.contains("(default 7d)"), "as the README spells it")
-        #expect(fetchHelp.contains("(default 50M)") && fetchHelp.contains("(default 1G)"))
+        #expect(fetchHelp.contains("(default 50M)") && fetchHelp.contains("(default 5G)"))
     }
 
     @Test("the cache directory comes from SDFETCH_CACHE_DIR, then XDG_CACHE_HOME, then HOME")

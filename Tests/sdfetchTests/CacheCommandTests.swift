@@ -127,9 +127,67 @@ struct CacheCommandTests {
         let trimmed = try await sdfetch(["--cache-dir", cache, "--max-cache-size", String(perEntry * 3 + perEntry / 2)], input: server.url(paths[0]))
         try await server.shutdown()
         #expect(trimmed.status == 0)
+        #expect(!trimmed.standardError.contains("warning"), "its one entry fits: nothing to say")
         let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
         #expect(after["entries"] as? Int == 3)
         #expect(try await sdfetch(["path", "--cache-dir", cache, server.url(paths[0])]).status == 0)
+    }
+
+    @Test("clean --max-size keeps the entries a re-run used a moment after they were stored")
+    func cleanKeepsJustUsedEntries() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<10).map { "/u\($0).png" }
+        for (index, path) in paths.enumerated() {
+            server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index)))
+        }
+        let urls = paths.map { server.url($0) }
+        #expect(try await sdfetch(["--cache-dir", cache], input: urls.joined(separator: "\n")).status == 0)
+        // Seconds later, not the ten minutes that coarsen later uses: the first hit must count.
+        let rerun = try await sdfetch(["--cache-dir", cache], input: urls[..<3].joined(separator: "\n"))
+        try await server.shutdown()
+        #expect(rerun.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("cached\t") })
+        let full = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        let perEntry = (full["bytes"] as? Int ?? 0) / 10
+        let room = String(perEntry * 5 + perEntry / 2)
+        let clean = try await sdfetch(["clean", "--cache-dir", cache, "--max-size", room])
+        #expect(clean.status == 0)
+        for url in urls[..<3] {
+            #expect(try await sdfetch(["path", "--cache-dir", cache, url]).status == 0, "\(url) was removed")
+        }
+        let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        #expect((4...6).contains(after["entries"] as? Int ?? 0))
+    }
+
+    @Test(
+        "a run whose own entries do not fit under --max-cache-size says so once, with the numbers, also under -q and in --summary"
+    )
+    func capTooSmallForTheRun() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<6).map { "/t\($0).png" }
+        for (index, path) in paths.enumerated() {
+            server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index)))
+        }
+        let input = paths.map { server.url($0) }.joined(separator: "\n")
+        let entryBytes = SampleImages.png(width: 32, height: 32).count
+        // Room for three: each entry also counts its index line, a few hundred bytes at most.
+        let cap = (entryBytes + 400) * 3
+        let summary = directory.appending("summary.json")
+        let run = try await sdfetch(
+            ["--cache-dir", cache, "-q", "--max-cache-size", String(cap), "--summary", summary], input: input)
+        try await server.shutdown()
+
+        #expect(run.status == 0)
+        let warnings = run.standardError.split(separator: "\n").filter { $0.hasPrefix("sdfetch: warning: ") }
+        #expect(warnings.count == 1)
+        let warning = try #require(warnings.first)
+        #expect(warning.contains("this run's 6 cache entries take "))
+        #expect(warning.contains("more than --max-cache-size \(ByteCountText.render(Int64(cap))): "))
+        #expect(warning.contains(": 3 of them were removed, so the next run downloads them again"))
+        #expect(warning.contains("; raise --max-cache-size to at least "))
+        let object = try json(try String(contentsOfFile: summary, encoding: .utf8))
+        #expect(object["max_cache_size"] as? Int == cap && object["evicted_run_entries"] as? Int == 3)
+        #expect((object["run_cache_bytes"] as? Int ?? 0) > entryBytes * 6)
+        #expect(object["warnings"] as? [String] == [String(warning.dropFirst("sdfetch: warning: ".count))])
     }
 
     @Test("verify --json names a corrupted entry, removes it, exits 1; a second verify finds nothing")

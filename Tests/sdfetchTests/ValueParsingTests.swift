@@ -31,6 +31,15 @@ struct ValueParsingTests {
         #expect(try ValueParsers.size(text, option: "--max-size") == expected)
     }
 
+    @Test(
+        "the size a cache-cap warning suggests is a valid value no smaller than the bytes it stands for",
+        arguments: [1, 1023, 1024, 1025, 300 << 20, 1_400_000_000, 5 << 30, (5 << 30) + 1, 3 << 40] as [Int64])
+    func suggestedCap(_ bytes: Int64) throws {
+        let text = CacheOverflow.sizeAtLeast(bytes)
+        let parsed = try ValueParsers.size(text, option: "--max-cache-size")
+        #expect(parsed >= bytes && Double(parsed) <= Double(bytes) * 1.1 + 1, "\(bytes) -> \(text)")
+    }
+
     @Test("malformed sizes are rejected", arguments: ["", "K", "-1", "50Q", "1 G", "9999999T", "B", "1e6"])
     func badSizes(_ text: String) {
         #expect(throws: UsageError.self) { try ValueParsers.size(text, option: "--max-size") }

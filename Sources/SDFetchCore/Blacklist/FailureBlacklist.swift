@@ -33,6 +33,8 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func insert(_ failure: FetchFailure, for key: URLKey) -> Bool {
         guard failure.kind.isPermanent else { return false }
+        // The key leaves the password out: a wrong one's 401 or 403 must not skip the right one.
+        if failure.kind == .http(401) || failure.kind == .http(403), key.redacted != key.string { return false }
         let record = FailureRecord(url: key.redacted, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
         return write(record, for: key.digest)
     }
@@ -106,7 +108,8 @@ public final class FailureBlacklist: Sendable {
     /// same boundary as ``FailureRecord/isActive(now:maxAge:)``, and anything in `failed/`
     /// that is not a regular file; with `dryRun` only counts them. A record renewed since the
     /// scan (new inode) survives.
-    func removeExpired(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
+    /// Removes records made at or before `limit`, or after `latest` (dated in the future).
+    func removeExpired(recordedUpTo limit: Int64, after latest: Int64, dryRun: Bool) -> Int {
         var removed = 0
         for fake in CacheScan.fakeBuckets(in: cache.failed.parent.value) {
             if dryRun || CacheScan.removeStray(fake, in: cache.failed.parent.value) { removed += 1 }
@@ -114,7 +117,7 @@ public final class FailureBlacklist: Sendable {
         for bucket in 0..<Buckets.count {
             cache.failed.with(bucket, create: false) { folder in
                 let scan = CacheScan.bucket(folder)
-                let expired = scan.files.filter { $0.modifiedAt <= limit }
+                let expired = scan.files.filter { $0.modifiedAt <= limit || $0.modifiedAt > latest }
                 if dryRun {
                     removed += expired.count + scan.strays.count
                     return
@@ -133,7 +136,7 @@ public final class FailureBlacklist: Sendable {
 
 extension DiskCache {
     /// `clean`'s part for the blacklist: expired records go with expired entries.
-    func removeExpiredRecords(recordedUpTo limit: Int64, dryRun: Bool) -> Int {
-        FailureBlacklist(cache: self).removeExpired(recordedUpTo: limit, dryRun: dryRun)
+    func removeExpiredRecords(recordedUpTo limit: Int64, after latest: Int64, dryRun: Bool) -> Int {
+        FailureBlacklist(cache: self).removeExpired(recordedUpTo: limit, after: latest, dryRun: dryRun)
     }
 }

@@ -28,7 +28,7 @@ final class CacheIndex: Sendable {
     private let slots: [Slot]
     /// A use is appended only when the last recorded one is older than this, so warm runs
     /// close together add nothing and the bucket grows by at most one line per entry per
-    /// interval.
+    /// interval. The first use after a store is always appended (see ``noteUse(_:at:)``).
     let useInterval: Duration
 
     private final class Slot: Sendable {
@@ -127,12 +127,17 @@ final class CacheIndex: Sendable {
 
     /// Notes a use of `digest` at `date`: the entry's access time in memory moves at once,
     /// and ``flushUses()`` writes it when the last recorded use was at least ``useInterval``
-    /// before.
+    /// before, or when the entry has not been used since it was stored.
+    ///
+    /// A store records its time as the access time too, so without the second rule a hit
+    /// within ``useInterval`` of a store (a run repeated a minute later) left the entry
+    /// looking as old as its store, and a trim removed the entries just used before those
+    /// never used again.
     func noteUse(_ digest: KeyDigest, at date: Date) {
         withBucket(Buckets.index(of: digest)) { bucket in
-            guard let entry = bucket.entries[digest],
-                date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval
-            else { return }
+            guard let entry = bucket.entries[digest], date > entry.accessedAt else { return }
+            let isFirstUse = entry.accessedAt <= entry.storedAt
+            guard isFirstUse || date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval else { return }
             bucket.noteUse(digest, at: FileTime.nanoseconds(date))
         }
     }

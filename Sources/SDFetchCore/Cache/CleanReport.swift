@@ -17,6 +17,13 @@ public struct CleanReport: Sendable, Equatable {
     /// The trim knew the cache was within the cap without scanning it: nothing was
     /// removed, and `entries` and `bytes` were not counted.
     public var wasSkipped = false
+    /// The end-of-run trim's entries to keep to last (the run's own): how many it found
+    /// and their bytes, before anything was removed.
+    public var protectedEntries = 0
+    public var protectedBytes: Int64 = 0
+    /// How many of them it removed all the same, because they alone exceed the cap: the
+    /// next run fetches them again.
+    public var removedProtectedEntries = 0
 
     public init() {}
 }

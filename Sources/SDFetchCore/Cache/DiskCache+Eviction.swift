@@ -23,6 +23,7 @@ extension DiskCache {
             flushUses()
             let nowNanoseconds = FileTime.nanoseconds(now())
             let expiredUpTo = Freshness(maxAge: maxAge).expiredUpTo(now: nowNanoseconds)
+            let latest = Freshness.latestBelievable(now: nowNanoseconds)
             let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
             report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
@@ -35,7 +36,8 @@ extension DiskCache {
             var broken: [(Int, ScannedFile)] = []
             for (bucket, sweep) in sweeps.enumerated() {
                 for item in sweep.live {
-                    if item.storedAt > expiredUpTo { kept.append(item) } else { victims.append(item) }
+                    let isFresh = item.storedAt > expiredUpTo && item.storedAt <= latest
+                    if isFresh { kept.append(item) } else { victims.append(item) }
                 }
                 broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
                 broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
@@ -54,7 +56,7 @@ extension DiskCache {
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }
             if let maxSize, !dryRun { recordWithin(maxSize) }
-            report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, dryRun: dryRun)
+            report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
             return report
         }
     }
@@ -80,7 +82,12 @@ extension DiskCache {
                 return (live: sweep.live, indexState: sweep.indexState)
             }
             var kept = sweeps.flatMap(\.live)
+            for item in kept where keys.contains(item.digest) {
+                report.protectedEntries += 1
+                report.protectedBytes += item.bytes
+            }
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
+            report.removedProtectedEntries = victims.count(where: { keys.contains($0.digest) })
             remove(victims, broken: [], swept: sweeps.map(\.indexState), dryRun: false, listing: listing, into: &report)
             report.entries += kept.count
             report.bytes += kept.reduce(0) { $0 + $1.bytes }

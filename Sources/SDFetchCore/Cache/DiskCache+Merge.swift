@@ -8,11 +8,18 @@ extension DiskCache {
     /// Stored times, validators and LRU times travel with the entries; every copied file is
     /// checked against its SHA-256.
     ///
+    /// The source is untrusted (<doc:Security>): each body is sniffed and verified by
+    /// `verifier` as a download would be, within `maxBytes` (a larger record is not read),
+    /// and must be the format its record names; times
+    /// in the future (entries' and failure records') are taken as now.
+    ///
     /// Holds the maintenance lock (no `clean` meanwhile); fetches may run.
     ///
     /// - Throws: ``CacheError`` when `source` is not a readable cache of this format, or is
     ///   this very directory.
-    public func merge(from source: String) throws(CacheError) -> MergeReport {
+    public func merge(
+        from source: String, verifier: ImageVerifier = ImageVerifier(), maxBytes: Int64 = FetchOptions().maxBytes
+    ) throws(CacheError) -> MergeReport {
         let other = try DiskCache(directory: source, now: now, readOnly: true)
         var mine = stat()
         var theirs = stat()
@@ -27,12 +34,13 @@ extension DiskCache {
                 other.entries.with(bucket, create: false) { folder in
                     guard folder >= 0 else { return }
                     for (digest, entry) in other.index.read(bucket).entries {
-                        merge(entry, digest, from: folder, into: &report)
+                        merge(entry, digest, from: folder, verifier: verifier, maxBytes: maxBytes, into: &report)
                     }
                 }
             }
             let blacklist = FailureBlacklist(cache: self)
-            for (digest, record) in FailureBlacklist(cache: other).all() {
+            for (digest, var record) in FailureBlacklist(cache: other).all() {
+                record.recordedAt = min(record.recordedAt, now())
                 if let current = blacklist.record(digest), current.recordedAt >= record.recordedAt { continue }
                 if blacklist.write(record, for: digest) { report.mergedFailed += 1 }
             }
@@ -42,20 +50,35 @@ extension DiskCache {
 
     /// Copies one entry of another cache (its file open in `folder`) in, unless this cache's
     /// entry is as new or newer.
-    private func merge(_ entry: CacheEntry, _ digest: KeyDigest, from folder: Int32, into report: inout MergeReport) {
+    private func merge(
+        _ entry: CacheEntry, _ digest: KeyDigest, from folder: Int32, verifier: ImageVerifier, maxBytes: Int64,
+        into report: inout MergeReport
+    ) {
+        var entry = entry
+        let date = now()
+        entry.storedAt = min(entry.storedAt, date)
+        entry.accessedAt = min(entry.accessedAt, date)
+        entry.stamp = min(entry.stamp, EntryFile.stamp(for: date))
         if let current = index.entry(for: digest), current.storedAt >= entry.storedAt, isIntact(current, digest) {
             report.kept += 1
+            return
+        }
+        guard entry.bytes <= maxBytes else {
+            report.bad += 1
             return
         }
         let fd = SafeOpen.file(digest.hex, in: folder, flags: O_RDONLY)
         guard fd >= 0 else { return }  // a line whose file is gone: nothing to merge
         defer { close(fd) }
         guard let bytes = SafeOpen.readAll(fd, limit: Int(entry.bytes) + 1), bytes.count == entry.bytes,
-            bytes.withUnsafeBytes(EntryFile.sha256(of:)) == entry.sha256
+            bytes.withUnsafeBytes(EntryFile.sha256(of:)) == entry.sha256,
+            case .success(let image) = verifier.verify(bytes), image.format == entry.format
         else {
             report.bad += 1
             return
         }
+        entry.width = image.width
+        entry.height = image.height
         do throws(FetchFailure) {
             try write(entry, digest, bytes: bytes)
             report.merged += 1
@@ -67,8 +90,10 @@ extension DiskCache {
 
     /// Removes a format-1 cache's files from `directory` (the names that format used, links
     /// removed as links), so a format-2 cache can start there; `clean` calls it. Returns how
-    /// many top-level items went. Other versions are never touched.
-    public static func removeFormatOne(directory: String) throws(CacheError) -> Int {
+    /// many top-level items went (with `dryRun`, would go). Other versions, and folders that
+    /// only look a little like format 1 (see ``CacheFormat/looksLikeFormatOne(_:)``), are
+    /// never touched.
+    public static func removeFormatOne(directory: String, dryRun: Bool = false) throws(CacheError) -> Int {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return 0 }  // nothing there yet: nothing to remove
@@ -78,6 +103,11 @@ extension DiskCache {
         guard CacheFormat.read(in: fd) == .other("1") else { return 0 }
         var removed = 0
         for name in CacheFormat.formatOneNames {
+            if dryRun {
+                var info = stat()
+                if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { removed += 1 }
+                continue
+            }
             // removeItem deletes a link itself, never what it points to.
             if (try? FileManager.default.removeItem(atPath: directory + "/" + name)) != nil { removed += 1 }
         }

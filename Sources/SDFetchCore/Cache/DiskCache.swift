@@ -328,8 +328,13 @@ public final class DiskCache: Sendable {
         return renewed
     }
 
-    /// `validator` when it is short enough to keep (see ``maxValidatorLength``), else nil.
+    /// `validator` when it is short enough to keep (see ``maxValidatorLength``) and printable
+    /// ASCII, else nil. Text a server sent is sent back in a header: a CR or LF in it would
+    /// smuggle a header of the server's choosing into a later request (<doc:Security>).
+    /// Also asked before sending a stored validator: the index is untrusted.
     static func keepable(_ validator: String?) -> String? {
-        validator.flatMap { $0.utf8.count <= maxValidatorLength ? $0 : nil }
+        validator.flatMap { text in
+            text.utf8.count <= maxValidatorLength && text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) ? text : nil
+        }
     }
 }

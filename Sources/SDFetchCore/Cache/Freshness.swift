@@ -12,9 +12,22 @@ public struct Freshness: Sendable, Equatable {
         self.maxAge = maxAge
     }
 
+    /// How far in the future a time may lie and still be believed: clock steps between
+    /// a store and its use. Anything later is a forged or broken record: expired.
+    static let futureAllowance: Duration = .seconds(60)
+
     /// Whether what was stored at `time` may still be used at `now`.
     public func isFresh(_ time: Date, now: Date) -> Bool {
-        FileTime.nanoseconds(time) > expiredUpTo(now: FileTime.nanoseconds(now))
+        let time = FileTime.nanoseconds(time)
+        let now = FileTime.nanoseconds(now)
+        return time > expiredUpTo(now: now) && time <= Self.latestBelievable(now: now)
+    }
+
+    /// The latest time (ns since 1970) believed at `now`; later ones count as expired, so a
+    /// record dated 2100 never outlives `clean --max-age 1s`.
+    static func latestBelievable(now: Int64) -> Int64 {
+        let latest = now.addingReportingOverflow(nanoseconds(futureAllowance))
+        return latest.overflow ? Int64.max : latest.partialValue
     }
 
     /// The latest time (ns since 1970) that is expired at `now` (ns since 1970): `clean`

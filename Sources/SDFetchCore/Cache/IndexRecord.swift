@@ -123,11 +123,11 @@ enum IndexRecord: Equatable {
         guard fields[0].count == 1, fields.count >= 3, let digest = KeyDigest(hexBytes: bytes(1)) else { return nil }
         switch payload[0] {
         case UInt8(ascii: "U"):
-            guard fields.count == 3, let usedAt = Self.integer(bytes(2)) else { return nil }
+            guard fields.count == 3, let usedAt = Self.time(bytes(2)) else { return nil }
             self = .use(digest, usedAt: usedAt)
         case UInt8(ascii: "P"):
-            guard fields.count == 13, let stamp = Self.integer(bytes(2)), let stored = Self.integer(bytes(3)),
-                let used = Self.integer(bytes(4)), let size = Self.integer(bytes(5)), size >= 0,
+            guard fields.count == 13, let stamp = Self.integer(bytes(2)), let stored = Self.time(bytes(3)),
+                let used = Self.time(bytes(4)), let size = Self.size(bytes(5)),
                 let format = Self.format(named: bytes(6)),
                 let width = Self.optionalInteger(bytes(7)), let height = Self.optionalInteger(bytes(8)),
                 fields[9].count == 64, let sha256 = Self.text(bytes(9)),
@@ -169,11 +169,11 @@ enum IndexRecord: Equatable {
         guard fields.count >= 3, fields[0].count == 1, let digest = KeyDigest(hexBytes: bytes(1)) else { return nil }
         switch payload[0] {
         case UInt8(ascii: "U"):
-            guard let used = integer(bytes(2)) else { return nil }
+            guard let used = Self.time(bytes(2)) else { return nil }
             return Summary(digest: digest, isPut: false, usedAt: used, lineBytes: line.count + 2)
         case UInt8(ascii: "P"):
-            guard fields.count == 7, let stored = integer(bytes(3)), let used = integer(bytes(4)),
-                let size = integer(bytes(5)), size >= 0
+            guard fields.count == 7, let stored = Self.time(bytes(3)), let used = Self.time(bytes(4)),
+                let size = Self.size(bytes(5))
             else { return nil }
             return Summary(digest: digest, isPut: true, storedAt: stored, usedAt: used, bytes: size, lineBytes: line.count + 2)
         default:
@@ -260,6 +260,28 @@ enum IndexRecord: Equatable {
             index += 1
         }
         return negative ? -value : value
+    }
+
+    // MARK: - Bounds
+
+    /// Latest time a record may hold: 2100-01-01 in nanoseconds. A forged index is data, not
+    /// code: every field is bounded where it is read, so sums of sizes and conversions of
+    /// times cannot overflow later (<doc:OnDiskFormat>).
+    static let maxTime: Int64 = 4_102_444_800 * 1_000_000_000
+    /// Largest entry size a record may claim: 32 GiB, far past any image `--max-pixels`
+    /// lets through. With reads capped at ``SafeOpen/maxReadBytes`` per bucket, 256 buckets
+    /// hold at most some 118 million put lines (146 bytes at the shortest), and 118 million
+    /// times 32 GiB is under half of `Int64.max`: no sum of sizes over an index can overflow.
+    static let maxEntryBytes: Int64 = 1 << 35
+
+    /// A time field: nanoseconds from 1970 to ``maxTime``, else nil.
+    static func time(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        integer(bytes).flatMap { (0...maxTime).contains($0) ? $0 : nil }
+    }
+
+    /// A size field: 0 to ``maxEntryBytes``, else nil.
+    static func size(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        integer(bytes).flatMap { (0...maxEntryBytes).contains($0) ? $0 : nil }
     }
 
     /// Empty is `.some(nil)`; a malformed or negative number nil.

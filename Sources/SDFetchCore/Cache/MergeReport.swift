@@ -5,7 +5,9 @@ public struct MergeReport: Sendable, Equatable {
     public var mergedBytes: Int64 = 0
     /// Entries left out because this cache's entry is as new or newer.
     public var kept = 0
-    /// Source entries whose file is missing or does not match its record.
+    /// Source entries whose file is missing or does not match its record, whose record
+    /// claims more than the byte budget, or whose bytes are not the image the record claims
+    /// (sniffed and verified as a download would be).
     public var bad = 0
     /// Failed-URL records copied in (new here, or newer).
     public var mergedFailed = 0

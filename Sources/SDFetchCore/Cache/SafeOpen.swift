@@ -34,8 +34,12 @@ enum SafeOpen {
         return fd
     }
 
+    /// Most bytes a read of cache metadata takes (64 MiB, some 400,000 index lines for one
+    /// shard): a forged or sparse file of any size never sizes an allocation past this.
+    static let maxReadBytes = 64 << 20
+
     /// Reads all of the open file `fd` from `offset` to its end, at most `limit` bytes.
-    static func readAll(_ fd: Int32, from offset: Int = 0, limit: Int = Int.max) -> [UInt8]? {
+    static func readAll(_ fd: Int32, from offset: Int = 0, limit: Int = maxReadBytes) -> [UInt8]? {
         var bytes: [UInt8] = []
         var info = stat()
         if fstat(fd, &info) == 0 { bytes.reserveCapacity(max(0, min(limit, Int(info.st_size) - offset))) }

@@ -64,10 +64,11 @@ public struct FetchFailure: Error, Sendable, Equatable {
 
         /// Whether the failed-URL blacklist records it
         /// (<doc:Fetching#Failed-URL-blacklist>). Everything else is transient: retried
-        /// within the run, never recorded.
+        /// within the run, never recorded. A `407` is the proxy asking for its credentials:
+        /// the proxy's failure, not the URL's.
         public var isPermanent: Bool {
             switch self {
-            case .http(let code): (400...499).contains(code) && ![408, 425, 429].contains(code)
+            case .http(let code): (400...499).contains(code) && ![407, 408, 425, 429].contains(code)
             case .notAnImage, .corruptImage, .tooLarge, .tooManyPixels, .tooManyRedirects, .badRedirect: true
             // The publisher's no is as lasting as a 404; a digest mismatch may be a bad copy.
             case .optedOut: true
@@ -93,6 +94,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
 
     public init(_ kind: Kind, _ detail: String) {
         self.kind = kind
-        self.detail = detail
+        // curl's messages quote the proxy URL, password and all: masked where they enter.
+        self.detail = Redaction.masked(detail)
     }
 }

@@ -6,7 +6,8 @@ public struct FetchNote: Sendable, Equatable {
     public let message: String
 
     public init(url: String, message: String) {
-        self.url = url
-        self.message = message
+        // Notes quote URLs (a redirect's target, a Location with userinfo): masked here.
+        self.url = Redaction.masked(url)
+        self.message = Redaction.masked(message)
     }
 }

@@ -191,8 +191,10 @@ public actor Fetcher {
     /// `If-None-Match` / `If-Modified-Since` from the entry's validators (none without them).
     static func conditionalHeaders(_ entry: CacheEntry) -> [String] {
         var headers: [String] = []
-        if let etag = entry.etag { headers.append("If-None-Match: \(etag)") }
-        if let lastModified = entry.lastModified { headers.append("If-Modified-Since: \(lastModified)") }
+        if let etag = DiskCache.keepable(entry.etag) { headers.append("If-None-Match: \(etag)") }
+        if let lastModified = DiskCache.keepable(entry.lastModified) {
+            headers.append("If-Modified-Since: \(lastModified)")
+        }
         return headers
     }
 

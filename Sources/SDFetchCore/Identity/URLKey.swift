@@ -6,7 +6,10 @@
 public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The normalised URL text; also what is sent on the wire.
     public let string: String
-    /// The fixed-size hash of ``string`` that names cache files and fills de-duplication sets.
+    /// The fixed-size hash that names cache files and fills de-duplication sets: of
+    /// ``redacted``, not ``string``, so a cache holds nothing a password guess could be
+    /// checked against (<doc:OnDiskFormat>). URLs that differ only in their password
+    /// name one image.
     public let digest: KeyDigest
     /// `https` or `http`.
     public let scheme: String
@@ -108,7 +111,10 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         self.string = normalised
         self.scheme = scheme
         self.host = host
-        self.digest = KeyDigest(of: normalised)
+        // A keyed hash would need a secret: kept in the cache it hides nothing from whoever
+        // reads the cache, kept elsewhere it makes caches unmergeable. Leaving the password
+        // out of the key does neither.
+        self.digest = KeyDigest(of: Redaction.masked(normalised))
     }
 
     /// `host` or `host:port` as in ``string``, without userinfo: whom the request goes to,
@@ -121,19 +127,9 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// printed, reported and stored (<doc:Security#Credentials>).
     public var redacted: String { Self.redacting(string) }
 
-    /// `text` with the password of an `http(s)://user:password@host` authority masked as `***`;
-    /// any other text unchanged. Works on raw input too (invalid lines, first spellings).
-    public static func redacting(_ text: String) -> String {
-        // Byte-wise, with an early exit: this runs for every printed result of a warm run.
-        guard text.withUTF8Bytes({ $0.contains(UInt8(ascii: "@")) }) else { return text }
-        let bytes = text.utf8
-        guard let spans = URLSpans(text) else { return text }
-        let authority = bytes[spans.authority]
-        guard let at = authority.lastIndex(of: UInt8(ascii: "@")),
-            let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":"))
-        else { return text }
-        return String(text[...colon]) + "***" + String(text[at...])
-    }
+    /// `text` with any password masked as `***`: ``Redaction/masked(_:)``, the one masking
+    /// function, under the name callers of ``URLKey`` look for.
+    public static func redacting(_ text: String) -> String { Redaction.masked(text) }
 
     /// Rejects what curl's URL parser would refuse in a host name (it would otherwise be
     /// reported as a connect failure and count against the host).

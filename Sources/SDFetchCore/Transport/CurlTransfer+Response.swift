@@ -47,6 +47,12 @@ extension CurlTransfer {
             var url: UnsafePointer<CChar>?
             _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url)
             response.finalURL = url.map { String(cString: $0) }
+            // Validators are the last hop's: kept only when it is the origin the key names,
+            // or they would be replayed to a host that never sent them.
+            if response.finalURL.flatMap(Origin.init) != Origin(request.url) {
+                response.etag = nil
+                response.lastModified = nil
+            }
         }
         return response
     }
@@ -68,6 +74,13 @@ extension CurlTransfer {
         }
         if let local = LocalResourceError(errno: Int32(osError)) {
             return FetchFailure(.io, "\(detail) (\(local.detail))")
+        }
+        // A proxy that refused the tunnel: its failure, never the URL's (so never a
+        // permanent `http-4xx` taken from the CONNECT reply's status line).
+        var connectCode = 0
+        _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_HTTP_CONNECTCODE, &connectCode)
+        if connectCode != 0, !(200...299).contains(connectCode) {
+            return FetchFailure(.connect, "the proxy answered \(connectCode) to CONNECT")
         }
         let kind = FetchFailure.Kind(
             curlCode: code, receivedBytes: receivedBytes, httpStatus: head.status, wasConnected: isConnected)

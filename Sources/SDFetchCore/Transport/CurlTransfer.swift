@@ -85,6 +85,13 @@ final class CurlTransfer {
     private var meteredDeclared: Int64 = 0
     private var meteredBytes: Int64 = 0
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// `Proxy-Authorization` from `-H`: sent to the proxy only (`CURLOPT_PROXYHEADER`).
+    private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
+    /// The headers of a hop to another origin: the default `Accept` alone (see
+    /// ``headersForHop()``); made on the first such hop.
+    private var foreignHeaderList: UnsafeMutablePointer<curl_slist>?
+    /// Whether `headerList` holds anything that must stay with the request's origin.
+    private var hasOwnHeaders = false
     /// curl writes its message here; it lives as long as the handle.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
@@ -99,6 +106,8 @@ final class CurlTransfer {
         if spillFile >= 0 { close(spillFile) }
         curl_easy_cleanup(handle)
         curl_slist_free_all(headerList)
+        curl_slist_free_all(proxyHeaderList)
+        curl_slist_free_all(foreignHeaderList)
         errorBuffer.deallocate()
     }
 
@@ -138,6 +147,9 @@ final class CurlTransfer {
         curl_easy_reset(handle)
         curl_slist_free_all(headerList)
         headerList = nil
+        curl_slist_free_all(proxyHeaderList)
+        proxyHeaderList = nil
+        hasOwnHeaders = false
         continuation = nil
         request = TransferRequest(url: "")
         host = ""
@@ -202,12 +214,7 @@ final class CurlTransfer {
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
 
-        let hasAccept = request.headers.contains { line in
-            line.utf8.count >= 7 && line.prefix(7).lowercased() == "accept:"
-        }
-        for line in request.headers { headerList = curl_slist_append(headerList, line) }
-        if !hasAccept { headerList = curl_slist_append(headerList, "Accept: image/*,*/*;q=0.8") }
-        _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+        configureHeaders()
 
         _ = CSDFetch_curl_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, userData in
             CurlTransfer.from(userData: userData).receive(body: data, count: size * count)
@@ -223,6 +230,7 @@ final class CurlTransfer {
             transfer.localPort = Int(localPort)
             transfer.remotePort = Int(remotePort)
             transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
+            if transfer.isConnected, transfer.hasOwnHeaders { transfer.headersForHop() }
             transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
         }
@@ -238,7 +246,55 @@ final class CurlTransfer {
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
     }
 
-    /// `--cacert`, `-k`, `--proxy`.
+    /// `-H` lines and the default `Accept`. `Proxy-Authorization` goes to the proxy alone
+    /// (`CURLHEADER_SEPARATE`): an origin server never sees it. With `--location-trusted`,
+    /// libcurl may also send `-H`'s `Authorization` and `Cookie` to another host
+    /// (`CURLOPT_UNRESTRICTED_AUTH`), except for a URL with userinfo, whose password curl
+    /// would then forward too.
+    private func configureHeaders() {
+        var hasAccept = false
+        for line in request.headers {
+            let name = Self.headerName(line)
+            if name == "proxy-authorization" {
+                proxyHeaderList = curl_slist_append(proxyHeaderList, line)
+                continue
+            }
+            hasAccept = hasAccept || name == "accept"
+            headerList = curl_slist_append(headerList, line)
+            hasOwnHeaders = true
+        }
+        if !hasAccept { headerList = curl_slist_append(headerList, Self.defaultAccept) }
+        setLong(CURLOPT_HEADEROPT, 1)  // CURLHEADER_SEPARATE, (1<<0): not imported
+        _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+        if let proxyHeaderList { _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_PROXYHEADER, proxyHeaderList) }
+        if request.connection.trustsRedirectHosts, !request.url.hasUserinfo {
+            setLong(CURLOPT_UNRESTRICTED_AUTH, 1)
+        }
+    }
+
+    /// Before each redirect hop (from the pre-request callback, before curl builds the
+    /// request): the request's own headers for its origin, the default `Accept` alone for
+    /// any other host, port or scheme unless `--location-trusted` (<doc:Security>).
+    /// Conditional headers go too: the validators are the first origin's.
+    private func headersForHop() {
+        guard !request.connection.trustsRedirectHosts else { return }
+        var url: UnsafePointer<CChar>?
+        _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_EFFECTIVE_URL, &url)
+        let isSameOrigin = url.map { Origin(String(cString: $0)) == Origin(request.url) } ?? false
+        if !isSameOrigin, foreignHeaderList == nil {
+            foreignHeaderList = curl_slist_append(nil, Self.defaultAccept)
+        }
+        _ = CSDFetch_curl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, isSameOrigin ? headerList : foreignHeaderList)
+    }
+
+    static let defaultAccept = "Accept: image/*,*/*;q=0.8"
+
+    /// The lower-cased name of a `Name: value` line.
+    private static func headerName(_ line: String) -> String {
+        line.prefix { $0 != ":" }.trimmingBlanks().lowercased()
+    }
+
+    /// `--cacert`, `-k`, `--proxy-insecure`, `--proxy`.
     private func configureConnection() {
         let connection = request.connection
         if let file = connection.caCertificateFile {
@@ -248,6 +304,10 @@ final class CurlTransfer {
         if connection.isInsecure {
             setLong(CURLOPT_SSL_VERIFYPEER, 0)
             setLong(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        // The proxy's certificate apart, as curl's --proxy-insecure: -k trusts the origin
+        // servers, not whatever sits between.
+        if connection.isProxyInsecure {
             setLong(CURLOPT_PROXY_SSL_VERIFYPEER, 0)
             setLong(CURLOPT_PROXY_SSL_VERIFYHOST, 0)
         }

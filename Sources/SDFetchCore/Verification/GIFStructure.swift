@@ -4,8 +4,11 @@
 ///
 /// Judged as a browser would: a frame reaching past the logical screen is clipped by
 /// browsers, so it is accepted (each frame's own size still meets `--max-pixels`); bytes
-/// after the trailer are ignored. A chain that runs off the end, an unknown block, a
-/// missing trailer or an LZW code size of 12 bits or more (no decoder can start) is corrupt.
+/// after the trailer are ignored. A byte that starts no block where one should start ends
+/// the stream once an image has been read: Firefox and Chrome stop there as if at the
+/// trailer and show what came before (a second GIF glued after the first's data is the
+/// common case). A chain that runs off the end, such a byte before any image, a missing
+/// trailer or an LZW code size of 12 bits or more (no decoder can start) is corrupt.
 ///
 /// Layout from the GIF89a specification, sections 17-27. Stateless; safe from any thread.
 enum GIFStructure {
@@ -32,6 +35,7 @@ enum GIFStructure {
         if let failure = screen.check("gif", maxPixels: maxPixels) { return .failure(failure) }
         var offset = 13 + colourTableBytes(flags)
         var blocks = 0
+        var images = 0
         while true {
             guard let introducer = data.byte(at: offset) else {
                 return .failure(corrupt("data ends before the trailer"))
@@ -59,7 +63,9 @@ enum GIFStructure {
                 guard codeSize < 12 else { return .failure(corrupt("lzw minimum code size of \(codeSize)")) }
                 widestCodeSize = max(widestCodeSize, codeSize)
                 offset += 1
+                images += 1
             default:
+                if images > 0 { return .success(screen) }
                 return .failure(corrupt("unknown block introducer \(introducer)"))
             }
             if let failure = skipSubBlocks(data, from: &offset) { return .failure(failure) }

@@ -40,16 +40,22 @@ enum GIFVerifier {
 
     // MARK: - Records
 
-    /// Reads records until the trailer; a missing trailer is a truncated file.
+    /// Reads records until the trailer; a missing trailer is a truncated file. A byte that
+    /// starts no record ends the stream once a frame has been decoded, as in browsers and
+    /// ``GIFStructure``; giflib reports it as `D_GIF_ERR_WRONG_RECORD`.
     private static func walkRecords(
         _ gif: UnsafeMutablePointer<GifFileType>, maxPixels: Int64
     ) -> Result<Void, FetchFailure> {
         let (budget, overflow) = maxPixels.multipliedReportingOverflow(by: animationBudgetFactor)
         var remainingBudget = overflow ? Int64.max : budget
         var row: [GifPixelType] = []
+        var frames = 0
         while true {
             var record = UNDEFINED_RECORD_TYPE
-            guard DGifGetRecordType(gif, &record) == GIF_OK else { return .failure(lastError(gif)) }
+            guard DGifGetRecordType(gif, &record) == GIF_OK else {
+                if frames > 0 && gif.pointee.Error == D_GIF_ERR_WRONG_RECORD { return .success(()) }
+                return .failure(lastError(gif))
+            }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
                 guard DGifGetImageDesc(gif) == GIF_OK else { return .failure(lastError(gif)) }
@@ -77,6 +83,7 @@ enum GIFVerifier {
                 }
                 if isCancelled { return .failure(FetchFailure(.interrupted, "gif verification cancelled")) }
                 guard ok else { return .failure(lastError(gif)) }
+                frames += 1
             case EXTENSION_RECORD_TYPE:
                 var code: Int32 = 0
                 var block: UnsafeMutablePointer<GifByteType>?

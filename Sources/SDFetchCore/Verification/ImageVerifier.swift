@@ -69,7 +69,8 @@ public struct ImageVerifier: Sendable {
     /// JPEG, GIF with LZW codes starting wider than 8 bits), which structure alone judges.
     private func decode(_ bytes: [UInt8], format: ImageFormat) -> Result<PixelSize?, FetchFailure>? {
         switch format {
-        case .png: return PNGVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
+        case .png:
+            return PNGVerifier.decode(PNGStructure.completingEnd(bytes) ?? bytes, maxPixels: maxPixels).map { $0 }
         case .jpeg: return JPEGVerifier.decode(bytes, maxPixels: maxPixels)?.map { $0 }
         case .gif:
             if bytes.withUnsafeBytes(GIFStructure.needsWideLZWCodes) { return nil }

@@ -6,7 +6,10 @@ internal import CZlib
 ///
 /// Judged as a browser's libpng would: a critical chunk with a wrong CRC is corrupt, an
 /// ancillary one (text, colour profile, APNG's `acTL`/`fcTL`/`fdAT`) is skipped; bytes after
-/// `IEND` are ignored. The inflated size may never exceed what `IHDR` implies (all seven
+/// `IEND` are ignored. Data that ends before `IEND` (between chunks or inside one) is
+/// corrupt while the image data is incomplete, and accepted once it is complete: browsers
+/// draw every row by then and need nothing after it (``completingEnd(_:)`` gives libpng,
+/// which reads to `IEND`, the end such a file lacks). The inflated size may never exceed what `IHDR` implies (all seven
 /// Adam7 passes when interlaced): inflation stops at the first byte past it, which bounds
 /// the CPU an inflate bomb can cost by the size the image declares
 /// (<doc:Verification#Budgets>).
@@ -48,10 +51,12 @@ enum PNGStructure {
         var imageDataState = 0  // 0 none yet, 1 inside the IDAT run, 2 after it
         while true {
             guard let length = data.uint32BE(at: offset), data.has(12, at: offset) else {
+                if inflater.hasEnded { return inflater.finish() }
                 return .failure(corrupt("data ends before IEND"))
             }
             // PNG spec 5.3: a length is at most 2^31 - 1.
             guard length <= 0x7FFF_FFFF, data.has(Int(length) + 12, at: offset) else {
+                if inflater.hasEnded { return inflater.finish() }
                 return .failure(corrupt("data ends inside a chunk"))
             }
             let type = data.uint32BE(at: offset + 4)!
@@ -93,6 +98,25 @@ enum PNGStructure {
             offset += Int(length) + 12
         }
     }
+
+    /// `bytes` ending with a whole `IEND` chunk: unchanged (nil) when it already has one;
+    /// else cut after its last whole chunk, with an `IEND` appended. For the decoder, after
+    /// ``walk(_:maxPixels:)`` accepted a file whose end was cut after complete image data.
+    static func completingEnd(_ bytes: [UInt8]) -> [UInt8]? {
+        bytes.withUnsafeBytes { data -> [UInt8]? in
+            var offset = 8
+            while let length = data.uint32BE(at: offset), length <= 0x7FFF_FFFF,
+                data.has(Int(length) + 12, at: offset)
+            {
+                if data.uint32BE(at: offset + 4) == ChunkType.IEND { return nil }
+                offset += Int(length) + 12
+            }
+            return Array(bytes[..<offset]) + endChunk
+        }
+    }
+
+    /// A whole `IEND` chunk: length 0, type, CRC-32 of the type.
+    private static let endChunk: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
 
     /// Whether the CRC stored after a chunk matches its type and data (PNG spec 5.3).
     private static func chunkCRCMatches(_ data: UnsafeRawBufferPointer, at offset: Int, length: Int) -> Bool {

@@ -80,6 +80,15 @@ extension ParsableCommand {
         StandardError.write("sdfetch: \(Escaping.terminal(error.description))\n")
         return ExitStatus(error)
     }
+
+    /// Names a cache someone else can write (see ``DiskCache/trustWarning``), as ssh names
+    /// a key file others can read: a warning, the command goes on.
+    func warnIfUntrusted(_ cache: DiskCache) {
+        guard let why = cache.trustWarning else { return }
+        StandardError.write(
+            "sdfetch: warning: \(Escaping.terminal(cache.directory)): \(why): whoever can write it can feed "
+                + "images to this run\n")
+    }
 }
 
 /// A command that takes options only (`clean`, `stats`, `verify`): any argument is a usage error.

@@ -1,3 +1,5 @@
+import SDFetchCore
+
 /// A bad command line: the message names the option or argument at fault (exit 2).
 ///
 /// `command` says whose `--help` the "Try ..." hint points to.
@@ -6,7 +8,8 @@ struct UsageError: Error, Equatable {
     var command: String?
 
     init(_ message: String, command: String? = nil) {
-        self.message = message
+        // Usage errors quote what was typed (a `--proxy` with its password): masked here.
+        self.message = Redaction.masked(message)
         self.command = command
     }
 

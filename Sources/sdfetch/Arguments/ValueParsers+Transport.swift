@@ -29,10 +29,15 @@ extension ValueParsers {
     }
 
     /// A file that must be readable now (`--cacert`): a missing bundle is a usage error, not
-    /// a `tls` failure on every URL.
+    /// a `tls` failure on every URL. Only a regular file: curl would block forever opening a
+    /// FIFO (and read a device without end).
     static func readableFile(_ text: String, option: String) throws(UsageError) -> String {
         guard !text.isEmpty, access(text, R_OK) == 0 else {
             throw UsageError("option \(option): cannot read '\(Escaping.terminal(text))'")
+        }
+        var info = stat()
+        guard stat(text, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a regular file")
         }
         return text
     }

@@ -48,7 +48,17 @@ extension CleanCommand {
         let directory = resolvedCacheDirectory(in: environment)
         var removedFormat = 0
         do throws(CacheError) {
-            if !isDryRun { removedFormat = try DiskCache.removeFormatOne(directory: directory) }
+            removedFormat = try DiskCache.removeFormatOne(directory: directory, dryRun: isDryRun)
+            if isDryRun && removedFormat > 0 {
+                // The cache cannot be opened before the old format is gone: say what would go.
+                if !isQuiet {
+                    FileDescriptorWriter.write(
+                        "sdfetch: clean: would remove a cache of the previous on-disk format (1) from "
+                            + "\(Escaping.terminal(directory)): \(CacheFormat.formatOneNames.joined(separator: " "))\n",
+                        to: STDOUT_FILENO)
+                }
+                return .success
+            }
             let cache = try DiskCache(directory: directory)
             // Only the dry-run listing and JSON show the URLs; reading them costs a read per entry.
             let (maxAge, maxSize, isDryRun, listing) = (maxAge, maxSize, isDryRun, isDryRun || isJSON)

@@ -40,6 +40,16 @@ extension FetchCommand {
             command, _, _ in
             command.options.connection.isInsecure = true
         },
+        OptionSpec("proxy-insecure", help: "do not verify an HTTPS proxy's certificate (-k does not cover it)") {
+            command, _, _ in
+            command.options.connection.isProxyInsecure = true
+        },
+        OptionSpec(
+            "location-trusted", help: "keep -H headers (Authorization, Cookie...) on redirects to other hosts"
+        ) {
+            command, _, _ in
+            command.options.connection.trustsRedirectHosts = true
+        },
         OptionSpec("proxy", .value("URL"), help: "send every request through this proxy (default: http_proxy etc.)") {
             command, value, name in
             command.options.connection.proxy = try ValueParsers.proxy(value, option: name)

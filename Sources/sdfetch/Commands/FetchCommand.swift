@@ -36,6 +36,7 @@ struct FetchCommand: ParsableCommand {
         } catch {
             return cacheFailure(error)
         }
+        warnIfUntrusted(cache)
         // A list long enough to touch most of the 256 index buckets: read them all at once,
         // in parallel with the run's start (64 KiB of URLs is about a thousand lines).
         if sources.contains(where: { $0.isLargeFile(over: 64 << 10) }) { cache.preloadIndex() }
@@ -56,22 +57,29 @@ struct FetchCommand: ParsableCommand {
             }
         }
         let terminal = Terminal(environment: environment, progress: progress, quiet: isQuiet)
+        // Ctrl-C means exit 130 until the very end: after the run come the summary, the trim
+        // and the output still queued for a reader, each of which may take a while.
+        let trap = SignalTrap(notice: "sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
+        defer { trap.remove() }
         // The console's writer thread lives for the command: what is queued is written, and the
         // thread joined, before the exit status goes back to `@main`.
-        return await withConsole(environment: environment) { console in
+        let status = await withConsole(environment: environment) { console in
             let started = ContinuousClock.now
             let (consumer, interrupted) = await fetch(
-                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment)
+                cache: cache, placer: placer, terminal: terminal, console: console, environment: environment,
+                trap: trap)
             return await finish(
                 consumer, interrupted: interrupted, elapsed: ContinuousClock.now - started, cache: cache,
                 terminal: terminal, console: console)
         }
+        return trap.wasInterrupted ? .interrupted : status
     }
 
-    /// The run itself: the fetcher's scope, the signal trap, the ticker and the one consumer
-    /// of the run's events.
+    /// The run itself: the fetcher's scope, what a signal stops, the ticker and the one
+    /// consumer of the run's events.
     private func fetch(
-        cache: DiskCache, placer: OutputPlacer?, terminal: Terminal, console: Console, environment: ProcessEnvironment
+        cache: DiskCache, placer: OutputPlacer?, terminal: Terminal, console: Console, environment: ProcessEnvironment,
+        trap: SignalTrap
     ) async -> (EventConsumer, interrupted: Bool) {
         var options = self.options
         if let allowed = DescriptorLimit.concurrencyAllowed(), options.concurrency > allowed.concurrency {
@@ -89,39 +97,42 @@ struct FetchCommand: ParsableCommand {
             let reader = URLListReader(sources: sources)
             let fetchRun = FetchRun(
                 fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
-            // Runs on the signal path: nothing here may wait for the console's writer (blocked
-            // on a full stdout pipe, perhaps), hence ``Console/notice(_:)``.
-            let trap = SignalTrap {
+            // On the signal path: nothing here may wait for the console's writer (blocked on a
+            // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
+            // shuts down.
+            let stop: @Sendable () -> Void = {
                 reader.cancel()
                 fetcher.cancelAll()
-                console.notice("sdfetch: interrupted, finishing (press Ctrl-C again to quit at once)\n")
             }
-            let ticker = ProgressTicker.start(
-                progress: fetchRun.progress, console: console, terminal: terminal, environment: environment, started: started)
-
-            let events = AsyncChannel<FetchEvent>()
-            let producer = Task { await fetchRun.run(reader: reader, into: events) }
-            var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
-            for await event in events {
-                await consumer.handle(event)
-                await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+            let consumer = await trap.response.during(stop: stop, say: { console.notice($0) }) {
+                let ticker = ProgressTicker.start(
+                    progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
+                    started: started)
+                let events = AsyncChannel<FetchEvent>()
+                let producer = Task { await fetchRun.run(reader: reader, into: events) }
+                var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
+                for await event in events {
+                    await consumer.handle(event)
+                    await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+                }
+                await producer.value
+                consumer.hosts.downHosts = fetcher.downHosts
+                consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
+                ticker.cancel()
+                await ticker.value
+                return consumer
             }
-            await producer.value
-            consumer.hosts.downHosts = fetcher.downHosts
-            consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
-            ticker.cancel()
-            await ticker.value
             console.removeBar()
             console.flush()
             console.error(consumer.heldFailures.text)
-            trap.remove()
             return (consumer, trap.wasInterrupted)
         }
     }
 
-    /// After the run: the summary, `--summary`, the uses noted (LRU) and `--max-cache-size`.
-    /// `--summary FILE` (perhaps a FIFO) and the trim (perhaps waiting on another process's
-    /// maintenance lock) run through ``BlockingWork``, off the cooperative pool.
+    /// After the run: the summary, the uses noted (LRU), `--max-cache-size` (and a warning
+    /// when the run's own entries do not fit under it), then `--summary`, which reports the
+    /// trim too. `--summary FILE` (perhaps a FIFO) and the trim (perhaps waiting on another
+    /// process's maintenance lock) run through ``BlockingWork``, off the cooperative pool.
     private func finish(
         _ consumer: EventConsumer, interrupted: Bool, elapsed: Duration, cache: DiskCache, terminal: Terminal,
         console: Console
@@ -133,18 +144,24 @@ struct FetchCommand: ParsableCommand {
             console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
             console.error(consumer.hosts.closingText)
         }
+        cache.flushUses()  // appends to index buckets: the page cache's, no lock
+        var overflow: CacheOverflow?
+        if !interrupted && !options.offline {
+            let report = await CacheLimit.enforce(
+                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
+            overflow = report.flatMap { CacheOverflow($0, maxBytes: options.maxCacheSize) }
+        }
+        // Not silenced by -q: the cache is failing at its job, run after run.
+        if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
         if let summaryFile {
-            let text = SummaryFile.json(consumer, elapsed: elapsed, interrupted: interrupted)
+            let text = SummaryFile.json(
+                consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize,
+                overflow: overflow)
             if summaryFile == "-" {
                 console.error(text)  // after the summary line, in order with everything on stderr
             } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
             }
-        }
-        cache.flushUses()  // appends to index buckets: the page cache's, no lock
-        if !interrupted && !options.offline {
-            await CacheLimit.enforce(
-                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
         }
         return ExitStatus(run: consumer.summary, interrupted: interrupted)
     }

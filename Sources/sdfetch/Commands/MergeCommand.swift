@@ -10,10 +10,18 @@ struct MergeCommand: ParsableCommand {
     static let abstract = """
         Copy the entries and failed-URL records of each SRC_CACHE into the cache (--cache-dir), \
         where this cache has none for the URL or an older one: the newer stored time wins. Every \
-        copied file is checked against its SHA-256. So N sharded jobs' caches become one.
+        copied file is checked against its SHA-256, then sniffed and verified as a download would \
+        be; an entry over --max-bytes, or not the image its record names, is left out, and a time \
+        in the future is taken as now. So N sharded jobs' caches become one.
         """
     static let options: [OptionSpec<MergeCommand>] = [
         OptionSpec("json", help: "one JSON object per source") { command, _, _ in command.isJSON = true },
+        OptionSpec(
+            "max-bytes", .value("SIZE"), help: "largest entry taken in, K/M/G (as fetch's)",
+            default: ValueText.size(FetchOptions().maxBytes)
+        ) { command, value, name in
+            command.maxBytes = try ValueParsers.size(value, option: name)
+        },
         OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { command, _, _ in
             command.isQuiet = true
         },
@@ -22,6 +30,7 @@ struct MergeCommand: ParsableCommand {
     var cacheDirectory: String?
     var sources: [String] = []
     var isJSON = false
+    var maxBytes = FetchOptions().maxBytes
     var isQuiet = false
 
     mutating func take(_ argument: String) throws(UsageError) {
@@ -39,6 +48,7 @@ struct MergeCommand: ParsableCommand {
         } catch {
             return cacheFailure(error)
         }
+        warnIfUntrusted(cache)
         var status = ExitStatus.success
         for source in sources {
             let path = ProcessEnvironment.absolute(source)
@@ -51,7 +61,7 @@ struct MergeCommand: ParsableCommand {
             let report: MergeReport
             do throws(CacheError) {
                 report = try await BlockingWork.run("sdfetch-merge") { () throws(CacheError) in
-                    try cache.merge(from: path)
+                    try cache.merge(from: path, maxBytes: maxBytes)
                 }
             } catch {
                 status = cacheFailure(error)

@@ -41,6 +41,7 @@ struct PathCommand: ParsableCommand {
         } catch {
             return cacheFailure(error)
         }
+        warnIfUntrusted(cache)
         for key in keys {
             if cache.entry(for: key) != nil {
                 output += Escaping.terminal(cache.bodyPath(for: key)) + "\n"

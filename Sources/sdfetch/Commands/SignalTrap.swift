@@ -4,19 +4,26 @@ import Glibc
 import SDFetchCore
 import Synchronization
 
-/// Turns SIGINT and SIGTERM into a clean stop of the run (exit 130).
+/// Turns SIGINT and SIGTERM into a clean stop of the command (exit 130).
 ///
-/// The first signal calls `onInterrupt` (stop reading input, cancel transfers); the run then
-/// drains normally, so every result is reported and no partial file is left (the cache
-/// writes atomically). A second signal restores the default action and re-raises it, for
-/// a user who does not want to wait. Only the CLI installs handlers (the library never does:
-/// SDFetchCore.docc, SDFetchCore.md).
+/// The trap lives for the whole command, from before the run to after the last queued
+/// output is written: a signal at any point of it ends in exit 130. The first signal says so
+/// and stops the run when one is going on (``InterruptResponse``: stop reading input, cancel
+/// transfers); the run then drains normally, so every result is reported and no partial
+/// file is left (the cache writes atomically). A second signal restores the default action
+/// and re-raises it, for a user who does not want to wait. Only the CLI installs handlers
+/// (SDFetchCore.docc,
+/// SDFetchCore.md).
 ///
 /// The drain is bounded: if the process is still running ``shutdownGraceSeconds`` after the first
-/// signal (a writer stuck on a full stdout pipe, a decode that will not stop), it exits 130
-/// at once. That is safe for the same reason a `kill -9` is: entries appear only by rename.
-/// `onInterrupt` must not wait on anything (no output lock), or a second signal, handled on
-/// the same serial source, would go unanswered.
+/// signal (a writer stuck on a full stdout pipe, a decode that will not stop, a trim waiting
+/// for another process's lock), it exits 130 at once. That is safe for the same reason a
+/// `kill -9` is: entries appear only by rename.
+///
+/// Why the whole command: after the run's events come the summary, the cache trim and the
+/// writes still queued for a full stdout pipe, each of which may take a while, and a signal
+/// meeting the default action there would kill the process outright (no `--summary`, no
+/// 130, which to a test looks like one signal counted twice).
 ///
 /// Dispatch installs its own handler for a signal source later, from its manager thread.
 /// Until then the default action stands (a signal ends the process, as it does before any
@@ -30,6 +37,8 @@ final class SignalTrap: Sendable {
     }
 
     private let received = Counter()
+    /// The notice and the run's stop, per phase.
+    let response: InterruptResponse
     private let sources: Mutex<[any DispatchSourceSignal]>
 
     /// How long a clean shutdown may take after the first signal (exit 130 within 2 s:
@@ -49,21 +58,24 @@ final class SignalTrap: Sendable {
     /// Whether a signal arrived.
     var wasInterrupted: Bool { received.value.load(ordering: .acquiring) > 0 }
 
-    init(onInterrupt: @escaping @Sendable () -> Void) {
+    /// `notice`: the line said on the first signal.
+    init(notice: String) {
+        let response = InterruptResponse(notice: notice)
+        self.response = response
         var made: [any DispatchSourceSignal] = []
         for number in Self.signals {
             // A queue of its own: serial queues run on dispatch's overcommitting threads, so
             // the handler runs even while every worker of the global pool is blocked (a
             // writer parked on a full stdout pipe, the ticker waiting for the console).
             let source = DispatchSource.makeSignalSource(signal: number, queue: SignalTrap.queue)
-            source.setEventHandler { [received, source] in
+            source.setEventHandler { [received, response, source] in
                 // Dispatch coalesces signals that arrive before the handler runs: `data` counts them,
                 // so two quick Ctrl-Cs still mean "quit at once".
                 let arrivals = max(1, Int(source.data))
                 let total = received.value.add(arrivals, ordering: .acquiringAndReleasing).newValue
                 if total == 1 {
                     SignalTrap.startWatchdog()
-                    onInterrupt()
+                    response.firstSignal()
                 } else {
                     SignalTrap.dieBy(number)
                 }

@@ -29,6 +29,7 @@ struct VerifyCommand: ArgumentlessCommand {
         let report: VerifyReport
         do throws(CacheError) {
             let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            warnIfUntrusted(cache)
             report = await BlockingWork.run("sdfetch-verify") { cache.verify() }
         } catch {
             return cacheFailure(error)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// The config file (sdfetch(1) CONFIGURATION): `option = value` lines naming long options,
 /// read through the same option table as the command line, before it, so the command line
@@ -40,6 +41,7 @@ struct ConfigFile: Equatable {
         }
         if let explicit {
             guard !explicit.isEmpty else { throw UsageError("option --config needs a file") }
+            try checkTrust(explicit)
             guard let text = try? String(contentsOfFile: explicit, encoding: .utf8) else {
                 throw UsageError("option --config: cannot read '\(Escaping.terminal(explicit))'")
             }
@@ -48,10 +50,34 @@ struct ConfigFile: Equatable {
         let path = defaultPath(in: environment)
         // The default file is optional: most machines have none.
         guard FileManager.default.fileExists(atPath: path) else { return nil }
+        try checkTrust(path)
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw UsageError("cannot read the config file '\(Escaping.terminal(path))' (use --no-config to skip it)")
         }
         return try parse(text, path: path)
+    }
+
+    /// Refuses a config file someone else could have written, as ssh refuses such a
+    /// `~/.ssh/config`: the file can turn on `insecure`, set a `proxy` and add headers to every
+    /// request. The file itself is checked, through any link (a dotfile manager's link to a
+    /// file this user owns is fine): owned by this user or root, and not writable by others.
+    /// A FIFO or device is refused too: reading it could block forever.
+    static func checkTrust(_ path: String) throws(UsageError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }  // the read that follows names the problem
+        let place = "the config file '\(Escaping.terminal(path))'"
+        if info.st_mode & S_IFMT != S_IFREG {
+            throw UsageError("\(place) is not a regular file (use --no-config to skip it)")
+        }
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            throw UsageError(
+                "\(place) is owned by user \(info.st_uid), not by this user: not read (use --no-config to skip it)")
+        }
+        if info.st_mode & S_IWOTH != 0 {
+            throw UsageError(
+                "\(place) is writable by every user (mode \(String(info.st_mode & 0o777, radix: 8))): not read "
+                    + "(chmod o-w it, or use --no-config to skip it)")
+        }
     }
 
     /// `$XDG_CONFIG_HOME/sdfetch/config` (absolute values only, as the XDG spec says), else `~/.config/sdfetch/config`.

@@ -39,7 +39,16 @@ enum ManPage {
             or in the file named by \\fB\\-\\-config\\fR; \\fB\\-\\-no\\-config\\fR reads none. Each line is
             \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false; \\fB#\\fR starts a comment.
             Options given on the command line win. One file serves every command, so \\fBfetch\\fR and
-            \\fBclean\\fR share one \\fBmax\\-age\\fR.
+            \\fBclean\\fR share one \\fBmax\\-age\\fR. A config file owned by another user (other than root),
+            writable by every user, or not a regular file is refused: it could turn off certificate checks.
+            .SH SECURITY
+            A password in a URL or a proxy URL is printed, reported and stored as \\fIuser:***@host\\fR,
+            and the cache key leaves it out. On a redirect to another host, port or scheme, every
+            \\fB\\-H\\fR header (Authorization and Cookie included) and the conditional headers are dropped unless
+            \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory owned
+            by another user or writable by every user is named in a warning: whoever can write it feeds
+            images to every run. \\fBmerge\\fR verifies what it imports; \\fBclean\\fR removes only what it
+            recognises as a cache.
             .SH ENVIRONMENT
             .TP
             .B SDFETCH_CACHE_DIR

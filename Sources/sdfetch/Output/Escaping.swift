@@ -1,15 +1,20 @@
-/// The one place that decides which characters may not reach a terminal raw.
+import SDFetchCore
+
+/// The one place that decides which characters may not reach a terminal raw, and the door
+/// every printed text goes through: both renderings first mask passwords with
+/// ``Redaction/masked(_:)`` (README "Security"), so no printer can forget it.
 ///
 /// Text from the network or the input (URLs, invalid lines, server-supplied details) can
 /// hold ESC, CSI (U+009B) or bidi overrides that would rewrite the user's screen. Every
 /// printer goes through ``isUnsafe(_:)``: text output writes such characters as visible
 /// escapes, JSON as `\uXXXX` (valid JSON that decodes to the exact original text).
 enum Escaping {
-    /// C0 controls, DEL, C1 controls, line/paragraph separators and bidi embedding/override/isolate marks.
+    /// C0 controls, DEL, C1 controls, line/paragraph separators, and every bidi control: the
+    /// LRM/RLM/ALM marks, embeddings, overrides and isolates (Unicode's Bidi_Control set).
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
         default: false
         }
     }
@@ -19,6 +24,7 @@ enum Escaping {
     /// Backslashes stay as they are, so an ordinary URL prints byte for byte (URLs with
     /// control characters are `invalid` anyway, so the URL column of a result never changes).
     static func terminal(_ text: some StringProtocol) -> String {
+        let text = Redaction.masked(String(text))
         guard !isPrintableASCII(text), text.unicodeScalars.contains(where: isUnsafe) else { return String(text) }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
@@ -49,6 +55,7 @@ enum Escaping {
 
     /// A JSON string literal, quotes included: `"`, `\` and every unsafe character escaped.
     static func json(_ text: some StringProtocol) -> String {
+        let text = Redaction.masked(String(text))
         var out = String.UnicodeScalarView()
         out.append("\"")
         for scalar in text.unicodeScalars {

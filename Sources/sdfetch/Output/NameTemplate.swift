@@ -14,6 +14,12 @@ import SDFetchCore
 /// so nothing lands outside DIR; names depend on the URL alone, so re-runs and shards agree;
 /// and a template without `{hash}` gets `-{hash}` before its extension (or at its end), since
 /// two URLs could otherwise share a name and overwrite each other.
+///
+/// Folders never take a file's name: every file name holds the 8 hex digits of `{hash}`, and
+/// no folder holds 8 hex digits in a row (a longer run gets a `_` after each 7th digit), so
+/// `v-91926e22.png/e.png` cannot make a folder where `v.png?s=1.5` put its file. Depth is
+/// bounded: `{path}` gives at most ``maxPathFolders`` folders, deeper ones are joined into
+/// the last with `_`.
 struct NameTemplate: Sendable, Equatable {
     enum Piece: Sendable, Equatable {
         case text(String)
@@ -27,6 +33,10 @@ struct NameTemplate: Sendable, Equatable {
     }
 
     let parts: [Part]
+
+    /// Most folders `{path}` makes: 12 of at most ``OutputNamer/maxBytes`` bytes, with a host
+    /// folder and the file, stay well under Linux's `PATH_MAX` (4096) below a short DIR.
+    static let maxPathFolders = 12
 
     /// The default, as `--help` prints it.
     static let standardText = "{stem}-{hash}{ext}"
@@ -46,7 +56,7 @@ struct NameTemplate: Sendable, Equatable {
             while let open = rest.firstIndex(of: "{") {
                 if open > rest.startIndex { pieces.append(.text(String(rest[..<open]))) }
                 guard let close = rest[open...].firstIndex(of: "}") else {
-                    throw UsageError("option \(option): '\(text)' has a '{' without '}'")
+                    throw UsageError("option \(option): '\(Escaping.terminal(text))' has a '{' without '}'")
                 }
                 switch rest[rest.index(after: open)..<close] {
                 case "host": pieces.append(.host)
@@ -55,7 +65,9 @@ struct NameTemplate: Sendable, Equatable {
                 case "ext": pieces.append(.ext)
                 case "path": throw UsageError("option \(option): {path} must be a part of its own, as in {host}/{path}/{stem}{ext}")
                 case let other:
-                    throw UsageError("option \(option): unknown field {\(other)} (fields: {host} {path} {stem} {hash} {ext})")
+                    throw UsageError(
+                        "option \(option): unknown field {\(Escaping.terminal(other))} "
+                            + "(fields: {host} {path} {stem} {hash} {ext})")
                 }
                 rest = rest[rest.index(after: close)...]
             }
@@ -63,7 +75,8 @@ struct NameTemplate: Sendable, Equatable {
             parts.append(.pieces(pieces))
         }
         guard case .pieces(var last)? = parts.last else {
-            throw UsageError("option \(option): '\(text)' names no file (it must end with a file name part)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' names no file (it must end with a file name part)")
         }
         let hasHash = parts.contains { if case .pieces(let pieces) = $0 { pieces.contains(.hash) } else { false } }
         if !hasHash {
@@ -85,7 +98,12 @@ struct NameTemplate: Sendable, Equatable {
         for (index, part) in parts.enumerated() {
             switch part {
             case .path:
-                rendered += segments.dropLast().map { OutputNamer.safePart(OutputNamer.percentDecode($0), limit: OutputNamer.maxBytes) }
+                var folders = segments.dropLast().map { OutputNamer.percentDecode($0) }
+                if folders.count > Self.maxPathFolders {
+                    let deeper = folders[(Self.maxPathFolders - 1)...].joined(separator: "_")
+                    folders = Array(folders[..<(Self.maxPathFolders - 1)]) + [deeper]
+                }
+                rendered += folders.map { OutputNamer.safePart($0, limit: OutputNamer.maxBytes) }
             case .pieces(let pieces):
                 let isFile = index == parts.count - 1
                 // Fixed pieces first: the stem is what gives way when the name is too long.
@@ -104,6 +122,24 @@ struct NameTemplate: Sendable, Equatable {
                 rendered.append(OutputNamer.safePart(text, limit: OutputNamer.maxBytes))
             }
         }
+        for index in rendered.indices.dropLast() { rendered[index] = Self.breakingHexRuns(rendered[index]) }
         return rendered.joined(separator: "/")
+    }
+
+    /// `text` with a `_` after every 7th of consecutive lower-case hex digits, so a folder
+    /// never holds the 8 that every file name has (see the type's comment).
+    static func breakingHexRuns(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        var run = 0
+        for scalar in text.unicodeScalars {
+            let isHex = ("0"..."9").contains(scalar) || ("a"..."f").contains(scalar)
+            if isHex, run == 7 {
+                out.append("_")
+                run = 0
+            }
+            run = isHex ? run + 1 : 0
+            out.append(scalar)
+        }
+        return String(out)
     }
 }

@@ -10,9 +10,13 @@ import Synchronization
 /// a reflink where the file system has them (`FICLONE`: btrfs, XFS), else an in-kernel copy
 /// (`copy_file_range`), so editing an output file cannot touch the cache. `--link` hard-links
 /// instead (instant, no space; the cache's own check still refuses an entry edited through
-/// the link). A new file is made under a temporary name inside DIR and renamed over the final
-/// name, so a reader never sees half a file, and a link planted at the final name is
-/// replaced, never followed: nothing is written outside DIR.
+/// the link). A new file is written unnamed (`O_TMPFILE`) and linked to its name once
+/// complete, so neither a reader nor a `kill -9` ever leaves half a file under a name. A
+/// file that replaces another is renamed over it from a temporary name in DIR, which it
+/// holds only complete and only between two system calls (see ``OutputTemporaries``: the
+/// next run removes one a kill left); where the file system has no unnamed files, the
+/// copy is written under that name. A link planted at the final name is replaced, never
+/// followed: nothing is written outside DIR.
 ///
 /// A copy takes the cache file's mtime, so a re-run leaves an output file alone when it
 /// still has the image's size and time (a cache hit never changes it) and writes it afresh
@@ -32,7 +36,8 @@ struct OutputPlacer {
     /// go straight to `copy_file_range` instead of asking again for every image.
     private let reflinkRefused = ReflinkMemo()
 
-    /// Creates DIR (and parents) if needed.
+    /// Creates DIR (and parents) if needed, and removes the temporary files runs killed
+    /// while writing into it left there.
     init(directory: String, isLinking: Bool = false, template: NameTemplate = .standard) throws(OutputError) {
         var info = stat()
         if lstat(directory, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR && stat(directory, &info) == 0
@@ -52,6 +57,7 @@ struct OutputPlacer {
         self.isLinking = isLinking
         self.template = template
         folder = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 { OutputTemporaries.removeLeftovers(in: folder) }
     }
 
     /// Places `cacheFile` at `relativePath` (a ``NameTemplate`` rendering: safe parts joined
@@ -100,11 +106,21 @@ struct OutputPlacer {
     }
 
     private func place(
-        _ cacheFile: String, as name: String, in folder: Int32, target: String, placed: (bytes: Int64, stamp: Int64)?
+        _ cacheFile: String, as name: String, in parent: Int32, target: String, placed: (bytes: Int64, stamp: Int64)?
     ) throws(OutputError) -> String {
-        if let placed, isPlaced(name, in: folder, placed) { return target }
-        // link(2) never follows or replaces anything already at the name.
-        if isLinking && linkat(AT_FDCWD, cacheFile, folder, name, 0) == 0 { return target }
+        if let placed, isPlaced(name, in: parent, placed) { return target }
+        if isLinking {
+            // link(2) never follows or replaces anything already at the name.
+            if linkat(AT_FDCWD, cacheFile, parent, name, 0) == 0 { return target }
+            if errno == EEXIST {
+                let temporary = OutputTemporaries.name()
+                if linkat(AT_FDCWD, cacheFile, folder, temporary, 0) == 0 {
+                    try rename(temporary, over: name, in: parent, target: target)
+                    return target
+                }
+            }
+            // Another file system than the cache's, or links refused: a copy.
+        }
         let input = open(cacheFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         var source = stat()
         guard input >= 0, fstat(input, &source) == 0 else {
@@ -114,37 +130,85 @@ struct OutputPlacer {
         }
         defer { close(input) }
         let file = SourceFile(fd: input, size: Int64(source.st_size), modified: source.st_mtim)
-        if !isLinking, try copyUnnamed(file, as: name, in: folder) { return target }
-        lseek(input, 0, SEEK_SET)  // after a copy whose name was taken
-        let temporary = FileIO.temporaryName(prefix: ".sdfetch-")
-        if !isLinking || linkat(AT_FDCWD, cacheFile, folder, temporary, 0) != 0 {
-            let output = openat(folder, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            guard output >= 0 else { throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())") }
-            do throws(OutputError) {
-                try copy(file, into: output)
-            } catch {
-                unlinkat(folder, temporary, 0)
-                throw error
-            }
-        }
-        guard renameat(folder, temporary, folder, name) == 0 else {
-            let reason = Self.errnoText()
-            unlinkat(folder, temporary, 0)
-            throw OutputError(detail: "cannot write \(target): \(reason)")
+        if try placeUnnamed(file, as: name, in: parent, target: target) { return target }
+        // No unnamed files here (NFS, FAT): the copy is written under a temporary name in
+        // DIR; beside the file when `parent` is another file system mounted inside DIR.
+        if try !placeNamed(file, from: folder, as: name, in: parent, target: target) {
+            lseek(input, 0, SEEK_SET)
+            _ = try placeNamed(file, from: parent, as: name, in: parent, target: target)
         }
         return target
     }
 
-    /// A copy made as an unnamed file (`O_TMPFILE`) and linked to `name` when the name is
-    /// free: one directory operation, where a temporary name and a rename cost two, which on
-    /// ext4 after many deletions nearby is most of a cold run's time. False when the file
-    /// system has no `O_TMPFILE` or the name is taken (the caller then renames over it).
-    private func copyUnnamed(_ cacheFile: SourceFile, as name: String, in folder: Int32) throws(OutputError) -> Bool {
-        let output = openat(folder, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
+    /// Copies `cacheFile` into a new temporary file in `home` and renames it to `name` in
+    /// `parent`. False when the rename would cross file systems (`EXDEV`); the temporary
+    /// file is then gone.
+    private func placeNamed(
+        _ cacheFile: SourceFile, from home: Int32, as name: String, in parent: Int32, target: String
+    ) throws(OutputError) -> Bool
+    {
+        let temporary = OutputTemporaries.name()
+        let output = openat(home, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard output >= 0 else {
+            throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())")
+        }
+        do throws(OutputError) {
+            try copy(cacheFile, into: output)
+        } catch {
+            unlinkat(home, temporary, 0)
+            throw error
+        }
+        guard renameat(home, temporary, parent, name) != 0 else { return true }
+        let failure = errno
+        unlinkat(home, temporary, 0)
+        if failure == EXDEV && home != parent { return false }
+        throw OutputError(detail: "cannot write \(target): \(String(cString: strerror(failure)))")
+    }
+
+    /// A copy made as an unnamed file (`O_TMPFILE`) and linked to `name` once complete: a
+    /// half-written file never has a name, and a free name costs one directory operation
+    /// where a temporary name and a rename cost two, which on ext4 after many deletions
+    /// nearby is most of a cold run's time. A taken name is replaced by a rename from a
+    /// temporary name the finished file gets just before. False when the file system has
+    /// no `O_TMPFILE`.
+    private func placeUnnamed(_ cacheFile: SourceFile, as name: String, in parent: Int32, target: String)
+        throws(OutputError) -> Bool
+    {
+        let output = openat(parent, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
         guard output >= 0 else { return false }
         defer { close(output) }
         try copy(cacheFile, into: output, closing: false)
-        return UnnamedFileLink.link(output, as: name, in: folder)
+        if UnnamedFileLink.link(output, as: name, in: parent) { return true }
+        guard errno == EEXIST else { throw OutputError(detail: "cannot write \(target): \(Self.errnoText())") }
+        // A run in another PID namespace may take our name for a dead process's and remove
+        // it before the rename: the file is still ours to name again.
+        for _ in 0..<3 {
+            let temporary = OutputTemporaries.name()
+            // In DIR, where the next run looks for leftovers; beside the file when `parent`
+            // is another file system mounted inside DIR.
+            var home = folder
+            if !UnnamedFileLink.link(output, as: temporary, in: home) {
+                guard errno == EXDEV, UnnamedFileLink.link(output, as: temporary, in: parent) else {
+                    throw OutputError(detail: "cannot write \(target): \(Self.errnoText())")
+                }
+                home = parent
+            }
+            if renameat(home, temporary, parent, name) == 0 { return true }
+            let failure = errno
+            unlinkat(home, temporary, 0)
+            guard failure == ENOENT else {
+                throw OutputError(detail: "cannot write \(target): \(String(cString: strerror(failure)))")
+            }
+        }
+        throw OutputError(detail: "cannot write \(target): its temporary file kept vanishing")
+    }
+
+    /// Renames DIR's `temporary` over `name` in `parent`; on failure removes it and throws.
+    private func rename(_ temporary: String, over name: String, in parent: Int32, target: String) throws(OutputError) {
+        guard renameat(folder, temporary, parent, name) != 0 else { return }
+        let reason = Self.errnoText()
+        unlinkat(folder, temporary, 0)
+        throw OutputError(detail: "cannot write \(target): \(reason)")
     }
 
     /// Whether `name` already is the image: a regular file of its size and the cache

@@ -3,7 +3,7 @@ import SDFetchCore
 /// Formats one result for standard output (text or JSON Lines) and for standard error.
 ///
 /// Every string from the input or the network goes through ``Escaping``, and every URL
-/// through ``URLKey/redacting(_:)``, so a password in userinfo is never printed.
+/// (which masks passwords first), so a password in userinfo is never printed.
 enum ResultPrinter {
     /// `STATUS<TAB>PATH<TAB>URL`, or one JSON object; `path` is the `-o` file or the cache file.
     static func line(_ result: FetchResult, path: String?, json: Bool) -> String {
@@ -11,7 +11,7 @@ enum ResultPrinter {
     }
 
     static func textLine(_ result: FetchResult, path: String?) -> String {
-        row(statusWord(result), path.map { Escaping.terminal($0) } ?? "-", Escaping.terminal(URLKey.redacting(result.url)))
+        row(statusWord(result), path.map { Escaping.terminal($0) } ?? "-", Escaping.terminal(result.url))
     }
 
     /// `a TAB b TAB c LF`, copied once into a string of its exact size (a warm run prints
@@ -41,7 +41,7 @@ enum ResultPrinter {
 
     static func jsonLine(_ result: FetchResult, path: String?) -> String {
         var object = JSONLine()
-        object.add("url", URLKey.redacting(result.url))
+        object.add("url", result.url)
         object.add("key", result.key?.redacted)
         object.add("status", result.status.rawValue)
         object.add("path", path)
@@ -68,7 +68,7 @@ enum ResultPrinter {
             let place = result.source ?? "-"
             return "sdfetch: \(word): \(Escaping.terminal(place)): \(Escaping.terminal(why))\n"
         }
-        return "sdfetch: \(word): \(Escaping.terminal(URLKey.redacting(result.url))): \(Escaping.terminal(why))\n"
+        return "sdfetch: \(word): \(Escaping.terminal(result.url)): \(Escaping.terminal(why))\n"
     }
 
     /// `http-404: not found`, or just the kind when the detail adds nothing.

@@ -10,7 +10,14 @@ import SDFetchCore
 /// it to standard error, for a CI log.
 enum SummaryFile {
     /// `{"urls":…,"downloaded":…,…,"errors":{"http-404":2},"duplicates":…,"bytes":…,"requests":…,"seconds":…}`
-    static func json(_ consumer: EventConsumer, elapsed: Duration, interrupted: Bool) -> String {
+    ///
+    /// With the cap: `max_cache_size`; `evicted_run_entries`, how many of the run's own
+    /// entries the trim removed (0 when they fit); `run_cache_bytes`, their bytes, when they
+    /// did not fit; and `warnings`, the sentences said on standard error.
+    static func json(
+        _ consumer: EventConsumer, elapsed: Duration, interrupted: Bool, maxCacheSize: Int64,
+        overflow: CacheOverflow? = nil
+    ) -> String {
         let summary = consumer.summary
         var object = JSONLine()
         object.add("urls", FetchStatus.allCases.reduce(0) { $0 + summary.count($1) } + summary.interrupted)
@@ -24,6 +31,10 @@ enum SummaryFile {
         object.add("hosts_down", counts: consumer.hosts.downCounts)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)
+        object.add("max_cache_size", maxCacheSize)
+        object.add("evicted_run_entries", overflow?.removedEntries ?? 0)
+        object.add("run_cache_bytes", overflow?.runBytes)
+        object.add("warnings", strings: overflow.map { [$0.sentence] } ?? [])
         return object.text
     }
 
