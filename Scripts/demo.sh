@@ -42,12 +42,28 @@ run() {
     echo "exit status: $status (1 = some URL failed, as expected for this list)"
 }
 
+# The server's request counts (count, path), without the asks for them.
+requests() {
+    python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$base/stats" | grep -v '/stats$' || true
+}
+
 echo "demo: image server at $base, list of $(grep -vc '^#' "$work/urls.txt") lines"
 run "first run: downloads each image once"
+requests > "$work/after-first"
 run "second run: served from the cache, no request for fresh entries"
 echo
 echo "requests the server received (count, path):"
-python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$base/stats" | grep -v '/stats$' 
+requests | tee "$work/after-second"
+# /moved.png redirects to /images/photo-00.png, which the list also names; an entry's key is
+# the listed URL, not where a redirect ends, so the target is fetched for each of the two.
+echo "(/images/photo-00.png twice: once for its own line, once as where /moved.png redirects;"
+echo " each listed URL is its own cache entry and was fetched once)"
+if cmp -s "$work/after-first" "$work/after-second"; then
+    echo "requests during the second run: none"
+else
+    echo "requests during the second run:"
+    diff "$work/after-first" "$work/after-second" | sed -n 's/^> /  /p'
+fi
 echo
 echo "files in the output directory:"
 ls "$work/out" | head -20

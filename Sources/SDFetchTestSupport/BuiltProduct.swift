@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Finds executables SwiftPM built next to the running test bundle.
 public enum BuiltProduct {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The environment of a child process a test starts with only the variables it names.
 ///

@@ -36,7 +36,9 @@ public final class LocalTLSServer: Sendable {
         ]
         // Its log goes to a file, never a pipe nobody drains; the first line names the port.
         let log = directory + "/s_server.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        guard FileManager.default.createFile(atPath: log, contents: nil) else {
+            throw TLSServerError("cannot create \(log)")
+        }
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

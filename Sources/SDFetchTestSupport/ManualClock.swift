@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A "now" that moves only when a test says so, for expiry tests without sleeping.

@@ -99,7 +99,8 @@ private final class RawResponseHandler: ChannelInboundHandler {
             return
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let send = {
+        // @Sendable: the scheduled task may run it; it reaches the handler through the loop-bound box.
+        let send: @Sendable () -> Void = {
             let (handler, context) = loopBound.value
             var buffer = context.channel.allocator.buffer(capacity: step.bytes.count)
             buffer.writeBytes(step.bytes)

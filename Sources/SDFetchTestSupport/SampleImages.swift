@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Small valid images made in code, for tests that need many distinct bodies.
 public enum SampleImages {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Whether this test process runs under ThreadSanitizer (`make tsan`).
 ///

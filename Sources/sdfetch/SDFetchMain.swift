@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The entry point: parse, run, exit. The only place that calls `exit`.
 @main

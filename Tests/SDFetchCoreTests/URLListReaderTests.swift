@@ -79,7 +79,7 @@ struct URLListReaderTests {
         let path = directory.appending("bytes.txt")
         var bytes = Array("http://h/a?x=".utf8) + [0xFF] + Array("\nhttp://h/a?x=".utf8) + [0xFE] + Array("\n".utf8)
         bytes += Array("http://h/caf\u{E9}\n".utf8)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
         let got = texts(await lines([.file(path)]))
         #expect(got == ["http://h/a?x=%FF", "http://h/a?x=%FE", "http://h/caf\u{E9}"])
         let keys = try got.map { try URLKey(parsing: $0) }

@@ -52,7 +52,7 @@ struct ArgumentParsingTests {
         Good(arguments: ["--cache-dir", "/c", "x"]) { $0.cacheDirectory == "/c" },
         Good(arguments: ["--", "-j", "--json"]) { $0.sources == [.file("-j"), .file("--json")] && !$0.isJSON },
         Good(arguments: ["./clean"]) { $0.sources == [.file("./clean")] },
-        Good(arguments: ["-q", "clean"]) { $0.sources == [.file("clean")] },
+        Good(arguments: ["-j", "2", "clean"]) { $0.sources == [.file("clean")] },
     ]
 
     @Test("good argument vectors parse into the expected fetch command", arguments: good)
@@ -121,6 +121,36 @@ struct ArgumentParsingTests {
         #expect(help.topic == "clean")
         let general = try #require(try CommandLineParser.parse(["--help"], environment: environment) as? HelpCommand)
         #expect(general.topic == nil)
+    }
+
+    @Test("options every command shares may come before the command word when no file has its name")
+    func sharedOptionsFirst() throws {
+        let stats = try #require(
+            try CommandLineParser.parse(["--cache-dir", "/c", "stats"], environment: environment) as? StatsCommand)
+        #expect(stats.cacheDirectory == "/c")
+        #expect(try CommandLineParser.parse(["--no-config", "stats", "--json"], environment: environment) is StatsCommand)
+        let clean = try #require(
+            try CommandLineParser.parse(["-q", "--cache-dir=/c", "clean", "--dry-run"], environment: environment)
+                as? CleanCommand)
+        #expect(clean.isQuiet && clean.isDryRun && clean.cacheDirectory == "/c")
+        #expect(try CommandLineParser.parse(["--quiet", "failed", "list"], environment: environment) is FailedCommand)
+        // Any other option first keeps the word what it was there: a FILE to fetch.
+        let fetch = try #require(try CommandLineParser.parse(["-j", "2", "stats"], environment: environment) as? FetchCommand)
+        #expect(fetch.sources == [.file("stats")])
+    }
+
+    @Test("a command word after shared options that also names a file is a usage error saying how to write each")
+    func sharedOptionsFirstAmbiguous() throws {
+        var withFile = environment
+        withFile.pathExists = { $0 == "stats" }
+        let message =
+            "'stats' is both a command and a file here: write 'sdfetch stats --cache-dir /c' to run the command, "
+            + "or 'sdfetch --cache-dir /c ./stats' to fetch the URLs in the file"
+        #expect(throws: UsageError(message)) {
+            try CommandLineParser.parse(["--cache-dir", "/c", "stats"], environment: withFile)
+        }
+        // In first place the word is the command, file or not.
+        #expect(try CommandLineParser.parse(["stats", "--cache-dir", "/c"], environment: withFile) is StatsCommand)
     }
 
     @Test("every default help prints is the value the command runs with: given back, it changes nothing")

@@ -44,11 +44,25 @@ struct CacheCommandTests {
         _ = try await fill()
         let object = try json(try await sdfetch(["stats", "--cache-dir", cache, "--json"]).standardOutput)
         #expect(object["entries"] as? Int == 1)
-        #expect((object["bytes"] as? Int ?? 0) >= SampleImages.png().count)
+        // On disk the entry's index line comes on top of the image.
+        #expect((object["bytes"] as? Int ?? 0) > SampleImages.png().count)
+        #expect(object["image_bytes"] as? Int == SampleImages.png().count)
         #expect(object["formats"] as? [String: Int] == ["png": 1])
         #expect(object["failed"] as? Int == 1)
         let oldest = try #require(object["oldest"] as? String)
         #expect(try Date(oldest, strategy: .iso8601).timeIntervalSinceNow > -60)
+    }
+
+    @Test("the options every command shares may come first: --cache-dir X stats runs stats")
+    func sharedOptionsBeforeCommand() async throws {
+        _ = try await fill()
+        let run = try await sdfetch(["--cache-dir", cache, "--no-config", "stats"])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.hasPrefix("entries  1\n"))
+        #expect(run.standardOutput.contains(" of images, the rest index)"))
+        let config = directory.write("json = true\n", to: "config")
+        let json = try await sdfetch(["--config", config, "-q", "stats", "--cache-dir", cache])
+        #expect(json.status == 0 && json.standardOutput.hasPrefix("{"), "\(json.standardError)")
     }
 
     @Test("path prints the cache file of a URL with an entry and exits 1 when one has none")
@@ -71,6 +85,11 @@ struct CacheCommandTests {
         #expect(list.standardOutput.hasPrefix(urls.missing + "\thttp-404\t"))
         let skipped = try await sdfetch(["--cache-dir", cache], input: urls.missing + "\n")
         #expect(skipped.standardOutput.hasPrefix("skipped\t-\t"))
+        // The record keeps the status it failed with; there was no request this time.
+        let skippedJSON = try await sdfetch(["--cache-dir", cache, "--json"], input: urls.missing + "\n")
+        let object = try json(skippedJSON.standardOutput.components(separatedBy: "\n")[0])
+        #expect(object["status"] as? String == "skipped" && object["http_status"] as? Int == 404)
+        #expect(object["error"] as? String == "http-404")
         let removed = try await sdfetch(["failed", "remove", "--cache-dir", cache, urls.missing])
         #expect(removed.status == 0 && removed.standardOutput == "sdfetch: removed 1 failed-URL record\n")
         #expect(try await sdfetch(["failed", "list", "--cache-dir", cache]).standardOutput.isEmpty)

@@ -137,6 +137,18 @@ struct FetchCommandTests {
         #expect(server.totalRequests == paths.count)
     }
 
+    @Test("an invalid line is reported by shard 0 only, so the shards' reports together hold it once")
+    func invalidLineInOneShard() async throws {
+        let list = directory.write("not a url\nhttp://127.0.0.1:9/a.png\n", to: "l")
+        var invalid: [Int] = []
+        for index in 0..<3 {
+            let run = try await sdfetch(["--shard", "\(index)/3", "--offline", list])
+            if rows(run).contains(where: { $0[0] == "invalid" }) { invalid.append(index) }
+            #expect(run.standardError.contains("invalid: ") == (index == 0), "shard \(index): \(run.standardError)")
+        }
+        #expect(invalid == [0])
+    }
+
     /// Dispatch installs the trap's handler some time after the process starts. A SIGINT
     /// disposition of "ignore" at any moment in between means a Ctrl-C then is lost and the
     /// run goes on to its end (seen in a loaded test run), so each start is watched through

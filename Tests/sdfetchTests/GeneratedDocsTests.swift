@@ -42,11 +42,39 @@ struct GeneratedDocsTests {
             COMP_WORDS=(sdfetch --per); COMP_CWORD=1; _sdfetch; echo "fetch: ${COMPREPLY[*]}"
             COMP_WORDS=(sdfetch clean --dr); COMP_CWORD=2; _sdfetch; echo "clean: ${COMPREPLY[*]}"
             COMP_WORDS=(sdfetch --per); COMP_CWORD=1; _sdfetch; echo "fetch again: ${COMPREPLY[*]}"
+            COMP_WORDS=(sdfetch --verify ""); COMP_CWORD=2; _sdfetch; echo "verify: ${COMPREPLY[*]}"
+            COMP_WORDS=(sdfetch -j 4 --progress a); COMP_CWORD=4; _sdfetch; echo "progress: ${COMPREPLY[*]}"
+            COMP_WORDS=(sdfetch failed ""); COMP_CWORD=2; _sdfetch; echo "failed: ${COMPREPLY[*]}"
+            COMP_WORDS=(sdfetch failed remove ""); COMP_CWORD=3; _sdfetch; echo "failed remove: ${COMPREPLY[*]}"
+            for command in clean verify merge; do
+                COMP_WORDS=(sdfetch $command -); COMP_CWORD=2; _sdfetch; echo "all $command: ${COMPREPLY[*]}"
+            done
             """
         let run = try await ProcessRun.launch("/bin/bash", ["-c", probe, "probe", script])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardOutput.contains("fetch: --per-host\n"))
         #expect(run.standardOutput.contains("clean: --dry-run\n"))
+        #expect(run.standardOutput.contains("verify: structure full header none\n"))
+        #expect(run.standardOutput.contains("progress: auto always\n"))
+        #expect(run.standardOutput.contains("failed: list clear remove\n"))
+        #expect(run.standardOutput.contains("failed remove: \n"))
+        let optionLists = run.standardOutput.split(separator: "\n").filter { $0.hasPrefix("all ") }
+        #expect(optionLists.count == 3)
+        for line in optionLists {
+            #expect(line.split(separator: " ").filter { $0 == "-q" }.count == 1, "\(line)")
+        }
+    }
+
+    @Test("-q is listed once per command, in help and the man page as in completions")
+    func quietListedOnce() throws {
+        for command in [CleanCommand.self, VerifyCommand.self, MergeCommand.self] as [any ParsableCommand.Type] {
+            let help = HelpText.command(command)
+            #expect(help.components(separatedBy: "--quiet").count == 2, "\(command.name): \(help)")
+        }
+        let page = ManPage.render()
+        let cleanSection = try #require(page.components(separatedBy: ".SH CLEAN OPTIONS").last)
+        let clean = cleanSection.components(separatedBy: ".SH ").first ?? ""
+        #expect(clean.components(separatedBy: "quiet").count == 2, "\(clean)")
     }
 
     @Test("zsh and fish scripts are generated for every option")
@@ -57,6 +85,10 @@ struct GeneratedDocsTests {
             #expect(zsh.standardOutput.contains("--\(option.long)"))
             #expect(fish.standardOutput.contains("-l \(option.long)"))
         }
+        #expect(zsh.standardOutput.contains(":mode:(structure full header none)"))
+        #expect(zsh.standardOutput.contains("'1:action:(list clear remove)'"))
+        #expect(fish.standardOutput.contains("-l verify -r -f -a 'structure full header none'"))
+        #expect(fish.standardOutput.contains("-n '__fish_seen_subcommand_from failed' -f -a 'list clear remove'"))
         let bad = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--generate-completion", "csh"])
         #expect(bad.status == 2)
     }

@@ -40,6 +40,35 @@ struct ProgressTerminalTests {
         #expect(!text.contains("\u{1B}[3"), "NO_COLOR must keep colour off")
     }
 
+    @Test("under --limit-rate the bar counts bytes as they arrive, before the first image is done")
+    func bytesBeforeFirstImage() async throws {
+        let server = try await LoopbackServer()
+        // 256 x 256 RGBA, stored uncompressed: about 256 KiB, two to three seconds at 100K/s.
+        let body = SampleImages.png(width: 256, height: 256)
+        server.route("/big.png", .ok(body))
+        let list = directory.write(server.url("/big.png"), to: "l")
+        let terminal = try PseudoTerminal(columns: 120)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", directory.appending("cache"), "--limit-rate", "100K", list]
+        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = terminal.slaveHandle
+        try process.run()
+        terminal.closeSlave()
+        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(40)), as: UTF8.self)
+        await process.exited()
+
+        #expect(process.terminationStatus == 0)
+        let redraws = text.components(separatedBy: "\r").filter { $0.contains("downloaded") && !$0.contains("sdfetch:") }
+        // Redraws while the image is still arriving: none done, yet bytes counted and a rate.
+        let arriving = redraws.filter { $0.contains("0/1 ") && !$0.contains("  0 B  ") }
+        #expect(arriving.count >= 3, "\(redraws)")
+        let counts = Set(arriving.compactMap { $0.components(separatedBy: "  ").first { $0.hasSuffix("KiB") } })
+        #expect(counts.count >= 2, "the byte count moves: \(arriving)")
+        #expect(arriving.contains { !$0.contains("ETA --:--") }, "an ETA from the bytes still to come: \(arriving)")
+    }
+
     @Test("TERM=dumb gets no redrawn bar under --progress auto")
     func dumbTerminal() async throws {
         let server = try await LoopbackServer()

@@ -65,7 +65,7 @@ struct RenderingTests {
         let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
         var bar = ProgressBar(terminal: terminal)
         var snapshot = RunProgress.Snapshot(
-            total: 10, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, isTotalKnown: true)
+            total: 10, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
         _ = bar.render(snapshot, elapsed: .zero, width: 120)
         snapshot.done = 5
         snapshot.downloaded = 3
@@ -79,6 +79,22 @@ struct RenderingTests {
         for width in [20, 40, 60, 80] {
             #expect(bar.render(snapshot, elapsed: .seconds(1), width: width).count < width)
         }
+    }
+
+    @Test("before any URL is done, bytes arriving give a rate and an ETA from the bytes still to come")
+    func progressFromBytes() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 8, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 8 << 20,
+            isTotalKnown: true)
+        #expect(bar.render(snapshot, elapsed: .zero, width: 120).contains("ETA --:--"))
+        // 1 MiB in 2 s of 8 MiB declared: 7 MiB to come at 512 KiB/s is 14 s.
+        snapshot.bytes = 1 << 20
+        snapshot.pendingBytes = 7 << 20
+        let line = bar.render(snapshot, elapsed: .seconds(2), width: 120)
+        #expect(line.contains("0/8") && line.contains("1.0 MiB") && line.contains("512.0 KiB/s"), "\(line)")
+        #expect(line.contains("ETA 0:14"), "\(line)")
     }
 
     @Test("a terminal shows a bar only where the spec allows one")

@@ -9,6 +9,8 @@
  *    (it returns twice), so the guarded decode lives in jpeg.c.
  * 3. The Linux file APIs the cache's one-file entries need and Glibc's Swift module lacks
  *    (CSDFetchFiles.h).
+ * 4. pthread_setname_np and strptime, declared by glibc only under _GNU_SOURCE
+ *    (CSDFetchLibc.h).
  */
 #ifndef CSDFETCH_SHIMS_H
 #define CSDFETCH_SHIMS_H
@@ -16,6 +18,7 @@
 #include <stddef.h>
 #include <curl/curl.h>
 #include "CSDFetchFiles.h"
+#include "CSDFetchLibc.h"
 
 typedef size_t (*CSDFetch_curl_data_callback)(char *_Nonnull, size_t, size_t, void *_Nullable);
 /* CURLOPT_PREREQFUNCTION: called once a connection is made or reused, before the request is sent. */

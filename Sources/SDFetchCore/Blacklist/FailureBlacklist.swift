@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The persistent failed-URL blacklist, stored in the cache directory and keyed like it.
 ///

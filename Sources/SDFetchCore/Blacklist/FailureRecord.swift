@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Why a URL is on the failed-URL blacklist (<doc:Fetching#Failed-URL-blacklist>).
 ///
@@ -22,6 +22,13 @@ public struct FailureRecord: Sendable, Equatable {
 
     /// The failure this record stands for, carried by a `skipped` result.
     public var failure: FetchFailure { FetchFailure(kind, detail) }
+
+    /// The HTTP status the recorded failure answered with, when its kind is one (`http-404`);
+    /// the kind keeps it, so the record file needs no field of its own.
+    public var httpStatus: Int? {
+        if case .http(let code) = kind { return code }
+        return nil
+    }
 
     /// Whether the record still applies: fresh under `--max-age` (``Freshness``).
     public func isActive(now: Date, maxAge: Duration) -> Bool {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The 256 bucket folders (`ab`) under one cache folder, entered only as real directories

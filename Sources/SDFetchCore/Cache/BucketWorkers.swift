@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 /// Runs one job per bucket folder on a few dedicated threads and returns the results in
@@ -22,7 +23,7 @@ enum BucketWorkers {
         let done = DispatchGroup()
         for _ in 0..<min(threadCount, items.count) {
             done.enter()
-            let thread = Thread {
+            DedicatedThread.start(name: "sdfetch-cache-scan") {
                 while true {
                     let index = state.next.add(1, ordering: .relaxed).oldValue
                     guard index < items.count else { break }
@@ -31,8 +32,6 @@ enum BucketWorkers {
                 }
                 done.leave()
             }
-            thread.name = "sdfetch-cache-scan"
-            thread.start()
         }
         done.wait()
         return state.results.withLock { all in all.map { $0! } }

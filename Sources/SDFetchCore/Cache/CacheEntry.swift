@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One cached image's metadata: everything an entry must keep across a copy of the cache
 /// directory (<doc:OnDiskFormat>), stored as a `put` line of its bucket's index

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The on-disk format's version, kept in the file `FORMAT` at the top of a cache directory.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The metadata of every entry: 256 append-only index files under `index/`, one per bucket,

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the cache-lookup step found for one key: the one probe of a URL's way
 /// (<doc:OnDiskFormat> decisions), handed on to the network step so a miss is never probed

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Directory walking with `readdir` and `fstatat` relative to held descriptors: no per-file
 /// `open`, no link followed.

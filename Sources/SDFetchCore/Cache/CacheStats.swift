@@ -1,11 +1,14 @@
-import Foundation
+import FoundationEssentials
 
 /// What `sdfetch stats` reports about a cache directory.
 public struct CacheStats: Sendable, Equatable {
     /// Entries whose file matches its record.
     public var entries = 0
-    /// Every byte of those entries: files and index lines (`st_size`, not blocks).
+    /// Every byte of those entries: files and index lines (`st_size`, not blocks), what
+    /// `--max-cache-size` and `clean` count.
     public var bytes: Int64 = 0
+    /// The images alone (their files' bytes), what `verify` checks and a fetch downloads.
+    public var imageBytes: Int64 = 0
     public var formats: [ImageFormat: Int] = [:]
     /// Earliest and latest stored time among the entries; nil when there are none.
     public var oldest: Date?

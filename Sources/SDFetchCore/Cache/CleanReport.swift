@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What `clean` or the end-of-run trim removed (or, in a dry run, would remove) and what remains.
 public struct CleanReport: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An open directory descriptor, closed with its owner; -1 when the directory could not be
 /// opened, in which case relative opens simply fail (a miss).

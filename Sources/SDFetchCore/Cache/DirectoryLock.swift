@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An advisory `flock` on one file under `<cache>/locks/`, held for a short critical section.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The "within cap" record: lets a run that stored nothing skip the size scan.
 ///
@@ -20,7 +21,7 @@ extension DiskCache {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         guard let bytes = SafeOpen.readAll(fd, limit: 64),
-            let cap = Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            let cap = Int64(String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace })
         else { return false }
         return cap <= maxBytes
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension DiskCache {
     /// A temporary file older than this belongs to a crashed writer: live writes take
@@ -284,7 +285,7 @@ extension DiskCache {
     /// hour, whose files a writer may be about to name (it appends before it links).
     func compactAll(present: [Set<KeyDigest>], removed: Set<KeyDigest>) {
         let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
-        BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
+        _ = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
             self.bucketLock(bucket).withLock {
                 self.index.compact(bucket) { digest, storedAt in
                     // A young line may be a store made after the sweep (even of a key just removed).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension DiskCache {
     /// `sdfetch merge SRC` (README, "Running past one machine"): copies the entries and

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension DiskCache {
     /// Statistics of the cache at `directory`, read without locking and without creating
@@ -13,6 +13,7 @@ extension DiskCache {
             let sweep = cache.sweep(bucket) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
+                stats.imageBytes += entry.bytes
                 stats.formats[entry.format, default: 0] += 1
                 stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
                 stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
@@ -24,6 +25,7 @@ extension DiskCache {
         for partial in partials {
             stats.entries += partial.entries
             stats.bytes += partial.bytes
+            stats.imageBytes += partial.imageBytes
             stats.formats.merge(partial.formats, uniquingKeysWith: +)
             stats.oldest = [stats.oldest, partial.oldest].compactMap { $0 }.min()
             stats.newest = [stats.newest, partial.newest].compactMap { $0 }.max()

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension DiskCache {
     /// Why this cache directory cannot be trusted more than the least trusted user who can

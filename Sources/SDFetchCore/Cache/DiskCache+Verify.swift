@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension DiskCache {
     /// `sdfetch verify` (<doc:OnDiskFormat#How-it-stays-right>): hashes every entry file

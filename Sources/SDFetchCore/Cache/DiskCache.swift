@@ -1,5 +1,6 @@
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
@@ -217,11 +218,9 @@ public final class DiskCache: Sendable {
         let index = self.index
         // Parsing is CPU work: one thread per core; more only take turns with the lookups.
         let threads = ProcessInfo.processInfo.activeProcessorCount
-        let thread = Thread {
+        DedicatedThread.start(name: "sdfetch-index-preload") {
             _ = BucketWorkers.map(Array(0..<Buckets.count), threads: threads) { bucket in index.preload(bucket) }
         }
-        thread.name = "sdfetch-index-preload"
-        thread.start()
     }
 
     /// Records a use of `key`'s entry now (LRU), written with ``flushUses()``.

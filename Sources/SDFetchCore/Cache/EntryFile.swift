@@ -1,6 +1,7 @@
 internal import CSDFetchShims
 import Crypto
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// An entry file (`entries/ab/<digest>`): exactly the image bytes, nothing else, so `path`
 /// and `--link` hand out the image itself.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The small file primitives every writer shares: the one write-all loop and the one
 /// temporary-name scheme (the cache's files, its index compaction and the CLI's output).
@@ -20,7 +21,7 @@ package enum FileIO {
         var written = 0
         while written < bytes.count {
             do throws(SystemCallError) {
-                let count = try syscall(where: "write") { Foundation.write(fd, base + written, bytes.count - written) }
+                let count = try syscall(where: "write") { Glibc.write(fd, base + written, bytes.count - written) }
                 // 0 for a non-empty write: nothing more will go (a full pipe closed, a device end).
                 if count == 0 { return false }
                 written += count

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Conversions between `Date`, the kernel's `timespec` and whole nanoseconds since 1970,
 /// the unit of every time in the cache's records.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The one freshness rule (`--max-age`, <doc:OnDiskFormat#How-it-stays-right>): something stored
 /// or recorded at time `t` is fresh while `t` is after `now - maxAge`, and expired from then

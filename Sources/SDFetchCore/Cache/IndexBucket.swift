@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One bucket's index (`index/ab`) as read into memory: the latest entry per digest,
 /// with uses folded in, and how far the file has been read.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One line of an index bucket (`index/ab`): the only encoding of entry metadata, format 2
 /// (see ``CacheFormat``).

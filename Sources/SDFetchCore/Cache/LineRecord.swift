@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The small line-based text format of blacklist records (one file per failed URL).
 ///
@@ -82,7 +83,7 @@ struct LineRecord {
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return withUnsafeTemporaryAllocation(byteCount: limit + 1, alignment: 8) { buffer -> T? in
-            guard let count = try? syscall(where: "read", { Foundation.read(fd, buffer.baseAddress!, limit + 1) }),
+            guard let count = try? syscall(where: "read", { Glibc.read(fd, buffer.baseAddress!, limit + 1) }),
                 count > 0, count <= limit
             else { return nil }
             return body(UnsafeRawBufferPointer(rebasing: buffer[..<count]), fd)

@@ -1,5 +1,6 @@
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A cache entry file being written: created unnamed (`O_TMPFILE`) in its bucket folder,
 /// filled and stamped, then named in one step, so the entry appears whole or not at all and

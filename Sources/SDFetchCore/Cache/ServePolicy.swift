@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// When an entry may be served without a request (`--max-age`, `--refresh`,
 /// `--offline`; <doc:Fetching#Results>): a value the cache applies, not a callback into

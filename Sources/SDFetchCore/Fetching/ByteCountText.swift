@@ -1,5 +1,3 @@
-import Foundation
-
 /// The one byte formatter, for failure details ("body exceeds 50.0 MiB"), the bar, the
 /// summary and the cache commands: `512 B`, `12.3 KiB`, `4.0 MiB`.
 ///
@@ -16,6 +14,6 @@ package enum ByteCountText {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f", value) + " " + units[unit]
+        return unit == 0 ? "\(count) B" : DecimalText.fixed(value, places: 1) + " " + units[unit]
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Duration {
     /// Seconds as a `TimeInterval`, for date arithmetic.

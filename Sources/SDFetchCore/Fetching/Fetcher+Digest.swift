@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 extension Fetcher {
     /// `hash-mismatch` when `body` is not what the server's `Content-Digest` or `Repr-Digest`

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Runs `body` with a new ``Fetcher`` and shuts its transfer thread down when `body` ends,
 /// however it ends (returns, throws, or its task is cancelled): the fetcher's engine lives

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
 /// way after it is identified (see <doc:Pipeline> for the whole run).
@@ -26,6 +26,8 @@ public actor Fetcher {
     nonisolated let servePolicy: ServePolicy
     /// Receives `-v`'s notes (retries, redirects, revalidations, backoff waits); nil: none made.
     nonisolated let notes: (@Sendable (FetchNote) -> Void)?
+    /// Body bytes of this fetcher's requests as they arrive (the progress bar's byte count).
+    public nonisolated let meter = TransferMeter()
     /// Callers waiting for the fetch of a key that another call is doing.
     private var waiters: [URLKey: [CheckedContinuation<FetchResult, Never>]] = [:]
 
@@ -139,7 +141,9 @@ public actor Fetcher {
         var hadRecord = options.retryFailed
         if !options.retryFailed, let record = blacklist.record(for: key) {
             if record.isActive(now: now(), maxAge: options.maxAge) {
-                return FetchResult(url: spelling, key: key, status: .skipped, failure: record.failure)
+                // No request: the status is the one the record keeps (an `http-404` record's 404).
+                return FetchResult(
+                    url: spelling, key: key, status: .skipped, httpStatus: record.httpStatus, failure: record.failure)
             }
             hadRecord = true
         }
@@ -168,6 +172,7 @@ public actor Fetcher {
         request.maxTime = options.maxTime
         request.connection = options.connection
         request.spillFolder = cache.spillFolder
+        request.meter = meter
         if !validators.isEmpty {
             note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))")
         }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Counts the meaningful lines of a regular file before it is read for real
 /// (<doc:Fetching#Input>: the progress bar shows a true total and ETA from the start).

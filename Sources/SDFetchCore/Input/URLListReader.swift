@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Streams input lines from files and stdin, in order, on a thread of its own.
 ///
@@ -10,7 +11,7 @@ import Foundation
 /// (<doc:Fetching#Input>), while a fast one still fills whole batches.
 public final class URLListReader: @unchecked Sendable {
     /// Guards `batches`, `finished`, `cancelled`, `isWoken`, `counted` and `waiter`.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var batches: [[InputItem]] = []
     private var finished = false
     private var cancelled = false
@@ -25,9 +26,7 @@ public final class URLListReader: @unchecked Sendable {
 
     /// Starts reading `sources` at once. `standardInput` is the file descriptor read for `-`.
     public init(sources: [InputSource], standardInput: Int32 = STDIN_FILENO) {
-        let thread = Thread { [self] in read(sources, standardInput: standardInput) }
-        thread.name = "sdfetch-input"
-        thread.start()
+        DedicatedThread.start(name: "sdfetch-input") { [self] in read(sources, standardInput: standardInput) }
     }
 
     /// The next batch, or nil once every source is read; an empty batch after ``wake()``.
@@ -132,7 +131,7 @@ public final class URLListReader: @unchecked Sendable {
             while true {
                 let count: Int
                 do throws(SystemCallError) {
-                    count = try syscall(where: "read") { Foundation.read(fd, buffer.baseAddress, buffer.count) }
+                    count = try syscall(where: "read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
                 } catch {
                     failure = error.description
                     break

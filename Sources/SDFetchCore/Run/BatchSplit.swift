@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Spreads the per-item work of one batch (parse and hash a line, probe the cache, look at
 /// an `-o` file) over the machine's cores: a warm run is nothing but such items, and one

@@ -26,7 +26,7 @@ public struct FetchRun: Sendable {
     public var shard: Shard?
     /// The last step of each result before it is counted; nil: none.
     public var delivery: (any ResultDelivery)?
-    public let progress = RunProgress()
+    public let progress: RunProgress
     /// Results per hand-off when nothing waits (a warm run): large enough to make the
     /// consumer's wake-up rare, small enough that output still streams.
     static let resultBatch = 256
@@ -36,6 +36,7 @@ public struct FetchRun: Sendable {
         self.sources = sources
         self.shard = shard
         self.delivery = delivery
+        progress = RunProgress(meter: fetcher.meter)
     }
 
     /// Runs the batch, sending every event into `events` and finishing it.

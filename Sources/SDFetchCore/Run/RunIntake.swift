@@ -120,13 +120,18 @@ struct RunIntake {
     }
 
     /// Identify and de-duplicate: the line's key when it starts a fetch; nil when the line
-    /// ends here (invalid: reported; outside the shard or a repeat: counted).
+    /// ends here (invalid: reported, under `--shard` by shard 0 only; outside the shard or a
+    /// repeat: counted).
     private mutating func identify(_ line: InputLine, _ parsed: Result<URLKey, InvalidURL>) -> URLKey? {
         let key: URLKey
         switch parsed {
         case .success(let parsedKey):
             key = parsedKey
         case .failure(let error):
+            if let shard, !shard.reportsKeylessLines {
+                progress.settledWithoutResult()
+                return nil
+            }
             progress.discovered()
             report(
                 FetchResult(

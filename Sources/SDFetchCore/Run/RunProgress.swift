@@ -2,21 +2,26 @@ import Synchronization
 
 /// Live counters of a run, read by a progress display at its own pace.
 ///
-/// Lock-free so the fetch path never waits for the display.
+/// Lock-free so the fetch path never waits for the display. Bytes come from the fetcher's
+/// ``TransferMeter`` as they arrive, so the count moves during a long transfer, not only
+/// when an image is done.
 public final class RunProgress: Sendable {
     private let unique = Atomic<Int>(0)
     private let done = Atomic<Int>(0)
     private let downloaded = Atomic<Int>(0)
     private let cached = Atomic<Int>(0)
     private let failed = Atomic<Int>(0)
-    private let bytes = Atomic<Int>(0)
+    private let meter: TransferMeter
     private let inputFinished = Atomic<Bool>(false)
     /// Meaningful input lines counted up front, or -1 while unknown (a pipe).
     private let expectedLines = Atomic<Int>(-1)
     /// Lines that end without a result of their own: duplicates and lines outside the shard.
     private let settledLines = Atomic<Int>(0)
 
-    public init() {}
+    /// `meter`: where the run's requests count their body bytes (a fresh one counts none).
+    public init(meter: TransferMeter = TransferMeter()) {
+        self.meter = meter
+    }
 
     /// What the bar counts: unique URLs and invalid lines while the input's size is unknown;
     /// input lines (each duplicate done when read) once it was counted up front, so the
@@ -29,7 +34,10 @@ public final class RunProgress: Sendable {
         public var cached: Int
         /// `failed`, `skipped` and `invalid`.
         public var failed: Int
+        /// Body bytes received so far, counted as they arrive.
         public var bytes: Int64
+        /// Declared bytes still to come of the transfers under way.
+        public var pendingBytes: Int64
         /// The total is final: every input has been read.
         public var isTotalKnown: Bool
     }
@@ -48,7 +56,7 @@ public final class RunProgress: Sendable {
         return Snapshot(
             total: total, done: done,
             downloaded: downloaded.load(ordering: .relaxed), cached: cached.load(ordering: .relaxed),
-            failed: failed.load(ordering: .relaxed), bytes: Int64(bytes.load(ordering: .relaxed)),
+            failed: failed.load(ordering: .relaxed), bytes: meter.arrivedBytes, pendingBytes: meter.pendingBytes,
             isTotalKnown: isTotalKnown)
     }
 
@@ -64,9 +72,7 @@ public final class RunProgress: Sendable {
 
     func completed(_ result: FetchResult) {
         switch result.status {
-        case .downloaded:
-            downloaded.add(1, ordering: .relaxed)
-            bytes.add(Int(result.bytes), ordering: .relaxed)
+        case .downloaded: downloaded.add(1, ordering: .relaxed)
         case .cached, .revalidated: cached.add(1, ordering: .relaxed)
         case .failed, .skipped, .invalid: failed.add(1, ordering: .relaxed)
         }

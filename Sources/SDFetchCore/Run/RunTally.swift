@@ -35,7 +35,8 @@ struct RunTally {
     /// A result's count, once its last step decided its status for good.
     mutating func count(_ result: FetchResult) {
         if let kind = result.failure?.kind, result.status == .failed { counts.errorKinds[kind, default: 0] += 1 }
-        if result.httpStatus != nil { counts.requests += 1 }
+        // A `skipped` result repeats its record's status without a request.
+        if result.httpStatus != nil, result.status != .skipped { counts.requests += 1 }
         if result.failure?.kind == .interrupted {
             counts.wasInterrupted = true
             counts.interrupted += 1

@@ -12,4 +12,8 @@ public struct Shard: Sendable, Equatable {
     public func contains(_ digest: KeyDigest) -> Bool {
         Int(digest.high % UInt64(count)) == index
     }
+
+    /// Whether this shard reports what has no key to hash (an `invalid` line): shard 0
+    /// alone, so the N shards' reports put together hold each such line once.
+    public var reportsKeylessLines: Bool { index == 0 }
 }

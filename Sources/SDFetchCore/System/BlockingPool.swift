@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A few threads of its own for work that may wait on another process or on a reader: a
 /// replaced entry's store when its bucket's lock is held elsewhere and the blacklist's
@@ -35,12 +36,10 @@ package final class BlockingPool: Sendable {
 
     private func startThread() {
         let queue = self.queue  // the threads hold the queue, never the pool, so deinit can check
-        let thread = Thread {
+        DedicatedThread.start(name: name) {
             while let job = queue.next() { job() }
             queue.threadDidEnd()
         }
-        thread.name = name
-        thread.start()
     }
 
     deinit {
@@ -88,7 +87,7 @@ package func withBlockingPool<T, E: Error>(
 /// until a job arrives, and ThreadSanitizer sees a pthread lock as the ordering between a
 /// submitter's writes and the job that reads them (it does not model `Mutex`'s futex).
 private final class JobQueue: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     /// Queued jobs; `jobs[head...]` are waiting, the prefix is spent (compacted now and then).
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A once-per-command step that may wait on another process (the cache's maintenance
 /// `flock` while a `clean` runs elsewhere) or walk a whole cache: run on a ``BlockingPool``

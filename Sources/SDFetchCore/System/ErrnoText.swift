@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `strerror(code)` in lower case, for failure details ("no space left on device").
 ///

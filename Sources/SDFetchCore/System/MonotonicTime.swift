@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `CLOCK_MONOTONIC` in nanoseconds: cheap (vDSO) and immune to wall-clock jumps.
 enum MonotonicTime {

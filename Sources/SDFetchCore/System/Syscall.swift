@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Runs one system call: retries it while it fails with `EINTR` (a signal arrived, the
 /// call did nothing) and turns any other `-1` into a ``SystemCallError``; what the world

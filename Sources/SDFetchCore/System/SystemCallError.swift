@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A system call that failed: which call and its `errno`, read at once after the call
 /// (the way swift-nio's `IOError` carries them), so nothing in between can overwrite it.

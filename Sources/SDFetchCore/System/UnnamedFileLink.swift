@@ -1,5 +1,6 @@
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// Gives an unnamed file (`O_TMPFILE`) a name: the last step of every cache entry and every

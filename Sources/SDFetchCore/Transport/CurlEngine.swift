@@ -1,6 +1,6 @@
 internal import CCurl
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// `curl_global_init` must run once, before any handle exists and before other threads use curl.
@@ -117,12 +117,10 @@ public final class CurlEngine: Sendable {
         _ = curlGlobalInit
         let core = Core(maxTransfers: max(1, maxTransfers), pacing: pacing)
         self.core = core
-        let thread = Thread {
+        DedicatedThread.start(name: "sdfetch-curl") {
             TransferLoop(engine: core).run()
             core.didStop()
         }
-        thread.name = "sdfetch-curl"
-        thread.start()
     }
 
     deinit {

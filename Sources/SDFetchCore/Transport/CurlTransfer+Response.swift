@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension CurlTransfer {
     /// Builds the response once curl reports the transfer done with `code`.

@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One easy handle and everything curl writes into while a transfer runs on it.
 ///
@@ -76,6 +77,13 @@ final class CurlTransfer {
     var discardedBytes: Int64 = 0
     var receivedBytes = false
     var overflow: Overflow?
+    /// The request's ``TransferMeter``, kept here so the write callback reads one field.
+    private var meter: TransferMeter?
+    /// The body's first chunk was counted: its declared length went to ``meter``.
+    private var isBodyMetered = false
+    /// What this transfer told ``meter``: the declared length (0: none) and the bytes taken.
+    private var meteredDeclared: Int64 = 0
+    private var meteredBytes: Int64 = 0
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// `Proxy-Authorization` from `-H`: sent to the proxy only (`CURLOPT_PROXYHEADER`).
     private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
@@ -120,6 +128,7 @@ final class CurlTransfer {
         self.hostFailureLimit = hostFailureLimit
         self.host = host
         self.continuation = continuation
+        meter = request.meter
         lastActivity = now
         startedAt = now
         let timeout = request.timeout.components
@@ -130,6 +139,11 @@ final class CurlTransfer {
 
     /// Forgets the finished request and resets the handle for the next one.
     func recycle() {
+        if isBodyMetered { meter?.transferEnded(declared: meteredDeclared, received: meteredBytes) }
+        meter = nil
+        isBodyMetered = false
+        meteredDeclared = 0
+        meteredBytes = 0
         curl_easy_reset(handle)
         curl_slist_free_all(headerList)
         headerList = nil
@@ -277,7 +291,7 @@ final class CurlTransfer {
 
     /// The lower-cased name of a `Name: value` line.
     private static func headerName(_ line: String) -> String {
-        String(line.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces).lowercased()
+        line.prefix { $0 != ":" }.trimmingBlanks().lowercased()
     }
 
     /// `--cacert`, `-k`, `--proxy-insecure`, `--proxy`.
@@ -318,6 +332,7 @@ final class CurlTransfer {
             return Self.pauseWrite
         }
         touch()
+        if let meter { meterBody(count, on: meter) }
         guard head.isSuccess else {
             // Other bodies are read and dropped so the connection stays reusable, but not forever.
             discardedBytes += Int64(count)
@@ -337,6 +352,18 @@ final class CurlTransfer {
         body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count))
         if body.count > SpilledBody.spillThreshold, !spill() { return 0 }
         return count
+    }
+
+    /// Tells `meter` about `count` bytes taken, and about the body's declared length on its
+    /// first chunk: a relaxed atomic add per callback, no lock.
+    private func meterBody(_ count: Int, on meter: TransferMeter) {
+        if !isBodyMetered {
+            isBodyMetered = true
+            meteredDeclared = head.contentLength ?? 0
+            meter.bodyStarted(declared: head.contentLength)
+        }
+        meteredBytes += Int64(count)
+        meter.received(count)
     }
 
     /// Moves the bytes held in `body` to the spill file (created on the first call); false

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Errors that say this machine ran out of something, not that the server failed.
 enum LocalResourceError {

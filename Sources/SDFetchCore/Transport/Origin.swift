@@ -33,6 +33,6 @@ extension String {
     /// Whether this URL's authority has userinfo (`user@` or `user:password@`).
     var hasUserinfo: Bool {
         guard let spans = URLSpans(self) else { return false }
-        return self[spans.authority].contains("@")
+        return self[spans.authority].contains("@" as Character)
     }
 }

@@ -15,7 +15,9 @@ enum RobotsTag {
         var rest = Substring(value)
         if let colon = rest.firstIndex(of: ":") {
             let scope = rest[..<colon].trimmingBlanks().lowercased()
-            if !scope.isEmpty, !scope.contains(" "), !scope.contains(","), !valuedDirectives.contains(scope) {
+            if !scope.isEmpty, !scope.contains(" " as Character), !scope.contains("," as Character),
+                !valuedDirectives.contains(scope)
+            {
                 guard scope == productToken || scope == "*" else { return false }
                 rest = rest[rest.index(after: colon)...]
             }

@@ -1,5 +1,6 @@
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A response body that went to an unnamed file while it arrived, so a transfer holds at
 /// most ``spillThreshold`` bytes of it in memory whatever the body's size: memory is bound

@@ -17,6 +17,8 @@ public struct TransferRequest: Sendable {
     /// A folder descriptor where a `2xx` body larger than ``SpilledBody/spillThreshold`` goes
     /// while it arrives (the cache's `tmp/`); -1 keeps every body in memory.
     public var spillFolder: Int32 = -1
+    /// Counts this request's body bytes as they arrive, for a progress display; nil: none.
+    public var meter: TransferMeter?
 
     public init(
         url: String, headers: [String] = [], userAgent: String = "sdfetch", timeout: Duration = .seconds(15),

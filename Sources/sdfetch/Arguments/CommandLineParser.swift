@@ -1,8 +1,9 @@
 /// Turns argv into a ``Command`` (Foundation only, no argument-parser package).
 ///
-/// The command word counts only in first place (sdfetch(1) SYNOPSIS); anything else
-/// there is a fetch option or FILE, so a file named `clean` stays reachable as `./clean`
-/// or `sdfetch fetch clean`.
+/// The command word counts in first place (sdfetch(1) SYNOPSIS), or after the options every
+/// command shares when no file of that name exists (``LeadingOptions``); anything else there
+/// is a fetch option or FILE, so a file named `clean` stays reachable as `./clean` or
+/// `sdfetch fetch clean`.
 enum CommandLineParser {
     /// Every command with an option table, in help order.
     static var commands: [any ParsableCommand.Type] {
@@ -16,6 +17,7 @@ enum CommandLineParser {
     static var commandWords: [String] { commands.map { $0.name } + ["help"] }
 
     static func parse(_ arguments: [String], environment: ProcessEnvironment) throws(UsageError) -> any Command {
+        let arguments = try LeadingOptions.commandWordFirst(arguments, environment: environment)
         let rest = arguments.dropFirst()
         switch arguments.first {
         case "--version":

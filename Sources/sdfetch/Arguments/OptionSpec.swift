@@ -21,14 +21,19 @@ struct OptionSpec<Target>: Sendable {
     /// The value the option has when not given, as a user would type it (`7d`, `50M`),
     /// rendered from ``FetchOptions`` and the command's own defaults, never written by hand.
     let defaultText: String?
+    /// Every value the option accepts, when they are a fixed few (`--verify`): offered by
+    /// the shell completions.
+    let choices: [String]
     /// Stores the value (`""` for a flag); `name` is the spelling the user typed, for messages.
     let apply: @Sendable (_ target: inout Target, _ value: String, _ name: String) throws -> Void
 
     init(
         _ long: String, short: Character? = nil, _ arity: Arity = .flag, help: String, default defaultText: String? = nil,
+        choices: [String] = [],
         apply: @escaping @Sendable (_ target: inout Target, _ value: String, _ name: String) throws -> Void
     ) {
         self.long = long
+        self.choices = choices
         self.short = short
         self.arity = arity
         self.help = defaultText.map { "\(help) (default \($0))" } ?? help

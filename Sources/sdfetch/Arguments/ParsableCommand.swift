@@ -23,6 +23,9 @@ protocol ParsableCommand: Command {
     /// `-q`: no progress and no summary (every command takes it, sdfetch(1) SYNOPSIS). A
     /// command with nothing to silence keeps the default, which accepts and ignores it.
     var isQuiet: Bool { get set }
+    /// The words a first argument may be (`failed list | clear | remove`), for completions;
+    /// empty when arguments are files, URLs or nothing.
+    static var argumentWords: [String] { get }
     /// A non-option argument (FILE, URL, subcommand word), in order.
     mutating func take(_ argument: String) throws(UsageError)
     /// Checks the whole command once every argument is in.
@@ -55,8 +58,14 @@ extension ParsableCommand {
         set {}
     }
 
-    /// The full table: the command's own rows, then the common ones.
-    static var allOptions: [OptionSpec<Self>] { options + commonOptions + configOptions }
+    /// The full table: the command's own rows, then the common ones it does not define itself
+    /// (`clean` has its own `-q` text), so help, man page and completions list each once.
+    static var allOptions: [OptionSpec<Self>] {
+        let own = Set(options.map(\.long))
+        return options + (commonOptions + configOptions).filter { !own.contains($0.long) }
+    }
+
+    static var argumentWords: [String] { [] }
 
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {}
 

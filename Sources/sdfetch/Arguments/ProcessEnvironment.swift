@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What the process inherited and the CLI decides from: variables and which streams are terminals.
 ///
@@ -8,16 +9,20 @@ struct ProcessEnvironment: Sendable {
     var isStandardInputTerminal: Bool
     var isStandardErrorTerminal: Bool
     var isStandardOutputTerminal: Bool
+    /// Whether a file (or folder) of this name exists, relative to the working directory:
+    /// decides whether a command word after shared options names the command or a FILE.
+    var pathExists: @Sendable (String) -> Bool = { _ in false }
 
     static var current: ProcessEnvironment {
         ProcessEnvironment(
             variables: ProcessInfo.processInfo.environment,
             isStandardInputTerminal: isatty(STDIN_FILENO) == 1,
             isStandardErrorTerminal: isatty(STDERR_FILENO) == 1,
-            isStandardOutputTerminal: isatty(STDOUT_FILENO) == 1)
+            isStandardOutputTerminal: isatty(STDOUT_FILENO) == 1,
+            pathExists: { FileManager.default.fileExists(atPath: $0) })
     }
 
-    /// A plain non-terminal environment with `variables`, for tests.
+    /// A plain non-terminal environment with `variables` and no files, for tests.
     static func detached(_ variables: [String: String] = [:]) -> ProcessEnvironment {
         ProcessEnvironment(
             variables: variables, isStandardInputTerminal: false, isStandardErrorTerminal: false,
@@ -30,7 +35,8 @@ struct ProcessEnvironment: Sendable {
         if let explicit = variables["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
         // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
         if let xdg = variables["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch" }
-        let home = variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home =
+            variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.cache/sdfetch"
     }
 
@@ -39,7 +45,7 @@ struct ProcessEnvironment: Sendable {
     /// kept: through a symbolic link it does not mean "the parent in the text").
     static func absolute(_ path: String) -> String {
         let joined = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        guard joined.contains("/./") || joined.hasSuffix("/.") else { return joined }
+        guard joined.firstRange(of: "/./") != nil || joined.hasSuffix("/.") else { return joined }
         let parts = joined.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
         return "/" + parts.joined(separator: "/")
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Values of the transport options: rates, proxies, files.
 extension ValueParsers {

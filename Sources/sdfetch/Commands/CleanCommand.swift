@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch clean`: drop expired entries, expired failure records and stray temporary files, then trim to size.
@@ -87,11 +88,11 @@ extension CleanCommand {
         var text = isDryRun ? report.removedURLs.map { Escaping.terminal($0) + "\n" }.joined() : ""
         let verb = isDryRun ? "would remove" : "removed"
         text += "sdfetch: clean: \(verb) \(report.removedEntries) entr\(report.removedEntries == 1 ? "y" : "ies")"
-        text += " (\(HumanReadable.bytes(report.removedBytes))), \(report.removedFailed) failed-URL record"
+        text += " (\(HumanReadable.bytes(report.removedBytes)) on disk), \(report.removedFailed) failed-URL record"
         text += report.removedFailed == 1 ? "" : "s"
         text += ", \(report.removedTemp) temporary file\(report.removedTemp == 1 ? "" : "s")"
         text +=
-            "; \(report.entries) entr\(report.entries == 1 ? "y" : "ies") (\(HumanReadable.bytes(report.bytes))) remain\n"
+            "; \(report.entries) entr\(report.entries == 1 ? "y" : "ies") (\(HumanReadable.bytes(report.bytes)) on disk) remain\n"
         return text
     }
 

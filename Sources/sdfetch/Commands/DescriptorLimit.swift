@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How many transfers the open-file limit allows (`-j` is capped to it, with a notice).
 ///

@@ -34,7 +34,7 @@ struct EventConsumer {
         case .unreadableInput(let source, let detail):
             // `sdfetch clen` reads a file named "clen": point at the command that was probably meant.
             var hint = ""
-            if !source.contains("/"), let word = EditDistance.closest(to: source, among: CommandLineParser.commandWords) {
+            if !source.contains("/" as Character), let word = EditDistance.closest(to: source, among: CommandLineParser.commandWords) {
                 hint = " (did you mean 'sdfetch \(word)'?)"
             }
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")

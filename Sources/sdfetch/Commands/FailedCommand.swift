@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch failed list | clear | remove URL ...`: the persistent failed-URL blacklist.
@@ -10,6 +11,7 @@ struct FailedCommand: ParsableCommand {
     static let name = "failed"
     static let usage = "failed list | clear | remove URL ..."
     static let summary = "list or forget failed-URL records"
+    static var argumentWords: [String] { Action.allCases.map(\.rawValue) }
     static let abstract = """
         List the failed-URL records (URL, kind, time, detail; tab-separated), clear them all, or \
         remove the records of the given URLs so the next fetch tries them again.

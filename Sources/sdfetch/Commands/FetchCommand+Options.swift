@@ -64,7 +64,7 @@ extension FetchCommand {
             },
             OptionSpec(
                 "verify", .value("MODE"), help: "check of downloaded bytes: structure, full, header or none",
-                default: defaults.verify.rawValue
+                default: defaults.verify.rawValue, choices: VerifyMode.allCases.map(\.rawValue)
             ) { command, value, name in
                 command.options.verify = try ValueParsers.choice(value, option: name, of: VerifyMode.self)
             },
@@ -138,7 +138,7 @@ extension FetchCommand {
             },
             OptionSpec(
                 "progress", .value("WHEN"), help: "progress bar on standard error: auto, always or never",
-                default: FetchCommand().progress.rawValue
+                default: FetchCommand().progress.rawValue, choices: ProgressMode.allCases.map(\.rawValue)
             ) {
                 command, value, name in
                 command.progress = try ValueParsers.choice(value, option: name, of: ProgressMode.self)

@@ -1,5 +1,6 @@
 import AsyncAlgorithms
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch [fetch]`: read URL lists, fetch through the cache, report, place `-o` files.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch help [COMMAND]`, `sdfetch --help`, `sdfetch COMMAND --help`: text generated from the tables.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SDFetchCore
 
 /// Renders `--help` from the option tables, so help never lists an option the parser lacks.

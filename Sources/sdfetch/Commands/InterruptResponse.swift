@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import SDFetchCore
 import Synchronization
 
 /// What the first SIGINT or SIGTERM does, besides ``SignalTrap``'s watchdog: say once that
@@ -66,7 +68,7 @@ final class InterruptResponse: Sendable {
                 say(notice)
             } else {
                 let text = notice
-                Thread { FileDescriptorWriter.write(text, to: STDERR_FILENO) }.start()
+                DedicatedThread.start(name: "sdfetch-stderr") { FileDescriptorWriter.write(text, to: STDERR_FILENO) }
             }
         }
         if !state.hasStopped, let stop = state.stop {

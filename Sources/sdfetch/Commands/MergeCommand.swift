@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch merge SRC_CACHE ...`: fold other cache directories into this one (scale-out).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch path URL ...`: the cache file of each URL that has an entry, fresh or stale.

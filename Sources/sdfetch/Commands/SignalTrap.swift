@@ -1,5 +1,7 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
+import SDFetchCore
 import Synchronization
 
 /// Turns SIGINT and SIGTERM into a clean stop of the command (exit 130).
@@ -47,12 +49,10 @@ final class SignalTrap: Sendable {
 
     /// Exits 130 once ``shutdownGrace`` has passed; a plain thread, so no busy pool delays it.
     private static func startWatchdog() {
-        let thread = Thread {
-            Thread.sleep(forTimeInterval: shutdownGraceSeconds)
+        DedicatedThread.start(name: "sdfetch-shutdown-watchdog") {
+            usleep(UInt32(shutdownGraceSeconds * 1_000_000))
             _exit(130)
         }
-        thread.name = "sdfetch-shutdown-watchdog"
-        thread.start()
     }
 
     /// Whether a signal arrived.

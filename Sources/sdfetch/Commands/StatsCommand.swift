@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch stats`: entries, bytes, per-format counts, oldest and newest, failure records.
@@ -42,7 +43,7 @@ extension StatsCommand {
         .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
         return """
             entries  \(stats.entries)
-            bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)))
+            bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)) on disk: \(HumanReadable.bytes(stats.imageBytes)) of images, the rest index)
             formats  \(formats.isEmpty ? "-" : formats)
             oldest   \(stats.oldest.map(Self.iso8601) ?? "-")
             newest   \(stats.newest.map(Self.iso8601) ?? "-")
@@ -56,6 +57,7 @@ extension StatsCommand {
         var object = JSONLine()
         object.add("entries", stats.entries)
         object.add("bytes", stats.bytes)
+        object.add("image_bytes", stats.imageBytes)
         object.add("formats", counts: Dictionary(uniqueKeysWithValues: stats.formats.map { ($0.key.name, $0.value) }))
         object.add("oldest", stats.oldest.map(Self.iso8601))
         object.add("newest", stats.newest.map(Self.iso8601))

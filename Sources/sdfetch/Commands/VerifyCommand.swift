@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `sdfetch verify`: re-hash every cache entry against its recorded SHA-256 and remove bad ones.
@@ -58,7 +59,7 @@ struct VerifyCommand: ArgumentlessCommand {
         } else {
             output +=
                 "sdfetch: verify: checked \(report.checked) entr\(report.checked == 1 ? "y" : "ies") "
-                + "(\(HumanReadable.bytes(report.checkedBytes))), removed \(report.removed.count)\n"
+                + "(\(HumanReadable.bytes(report.checkedBytes)) of images), removed \(report.removed.count)\n"
         }
         if !isQuiet { FileDescriptorWriter.write(output, to: STDOUT_FILENO) }
         return report.removed.isEmpty ? .success : .someFailed

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The config file (sdfetch(1) CONFIGURATION): `option = value` lines naming long options,
 /// read through the same option table as the command line, before it, so the command line
@@ -82,7 +83,9 @@ struct ConfigFile: Equatable {
     /// `$XDG_CONFIG_HOME/sdfetch/config` (absolute values only, as the XDG spec says), else `~/.config/sdfetch/config`.
     static func defaultPath(in environment: ProcessEnvironment) -> String {
         if let xdg = environment.variables["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch/config" }
-        let home = environment.variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home =
+            environment.variables["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.config/sdfetch/config"
     }
 
@@ -91,19 +94,19 @@ struct ConfigFile: Equatable {
     static func parse(_ text: String, path: String) throws(UsageError) -> ConfigFile {
         var lines: [Line] = []
         for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r\u{FEFF}")))
+            let line = Self.trimmed(raw) { $0.isWhitespace || $0 == "\u{FEFF}" }
             if line.isEmpty || line.hasPrefix("#") { continue }
             var name = line
             var value = ""
             if let equals = line.firstIndex(of: "=") {
-                name = line[..<equals].trimmingCharacters(in: .whitespaces)
-                value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                name = Self.trimmed(line[..<equals]) { $0.isWhitespace }
+                value = Self.trimmed(line[line.index(after: equals)...]) { $0.isWhitespace }
                 if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                     value = String(value.dropFirst().dropLast())
                 }
             }
             if name.hasPrefix("--") { name = String(name.dropFirst(2)) }
-            guard !name.isEmpty, !name.contains(" ") else {
+            guard !name.isEmpty, !name.contains(" " as Character) else {
                 throw UsageError("\(Escaping.terminal(path)):\(offset + 1): expected 'option = value'")
             }
             lines.append(Line(number: offset + 1, name: name, value: value))
@@ -172,5 +175,14 @@ extension ParsableCommand {
             },
             OptionSpec("no-config", help: "read no config file") { _, _, _ in },
         ]
+    }
+}
+
+extension ConfigFile {
+    /// `text` without the leading and trailing characters `isTrimmed` picks.
+    static func trimmed(_ text: Substring, _ isTrimmed: (Character) -> Bool) -> String {
+        guard let first = text.firstIndex(where: { !isTrimmed($0) }) else { return "" }
+        let last = text.lastIndex { !isTrimmed($0) } ?? first
+        return String(text[first...last])
     }
 }

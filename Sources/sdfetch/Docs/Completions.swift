@@ -12,28 +12,36 @@ enum Completions {
         }
     }
 
-    /// One command's option words and the options whose value is a file or directory.
+    /// One command's option words, the options whose value is a file or directory or one of
+    /// a few words, and the words its first argument may be.
     private struct Table {
         let name: String
         let words: [String]
         let pathOptions: [String]
         let valueOptions: [String]
-        let rows: [(long: String, short: Character?, help: String, value: String?)]
+        /// Each option spelling (`--verify`, and `-x` when it has one) with its values.
+        let choiceOptions: [(spelling: String, values: [String])]
+        let argumentWords: [String]
+        let rows: [(long: String, short: Character?, help: String, value: String?, choices: [String])]
     }
 
     private static func table<C: ParsableCommand>(_ command: C.Type) -> Table {
-        let rows = C.allOptions.map { row -> (String, Character?, String, String?) in
-            if case .value(let name) = row.arity { return (row.long, row.short, row.help, name) }
-            return (row.long, row.short, row.help, nil)
+        let rows = C.allOptions.map { row -> (String, Character?, String, String?, [String]) in
+            if case .value(let name) = row.arity { return (row.long, row.short, row.help, name, row.choices) }
+            return (row.long, row.short, row.help, nil, [])
         }
-        let words = rows.flatMap { row in ["--" + row.0] + (row.1.map { ["-\($0)"] } ?? []) }
+        func spellings(_ row: (String, Character?, String, String?, [String])) -> [String] {
+            ["--" + row.0] + (row.1.map { ["-\($0)"] } ?? [])
+        }
         let valued = rows.filter { $0.3 != nil }
         let paths = valued.filter { ["FILE", "DIR"].contains($0.3!) }
         return Table(
-            name: C.name, words: words,
-            pathOptions: paths.flatMap { ["--" + $0.0] + ($0.1.map { ["-\($0)"] } ?? []) },
-            valueOptions: valued.flatMap { ["--" + $0.0] + ($0.1.map { ["-\($0)"] } ?? []) },
-            rows: rows.map { (long: $0.0, short: $0.1, help: $0.2, value: $0.3) })
+            name: C.name, words: rows.flatMap(spellings),
+            pathOptions: paths.flatMap(spellings),
+            valueOptions: valued.flatMap(spellings),
+            choiceOptions: valued.filter { !$0.4.isEmpty }.flatMap { row in spellings(row).map { ($0, row.4) } },
+            argumentWords: C.argumentWords,
+            rows: rows.map { (long: $0.0, short: $0.1, help: $0.2, value: $0.3, choices: $0.4) })
     }
 
     private static var tables: [Table] {
@@ -44,20 +52,28 @@ enum Completions {
 
     private static func bash() -> String {
         var cases = ""
+        var choices = ""
         for table in tables {
             cases += """
                         \(table.name))
                             options="\(table.words.joined(separator: " "))"
                             paths="\(table.pathOptions.joined(separator: " "))"
-                            values="\(table.valueOptions.joined(separator: " "))" ;;
+                            values="\(table.valueOptions.joined(separator: " "))"
+                            words="\(table.argumentWords.joined(separator: " "))" ;;
 
                 """
+            for (spelling, values) in table.choiceOptions {
+                choices += """
+                            "\(table.name) \(spelling)") COMPREPLY=( $(compgen -W "\(values.joined(separator: " "))" -- "$cur") ); return ;;
+
+                    """
+            }
         }
         let commands = CommandLineParser.commandWords.filter { $0 != FetchCommand.name }
         return """
             # bash completion for sdfetch (generated from its option tables)
             _sdfetch() {
-                local cur prev command options paths values
+                local cur prev command options paths values words
                 cur="${COMP_WORDS[COMP_CWORD]}"
                 prev="${COMP_WORDS[COMP_CWORD-1]}"
                 command=fetch
@@ -65,8 +81,10 @@ enum Completions {
                     *" ${COMP_WORDS[1]} "*) [ "$COMP_CWORD" -gt 1 ] && command="${COMP_WORDS[1]}" ;;
                 esac
                 case "$command" in
-            \(cases)        *) options=""; paths=""; values="" ;;
+            \(cases)        *) options=""; paths=""; values=""; words="" ;;
                 esac
+                case "$command $prev" in
+            \(choices)    esac
                 if [[ " $paths " == *" $prev "* ]]; then
                     COMPREPLY=( $(compgen -f -- "$cur") )
                     return
@@ -79,6 +97,9 @@ enum Completions {
                     COMPREPLY=( $(compgen -W "$options" -- "$cur") )
                 elif [ "$COMP_CWORD" -eq 1 ]; then
                     COMPREPLY=( $(compgen -W "fetch \(commands.joined(separator: " "))" -- "$cur") $(compgen -f -- "$cur") )
+                elif [ -n "$words" ]; then
+                    # A command whose first argument is one of a few words (`failed list`); URLs after it.
+                    if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=( $(compgen -W "$words" -- "$cur") ); else COMPREPLY=(); fi
                 else
                     COMPREPLY=( $(compgen -f -- "$cur") )
                 fi
@@ -103,11 +124,11 @@ enum Completions {
         for table in tables {
             script += "    \(table.name))\n      _arguments -s \\\n"
             for row in table.rows {
-                let help = quoteSingle(row.help).replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(
-                    of: "]", with: "\\]")
+                let help = quoteSingle(row.help).replacing("[", with: "\\[").replacing("]", with: "\\]")
                 let action =
-                    row.value.map {
-                        ["FILE", "DIR"].contains($0) ? ":\($0.lowercased()):_files" : ":\($0.lowercased()):"
+                    row.value.map { value in
+                        if !row.choices.isEmpty { return ":\(value.lowercased()):(\(row.choices.joined(separator: " ")))" }
+                        return ["FILE", "DIR"].contains(value) ? ":\(value.lowercased()):_files" : ":\(value.lowercased()):"
                     } ?? ""
                 if let short = row.short {
                     script += "        '(-\(short) --\(row.long))'{-\(short),--\(row.long)}'[\(help)]\(action)' \\\n"
@@ -115,10 +136,13 @@ enum Completions {
                     script += "        '--\(row.long)[\(help)]\(action)' \\\n"
                 }
             }
-            script +=
-                table.name == FetchCommand.name
-                ? "        '1: :{_describe command commands; _files}' '*:file:_files'\n      ;;\n"
-                : "        '*:argument:_files'\n      ;;\n"
+            if table.name == FetchCommand.name {
+                script += "        '1: :{_describe command commands; _files}' '*:file:_files'\n      ;;\n"
+            } else if !table.argumentWords.isEmpty {
+                script += "        '1:action:(\(table.argumentWords.joined(separator: " ")))' '*:url:'\n      ;;\n"
+            } else {
+                script += "        '*:argument:_files'\n      ;;\n"
+            }
         }
         script += "  esac\n}\n\n_sdfetch \"$@\"\n"
         return script
@@ -138,9 +162,18 @@ enum Completions {
             for row in table.rows {
                 var line = "complete -c sdfetch -n '\(condition)' -l \(row.long)"
                 if let short = row.short { line += " -s \(short)" }
-                if let value = row.value { line += ["FILE", "DIR"].contains(value) ? " -r -F" : " -r" }
+                if let value = row.value {
+                    if !row.choices.isEmpty {
+                        line += " -r -f -a '\(row.choices.joined(separator: " "))'"
+                    } else {
+                        line += ["FILE", "DIR"].contains(value) ? " -r -F" : " -r"
+                    }
+                }
                 line += " -d '\(quoteSingle(row.help))'\n"
                 script += line
+            }
+            if !table.argumentWords.isEmpty {
+                script += "complete -c sdfetch -n '\(condition)' -f -a '\(table.argumentWords.joined(separator: " "))'\n"
             }
         }
         return script
@@ -148,6 +181,6 @@ enum Completions {
 
     /// Text inside single quotes in any of the three shells.
     private static func quoteSingle(_ text: String) -> String {
-        text.replacingOccurrences(of: "'", with: "'\\''")
+        text.replacing("'", with: "'\\''")
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `sdfetch --generate-man` and `sdfetch --generate-completion SHELL`: print the man page or
 /// a completion script made from the option tables. Used by `make install`; not in `--help`.

@@ -90,7 +90,7 @@ enum ManPage {
 
     /// Text safe in a roff line: backslashes and dashes escaped, no line starting with a control character.
     static func roff(_ text: String) -> String {
-        var escaped = text.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var escaped = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
         if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
         return escaped
     }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import SDFetchCore
 
@@ -129,7 +130,7 @@ final class Console: Sendable {
         }
         guard !isQueued else { return }
         let fd = errorFD
-        Thread { FileDescriptorWriter.write(text, to: fd) }.start()
+        DedicatedThread.start(name: "sdfetch-stderr") { FileDescriptorWriter.write(text, to: fd) }
     }
 
     /// Replaces the bar with `line` (already fitted to the terminal width).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// Writes whole byte buffers to a file descriptor through the one write-all loop

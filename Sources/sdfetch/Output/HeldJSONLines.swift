@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// JSON result lines written before the input was fully read, held until it is, so each
@@ -71,8 +72,10 @@ final class HeldJSONLines {
     /// Safe as a text replacement: inside a JSON string every `"` is escaped, so `,"duplicates":`
     /// can only be the member itself.
     static func patch(_ line: String, duplicates count: Int) -> String {
-        guard let member = line.range(of: ",\"duplicates\":") else { return line }
+        guard let member = line.firstRange(of: ",\"duplicates\":") else { return line }
         let valueEnd = line[member.upperBound...].firstIndex { !$0.isNumber } ?? line.endIndex
-        return line.replacingCharacters(in: member.upperBound..<valueEnd, with: String(count))
+        var patched = line
+        patched.replaceSubrange(member.upperBound..<valueEnd, with: String(count))
+        return patched
     }
 }

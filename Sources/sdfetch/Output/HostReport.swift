@@ -60,7 +60,7 @@ struct HostReport {
         }
         let slow = slowHosts.filter { $0.transfers >= Self.slowMinimum }.prefix(Self.slowListed)
         if !slow.isEmpty {
-            let names = slow.map { "\(Escaping.terminal($0.host)) (\($0.transfers) answers, \(String(format: "%.1f", $0.averageSeconds)) s each)" }
+            let names = slow.map { "\(Escaping.terminal($0.host)) (\($0.transfers) answers, \(DecimalText.fixed($0.averageSeconds, places: 1)) s each)" }
             text += "sdfetch: slow host\(slow.count == 1 ? "" : "s"): \(names.joined(separator: ", "))\n"
         }
         return text

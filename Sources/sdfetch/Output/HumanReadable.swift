@@ -1,4 +1,3 @@
-import Foundation
 import SDFetchCore
 
 /// Human-readable sizes, rates and times for the bar and the summary.
@@ -10,12 +9,12 @@ enum HumanReadable {
     static func clock(seconds: Double) -> String {
         let total = Int(min(seconds, 359_999).rounded(.up))
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
-        let tail = String(format: "%02ld", secs)
-        return hours > 0 ? "\(hours):" + String(format: "%02ld", minutes) + ":" + tail : "\(minutes):" + tail
+        let tail = DecimalText.twoDigits(secs)
+        return hours > 0 ? "\(hours):" + DecimalText.twoDigits(minutes) + ":" + tail : "\(minutes):" + tail
     }
 
     /// Seconds with one decimal: `4.2`.
     static func seconds(_ duration: Duration) -> String {
-        String(format: "%.1f", duration.timeInterval)
+        DecimalText.fixed(duration.timeInterval, places: 1)
     }
 }

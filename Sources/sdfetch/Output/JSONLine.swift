@@ -1,3 +1,5 @@
+import SDFetchCore
+
 /// A hand-written JSON object builder for one output line, keys in insertion order.
 ///
 /// Hand-written rather than `JSONSerialization` so the key order is stable (readable
@@ -22,7 +24,7 @@ struct JSONLine {
 
     /// A number with up to three decimals (`1.234`).
     mutating func add(_ key: String, _ value: Double) {
-        append(key, String(format: "%.3f", value))
+        append(key, DecimalText.fixed(value, places: 3))
     }
 
     mutating func add(_ key: String, _ value: Bool) {

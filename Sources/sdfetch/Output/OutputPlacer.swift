@@ -1,5 +1,6 @@
 internal import CSDFetchShims
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 import Synchronization
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// The names `-o` gives a file for the instant before it takes its final name

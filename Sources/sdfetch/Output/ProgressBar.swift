@@ -29,8 +29,10 @@ struct ProgressBar {
 
         let total = "\(snapshot.done)/\(snapshot.total)" + (snapshot.isTotalKnown ? "" : "+")
         var eta = "ETA --:--"
-        if snapshot.isTotalKnown, urlRate > 0 {
-            eta = "ETA " + HumanReadable.clock(seconds: Double(snapshot.total - snapshot.done) / urlRate)
+        if snapshot.isTotalKnown,
+            let seconds = Self.secondsLeft(snapshot, urlRate: urlRate, byteRate: byteRate)
+        {
+            eta = "ETA " + HumanReadable.clock(seconds: seconds)
         }
         // Plain text decides the layout; colour is added after fitting.
         let parts: [(text: String, colour: Terminal.Colour?)] = [
@@ -56,6 +58,19 @@ struct ProgressBar {
             line = "[" + graphic + "]  " + line
         }
         return line
+    }
+
+    /// The time left, from whichever rate has something to say: URLs done per second for
+    /// the URLs left, and bytes per second for the declared bytes still to come of the
+    /// transfers under way; the longer of the two, since both must pass. Before any URL is
+    /// done (a few large or rate-limited images) only the bytes speak. Nil: no rate yet.
+    static func secondsLeft(_ snapshot: RunProgress.Snapshot, urlRate: Double, byteRate: Double) -> Double? {
+        var seconds: Double?
+        if urlRate > 0 { seconds = Double(snapshot.total - snapshot.done) / urlRate }
+        if byteRate > 0, snapshot.pendingBytes > 0 {
+            seconds = max(seconds ?? 0, Double(snapshot.pendingBytes) / byteRate)
+        }
+        return seconds
     }
 
     private func plainWidth(_ parts: [(text: String, colour: Terminal.Colour?)]) -> Int {

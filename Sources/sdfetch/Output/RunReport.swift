@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import SDFetchCore
 
 /// The closing summary on standard error: counts per status, duplicates, bytes, seconds.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import SDFetchCore
 
 /// `--summary FILE`: the run's totals as one JSON object (README, "For scripts": a

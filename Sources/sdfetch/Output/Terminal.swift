@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What standard error can show: a redrawn bar, colour, and how wide a line may be.
 ///

@@ -1,0 +1,31 @@
+/*
+ * libc calls that Glibc's Swift module does not export, because glibc declares them only
+ * under _GNU_SOURCE: pthread_setname_np, to name the project's threads (started with
+ * pthread_create rather than Foundation's Thread), and strptime, to read HTTP dates (rather
+ * than Foundation's DateFormatter). Either Foundation type links the full Foundation, with
+ * ICU's data, into the static binary.
+ */
+#ifndef CSDFETCH_LIBC_H
+#define CSDFETCH_LIBC_H
+
+#include <pthread.h>
+#include <time.h>
+
+#pragma clang assume_nonnull begin
+
+int pthread_setname_np(pthread_t, const char *);
+char *strptime(const char *, const char *, struct tm *);
+
+/* Names `thread` (at most 15 bytes and the NUL); 0, or ERANGE for a longer name. */
+static inline int CSDFetch_pthread_setname_np(pthread_t thread, const char *name) {
+    return pthread_setname_np(thread, name);
+}
+
+/* Parses `text` by `format` into `fields`; the first byte not read, or NULL on a mismatch. */
+static inline char *_Nullable CSDFetch_strptime(const char *text, const char *format, struct tm *fields) {
+    return strptime(text, format, fields);
+}
+
+#pragma clang assume_nonnull end
+
+#endif
