@@ -147,8 +147,10 @@ struct PacingTests {
         #expect(collected.results.allSatisfy { $0.status == .downloaded })
         let throttledArrivals = throttled.recordedRequests.map(\.receivedAt).sorted()
         #expect(throttledArrivals.count == 5)  // the 429, its retry, three others
-        // Server-side stamps: nothing more went to the throttled host during its pause...
-        #expect(throttledArrivals[1] - throttledArrivals[0] >= .milliseconds(900))
+        // Server-side stamps: nothing more went to the throttled host during its pause (1 s;
+        // the bound leaves room for the stamps' jitter on a loaded machine, and a request sent
+        // without the pause would come within milliseconds)...
+        #expect(throttledArrivals[1] - throttledArrivals[0] >= .milliseconds(600))
         // ...while the other host was served in full.
         let lastOther = try #require(other.recordedRequests.map(\.receivedAt).max())
         #expect(lastOther < throttledArrivals[1])
