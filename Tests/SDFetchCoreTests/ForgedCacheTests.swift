@@ -14,13 +14,7 @@ struct ForgedCacheTests {
     let clock = ManualClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
 
     private func sdfetch(_ arguments: [String], input: String = "") async throws -> ProcessRun {
-        // A command word comes first; a fetch also gets no progress bar.
-        let commands: Set = ["clean", "stats", "verify", "merge", "failed"]
-        let full =
-            commands.contains(arguments.first ?? "")
-            ? [arguments[0], "--no-config"] + arguments.dropFirst()
-            : ["--no-config", "--progress", "never"] + arguments
-        return try await ProcessRun.launch(BuiltProduct.path("sdfetch"), full, input: input)
+        try await ProcessRun.sdfetch(arguments, input: input)
     }
 
     private func store(_ name: String, seed: Int, in cache: DiskCache) throws -> URLKey {
