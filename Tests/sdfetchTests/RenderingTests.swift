@@ -79,6 +79,10 @@ struct RenderingTests {
         for width in [20, 40, 60, 80] {
             #expect(bar.render(snapshot, elapsed: .seconds(1), width: width).count < width)
         }
+        #expect(!wide.contains("host"))
+        let withDown = bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 3)
+        #expect(withDown.contains("1 failed  3 hosts down  3.0 MiB"))
+        #expect(bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 1).contains("1 host down"))
     }
 
     @Test("before any URL is done, bytes arriving give a rate and an ETA from the bytes still to come")

@@ -67,6 +67,9 @@ public actor Fetcher {
     /// The hosts given up so far in this run (`host-down`) and why, for a line each.
     public nonisolated var downHosts: [DownHost] { engine.hostHealth.downHosts }
 
+    /// How many hosts were given up so far, for the progress bar.
+    public nonisolated var downHostCount: Int { engine.hostHealth.downCount }
+
     /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
     public nonisolated func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
 

@@ -109,6 +109,9 @@ final class HostHealth: Sendable {
         return FetchFailure(.hostDown, "\(host) is down: \(cause)")
     }
 
+    /// How many hosts went down in this run.
+    var downCount: Int { state.withLock { $0.causes.count } }
+
     /// Every host that went down in this run and why, sorted by name.
     var downHosts: [DownHost] {
         state.withLock { state in

@@ -107,7 +107,7 @@ struct FetchCommand: ParsableCommand {
             let consumer = await trap.response.during(stop: stop, say: { console.notice($0) }) {
                 let ticker = ProgressTicker.start(
                     progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
-                    started: started)
+                    started: started, hostsDown: { fetcher.downHostCount })
                 let events = AsyncChannel<FetchEvent>()
                 let producer = Task { await fetchRun.run(reader: reader, into: events) }
                 var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)

@@ -18,8 +18,9 @@ struct ProgressBar {
         self.terminal = terminal
     }
 
-    /// The line for `snapshot` at `elapsed` since the run started, at most `width - 1` columns.
-    mutating func render(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int) -> String {
+    /// The line for `snapshot` at `elapsed` since the run started, at most `width - 1` columns;
+    /// `hostsDown` hosts given up so far are counted after the failures.
+    mutating func render(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String {
         samples.append((elapsed, snapshot.bytes, snapshot.done))
         while let first = samples.first, elapsed - first.at > Self.window, samples.count > 2 { samples.removeFirst() }
         let oldest = samples[0]
@@ -35,11 +36,14 @@ struct ProgressBar {
             eta = "ETA " + HumanReadable.clock(seconds: seconds)
         }
         // Plain text decides the layout; colour is added after fitting.
-        let parts: [(text: String, colour: Terminal.Colour?)] = [
+        var parts: [(text: String, colour: Terminal.Colour?)] = [
             (total, nil),
             ("\(snapshot.downloaded) downloaded", .green),
             ("\(snapshot.cached) cached", .cyan),
             ("\(snapshot.failed) failed", snapshot.failed > 0 ? .red : nil),
+        ]
+        if hostsDown > 0 { parts.append(("\(hostsDown) host\(hostsDown == 1 ? "" : "s") down", .red)) }
+        parts += [
             (HumanReadable.bytes(snapshot.bytes), nil),
             (HumanReadable.bytes(Int64(byteRate)) + "/s", nil),
             (eta, nil),

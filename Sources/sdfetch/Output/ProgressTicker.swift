@@ -6,7 +6,7 @@ enum ProgressTicker {
 
     static func start(
         progress: RunProgress, console: Console, terminal: Terminal, environment: ProcessEnvironment,
-        started: ContinuousClock.Instant
+        started: ContinuousClock.Instant, hostsDown: @escaping @Sendable () -> Int = { 0 }
     ) -> Task<Void, Never> {
         Task {
             var bar = ProgressBar(terminal: terminal)
@@ -16,7 +16,7 @@ enum ProgressTicker {
                 if terminal.showsBar {
                     let line = bar.render(
                         progress.snapshot, elapsed: ContinuousClock.now - started,
-                        width: Terminal.width(environment: environment))
+                        width: Terminal.width(environment: environment), hostsDown: hostsDown())
                     console.showBar(line)
                 }
                 console.flushIfStale()
