@@ -7,6 +7,35 @@ import Testing
 struct ProgressTerminalTests {
     let directory = TemporaryDirectory("pty")
 
+    /// Runs the built sdfetch with `--cache-dir` and `arguments`, standard error on a new
+    /// pseudo-terminal of `columns` and `environment` (plus `HOME`), and captures what the
+    /// terminal shows for at most `seconds`.
+    private func onTerminal(
+        _ arguments: [String], columns: UInt16 = 80, environment: [String: String], seconds: Int
+    ) async throws -> (Process, [UInt8]) {
+        let terminal = try PseudoTerminal(columns: columns)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", directory.appending("cache")] + arguments
+        process.environment = ChildEnvironment.with(environment.merging(["HOME": directory.path]) { $1 })
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = terminal.slaveHandle
+        try process.run()
+        terminal.closeSlave()
+        let bytes = await terminal.captureInBackground(until: .now + .seconds(seconds))
+        await process.exited()
+        return (process, bytes)
+    }
+
+    /// ``onTerminal(_:columns:environment:seconds:)``, the capture as text.
+    private func onTerminalText(
+        _ arguments: [String], columns: UInt16 = 80, environment: [String: String], seconds: Int
+    ) async throws -> (Process, String) {
+        let (process, bytes) = try await onTerminal(
+            arguments, columns: columns, environment: environment, seconds: seconds)
+        return (process, String(decoding: bytes, as: UTF8.self))
+    }
+
     @Test("under --progress auto a terminal on stderr gets a redrawn bar with counts, then the summary")
     func redrawnBar() async throws {
         let server = try await LoopbackServer()
@@ -15,17 +44,9 @@ struct ProgressTerminalTests {
             server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(seed: index), delay: .milliseconds(150)))
         }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
-        let terminal = try PseudoTerminal(columns: 100)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", directory.appending("cache"), "--progress", "auto", "-j", "2", list]
-        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = terminal.slaveHandle
-        try process.run()
-        terminal.closeSlave()
-        let bytes = await terminal.captureInBackground(until: .now + .seconds(30))
-        await process.exited()
+        let (process, bytes) = try await onTerminal(
+            ["--progress", "auto", "-j", "2", list], columns: 100, environment: ["TERM": "xterm", "NO_COLOR": "1"],
+            seconds: 30)
         let text = String(decoding: bytes, as: UTF8.self)
         let attachment = directory.path + ".capture"
         try? Data(bytes).write(to: URL(fileURLWithPath: attachment))
@@ -47,17 +68,8 @@ struct ProgressTerminalTests {
         let body = SampleImages.png(width: 256, height: 256)
         server.route("/big.png", .ok(body))
         let list = directory.write(server.url("/big.png"), to: "l")
-        let terminal = try PseudoTerminal(columns: 120)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", directory.appending("cache"), "--limit-rate", "100K", list]
-        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = terminal.slaveHandle
-        try process.run()
-        terminal.closeSlave()
-        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(40)), as: UTF8.self)
-        await process.exited()
+        let (process, text) = try await onTerminalText(
+            ["--limit-rate", "100K", list], columns: 120, environment: ["TERM": "xterm", "NO_COLOR": "1"], seconds: 40)
 
         #expect(process.terminationStatus == 0)
         let redraws = text.components(separatedBy: "\r").filter { $0.contains("downloaded") && !$0.contains("sdfetch:") }
@@ -74,17 +86,8 @@ struct ProgressTerminalTests {
         let server = try await LoopbackServer()
         server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(300)))
         let list = directory.write(server.url("/a.png"), to: "l")
-        let terminal = try PseudoTerminal()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", directory.appending("cache"), list]
-        process.environment = ChildEnvironment.with(["TERM": "dumb", "HOME": directory.path])
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = terminal.slaveHandle
-        try process.run()
-        terminal.closeSlave()
-        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
-        await process.exited()
+        let (process, text) = try await onTerminalText(
+            [list], environment: ["TERM": "dumb"], seconds: 30)
 
         #expect(process.terminationStatus == 0)
         #expect(!text.contains("\r") && !text.contains("\u{1B}"))
@@ -101,17 +104,8 @@ struct ProgressTerminalTests {
         // Comments, blank lines and a duplicate: the total counts meaningful lines.
         let lines = ["# list", ""] + paths.map { server.url($0) } + [server.url(paths[0])]
         let list = directory.write(lines.joined(separator: "\n"), to: "l")
-        let terminal = try PseudoTerminal(columns: 120)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", directory.appending("cache"), "-j", "2", list]
-        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = terminal.slaveHandle
-        try process.run()
-        terminal.closeSlave()
-        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(40)), as: UTF8.self)
-        await process.exited()
+        let (process, text) = try await onTerminalText(
+            ["-j", "2", list], columns: 120, environment: ["TERM": "xterm", "NO_COLOR": "1"], seconds: 40)
 
         let redraws = text.components(separatedBy: "\r").dropFirst().filter { $0.contains("downloaded") && !$0.hasPrefix("sdfetch") && !$0.hasPrefix("\u{1B}[K") }
         #expect(process.terminationStatus == 0)
@@ -127,17 +121,8 @@ struct ProgressTerminalTests {
         let paths = (0..<23).map { "/gone\($0).png" }
         for path in paths { server.route(path, .status(404)) }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
-        let terminal = try PseudoTerminal(columns: 200)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", directory.appending("cache"), list]
-        process.environment = ChildEnvironment.with(["TERM": "xterm", "NO_COLOR": "1", "HOME": directory.path])
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = terminal.slaveHandle
-        try process.run()
-        terminal.closeSlave()
-        let text = String(decoding: await terminal.captureInBackground(until: .now + .seconds(30)), as: UTF8.self)
-        await process.exited()
+        let (process, text) = try await onTerminalText(
+            [list], columns: 200, environment: ["TERM": "xterm", "NO_COLOR": "1"], seconds: 30)
 
         #expect(process.terminationStatus == 1)
         let failureLines = text.components(separatedBy: "\n").filter { $0.contains("sdfetch: failed: http://") }
