@@ -3,11 +3,13 @@
  * under _GNU_SOURCE: pthread_setname_np, to name the project's threads (started with
  * pthread_create rather than Foundation's Thread), and strptime, to read HTTP dates (rather
  * than Foundation's DateFormatter). Either Foundation type links the full Foundation, with
- * ICU's data, into the static binary.
+ * ICU's data, into the static binary. And getaddrinfo's EAI_NODATA, a name without an
+ * address, which glibc also names only under _GNU_SOURCE.
  */
 #ifndef CSDFETCH_LIBC_H
 #define CSDFETCH_LIBC_H
 
+#include <netdb.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -24,6 +26,15 @@ static inline int CSDFetch_pthread_setname_np(pthread_t thread, const char *name
 /* Parses `text` by `format` into `fields`; the first byte not read, or NULL on a mismatch. */
 static inline char *_Nullable CSDFetch_strptime(const char *text, const char *format, struct tm *fields) {
     return strptime(text, format, fields);
+}
+
+/* getaddrinfo's "the name has no address": EAI_NODATA, -5 in glibc. */
+static inline int CSDFetch_EAI_NODATA(void) {
+#ifdef EAI_NODATA
+    return EAI_NODATA;
+#else
+    return -5;
+#endif
 }
 
 #pragma clang assume_nonnull end

@@ -26,11 +26,16 @@ extension Fetcher {
                 return .notModified(response)
             }
             guard let failure = response.failure else { return .body(response) }
+            let host = HostHealth.host(of: key.string)
+            if failure.kind == .dns, engine.hostHealth.claimNameCheck(host, limit: options.hostFailures),
+                await NameCheck.verdict(hostAndPort: host) == .doesNotExist
+            {
+                engine.hostHealth.recordMissingName(host, failure: failure, limit: options.hostFailures)
+            }
             guard policy.shouldRetry(failure, afterAttempt: attempt, retries: options.retries) else {
                 return .failed(response, failure)
             }
             // A host that went down meanwhile fails now instead of after a pointless sleep.
-            let host = HostHealth.host(of: key.string)
             if engine.hostHealth.isDown(host, limit: options.hostFailures) {
                 let failure = engine.hostHealth.failure(for: host)
                 return .failed(TransferResponse(failure: failure), failure)

@@ -8,7 +8,8 @@ import Synchronization
 /// failures end a host at once, whatever the count, when no request to it has reached it
 /// in this run: a connect timeout (the host swallows connections: every retry would cost
 /// another full timeout, and the first wave of requests to it fails together anyway) and a
-/// name that does not resolve. Once a host is down it stays down for the rest of the run:
+/// name the resolver says does not exist (``NameCheck``, asked by the fetcher after curl's
+/// DNS failure; a resolver that did not answer counts as one failure). Once a host is down it stays down for the rest of the run:
 /// nothing more is sent to it, so nothing could show it came back. Only hosts with
 /// failures, and the names of hosts reached, are kept, so memory follows the hosts of the
 /// run, not the length of the list.
@@ -23,6 +24,8 @@ final class HostHealth: Sendable {
         var causes: [String: (kind: FetchFailure.Kind, text: String)] = [:]
         /// Hosts some request reached in this run.
         var reached: Set<String> = []
+        /// Hosts whose name the resolver was asked about again after a DNS failure.
+        var nameChecked: Set<String> = []
         /// Per host, its transfers that took ``HostHealth/slowTransfer`` or longer.
         var slow: [String: (transfers: Int, nanoseconds: UInt64)] = [:]
     }
@@ -62,7 +65,7 @@ final class HostHealth: Sendable {
             guard let failure else { return }
             let before = state.consecutiveFailures[host, default: 0]
             guard before < limit else { return }
-            let endsAtOnce = !state.reached.contains(host) && (failure.kind == .timeout || failure.kind == .dns)
+            let endsAtOnce = !state.reached.contains(host) && failure.kind == .timeout
             let count = endsAtOnce ? limit : before + 1
             state.consecutiveFailures[host] = count
             if count >= limit {
@@ -73,6 +76,26 @@ final class HostHealth: Sendable {
                         : "\(count) connection\(count == 1 ? "" : "s") failed in a row, the last with \(failure.kind.label): \(failure.detail)"
                 )
             }
+        }
+    }
+
+    /// Whether a DNS failure of `host` calls for a ``NameCheck``: true once per host, for a
+    /// host that no request has reached and that is not down yet.
+    func claimNameCheck(_ host: String, limit: Int) -> Bool {
+        guard limit > 0 else { return false }
+        return state.withLock { state in
+            guard !state.reached.contains(host), state.consecutiveFailures[host, default: 0] < limit else { return false }
+            return state.nameChecked.insert(host).inserted
+        }
+    }
+
+    /// Gives `host` up: the resolver said its name does not exist after curl's `failure`.
+    func recordMissingName(_ host: String, failure: FetchFailure, limit: Int) {
+        guard limit > 0 else { return }
+        state.withLock { state in
+            guard state.consecutiveFailures[host, default: 0] < limit else { return }
+            state.consecutiveFailures[host] = limit
+            state.causes[host] = (.dns, "its name does not resolve (\(failure.detail))")
         }
     }
 
@@ -95,12 +118,9 @@ final class HostHealth: Sendable {
         }
     }
 
-    /// Why a host that never answered was given up after one failure.
+    /// Why a host that never answered was given up after one connect timeout.
     private static func firstFailureCause(_ failure: FetchFailure) -> String {
-        switch failure.kind {
-        case .dns: "its name does not resolve (\(failure.detail))"
-        default: "no connection within the timeout (\(failure.detail))"
-        }
+        "no connection within the timeout (\(failure.detail))"
     }
 
     /// The failure given to a request whose host is down.

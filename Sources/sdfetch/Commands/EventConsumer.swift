@@ -54,8 +54,10 @@ struct EventConsumer {
         let line = ResultPrinter.line(result, path: result.path, json: isJSON)
         if let heldJSON { heldJSON.hold(line, digest: result.key?.digest) } else { console.output(line) }
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
-        guard !isInterrupted, var problem = ResultPrinter.problem(result, terminal: terminal) else { return }
-        switch hosts.note(result) {
+        guard !isInterrupted else { return }
+        let hostLine = hosts.note(result)  // every result: "most URLs" is a share of the run
+        guard var problem = ResultPrinter.problem(result, terminal: terminal) else { return }
+        switch hostLine {
         case .own: break
         case .host(let line): problem = line
         case .folded: return

@@ -30,8 +30,9 @@ enum ManPage {
             yet gets one transfer until its first connection is made. A host that answers over HTTP/2
             gets one connection carrying up to 100 transfers. A \\fB429\\fR or \\fB503\\fR with
             \\fIRetry\\-After\\fR pauses that host's other requests for as long (at most 30 s); other
-            hosts go on. A host that no request has reached is given up at its first connect timeout or
-            unresolvable name, one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
+            hosts go on. A host that no request has reached is given up at its first connect timeout, or
+            when the resolver, asked once more, says its name does not exist (a resolver that did not
+            answer is retried); one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
             in a row: its remaining URLs fail at once as \\fBhost\\-down\\fR, told in one line per host.
             Hosts whose answers take a second or more are named at the end.
             .SH CONFIGURATION
