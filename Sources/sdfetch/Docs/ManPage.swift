@@ -34,7 +34,9 @@ enum ManPage {
             when the resolver, asked once more, says its name does not exist (a resolver that did not
             answer is retried); one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
             in a row: its remaining URLs fail at once as \\fBhost\\-down\\fR, told in one line per host.
-            Hosts whose answers take a second or more are named at the end.
+            Hosts whose answers take a second or more are named at the end. TLS certificates are
+            checked against one CA bundle, libcurl's default (\\fI/etc/ssl/certs/ca\\-certificates.crt\\fR)
+            or \\fB\\-\\-cacert\\fR's, read once per run however many hosts the list names.
             .SH CONFIGURATION
             Options may be set in \\fI$XDG_CONFIG_HOME/sdfetch/config\\fR (else \\fI~/.config/sdfetch/config\\fR),
             or in the file named by \\fB\\-\\-config\\fR; \\fB\\-\\-no\\-config\\fR reads none. Each line is
