@@ -25,6 +25,8 @@ struct RedactionTests {
             ("http://alice:pa/S@h/x.png", "http://alice:***@h/x.png"),
             ("http://alice:p#S@h/x.png", "http://alice:***@h/x.png"),
             ("http://alice:p?S@h/x.png", "http://alice:***@h/x.png"),
+            ("http://alice:pa ss@h/x.png", "http://alice:***@h/x.png"),
+            ("http://alice:p a\tss w@h/x.png", "http://alice:***@h/x.png"),
         ])
     func invalidLines(text: String, masked: String) {
         #expect(Redaction.masked(text) == masked)
@@ -42,7 +44,8 @@ struct RedactionTests {
         "text without a password is returned unchanged",
         arguments: [
             "http://host/a.png", "http://host:8080/x?mail=a@b.com", "http://user@host/a.png", "http://h/a/b@c:d",
-            "sdfetch: 3 URLs", "mailbox@example",
+            "sdfetch: 3 URLs", "mailbox@example", "http://host:8080 is down; mail ops@example",
+            "connect to http://h:8080 failed: 'user@h'",
         ])
     func unchanged(text: String) {
         #expect(Redaction.masked(text) == text)

@@ -29,6 +29,8 @@ public enum Redaction {
             while wordEnd < bytes.count, !isBoundary(bytes[wordEnd]) { wordEnd += 1 }
             if bytes[wordStart..<wordEnd].contains(atSign) {
                 hidden += passwords(in: bytes, wordStart..<wordEnd)
+            } else if let spanning = passwordWithBlanks(in: bytes, word: wordStart..<wordEnd) {
+                hidden.append(spanning)
             }
             wordStart = wordEnd + 1
         }
@@ -85,6 +87,36 @@ public enum Redaction {
         if afterColon.isEmpty || afterColon.allSatisfy(isDigit) { return nil }
         guard let at = bytes[end..<wordEnd].firstIndex(of: atSign) else { return nil }
         return colon + 1..<at
+    }
+
+    /// A password holding a space or tab, as an `invalid` input line may have one
+    /// (`http://user:pa ss@host/x`): `word` starts a URL's authority after `://`, holds a
+    /// `:` followed by something other than a port, and ends at a blank before the
+    /// authority did; the password runs on, across spaces and tabs, to the authority's last
+    /// `@` before a `/`, `?`, `#`, quote or line end.
+    private static func passwordWithBlanks(in bytes: [UInt8], word: Range<Int>) -> Range<Int>? {
+        guard let scheme = firstIndex(of: [colonByte, slash, slash], in: bytes, word) else { return nil }
+        let start = scheme + 3
+        guard start < word.upperBound,
+            !bytes[start..<word.upperBound].contains(where: { $0 == slash || $0 == question || $0 == hash }),
+            let colon = bytes[start..<word.upperBound].firstIndex(of: colonByte),
+            !bytes[(colon + 1)..<word.upperBound].allSatisfy(isDigit)
+        else { return nil }
+        var index = word.upperBound
+        var lastAt: Int?
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == slash || byte == question || byte == hash { break }
+            if isBoundary(byte) && byte != 0x20 && byte != 0x09 { break }
+            if byte == atSign { lastAt = index }
+            index += 1
+        }
+        return lastAt.map { colon + 1..<$0 }
+    }
+
+    private static func firstIndex(of needle: [UInt8], in bytes: [UInt8], _ range: Range<Int>) -> Int? {
+        guard range.count >= needle.count else { return nil }
+        return (range.lowerBound...(range.upperBound - needle.count)).first { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
     }
 
     /// Blanks and quotes: what ends a word in a message (`'URL'`, `"URL"`, `<URL>`).
