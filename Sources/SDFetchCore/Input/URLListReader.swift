@@ -24,9 +24,12 @@ public final class URLListReader: @unchecked Sendable {
     private static let queuedBatches = 8
     private static let chunkBytes = 64 * 1024
 
-    /// Starts reading `sources` at once. `standardInput` is the file descriptor read for `-`.
-    public init(sources: [InputSource], standardInput: Int32 = STDIN_FILENO) {
-        DedicatedThread.start(name: "sdfetch-input") { [self] in read(sources, standardInput: standardInput) }
+    /// Starts reading `sources` at once, each in the format `options` gives it.
+    /// `standardInput` is the file descriptor read for `-`.
+    public init(sources: [InputSource], options: InputOptions = InputOptions(), standardInput: Int32 = STDIN_FILENO) {
+        DedicatedThread.start(name: "sdfetch-input") { [self] in
+            read(sources, options: options, standardInput: standardInput)
+        }
     }
 
     /// The next batch, or nil once every source is read; an empty batch after ``wake()``.
@@ -90,16 +93,24 @@ public final class URLListReader: @unchecked Sendable {
 
     // MARK: - Reader thread
 
-    /// Sums ``LineCounter`` over `sources`, nil as soon as one is not a regular file.
-    private static func countLines(_ sources: [InputSource], standardInput: Int32) -> Int? {
+    /// Sums ``LineCounter`` (``RowCounter`` for tables) over `sources`, nil as soon as one is
+    /// not a regular file.
+    private static func countLines(_ sources: [InputSource], options: InputOptions, standardInput: Int32) -> Int? {
         var total = 0
         for source in sources {
             let lines: Int?
+            let format = options.format(of: source)
             switch source {
-            case .standardInput: lines = LineCounter.meaningfulLines(ofDescriptor: standardInput)
+            case .standardInput where format.isTabular:
+                lines = RowCounter.rows(ofDescriptor: standardInput, format: format)
+            case .standardInput:
+                lines = LineCounter.meaningfulLines(ofDescriptor: standardInput)
+            case .file(let path) where access(path, R_OK) != 0:
+                lines = 0  // an unreadable file contributes nothing; the read below reports it
+            case .file(let path) where format.isTabular || options.isGzipped(source):
+                lines = RowCounter.rows(ofFile: path, format: format, isGzipped: options.isGzipped(source))
             case .file(let path):
-                // An unreadable file contributes nothing; the read below reports it.
-                lines = access(path, R_OK) == 0 ? LineCounter.meaningfulLines(ofFile: path) : 0
+                lines = LineCounter.meaningfulLines(ofFile: path)
             }
             guard let lines else { return nil }
             total += lines
@@ -107,8 +118,8 @@ public final class URLListReader: @unchecked Sendable {
         return total
     }
 
-    private func read(_ sources: [InputSource], standardInput: Int32) {
-        let expected = Self.countLines(sources, standardInput: standardInput)
+    private func read(_ sources: [InputSource], options: InputOptions, standardInput: Int32) {
+        let expected = Self.countLines(sources, options: options, standardInput: standardInput)
         condition.lock()
         counted = expected
         condition.unlock()
@@ -126,14 +137,15 @@ public final class URLListReader: @unchecked Sendable {
                     continue
                 }
             }
-            var splitter = LineSplitter(source: source.name)
+            var splitter = InputSplitter(source: source.name, format: options.format(of: source), options: options)
+            var bytes = SourceBytes(DescriptorReader(fd: fd), isGzipped: options.isGzipped(source))
             var failure: String?
-            while true {
+            while !splitter.hasFailed {
                 let count: Int
-                do throws(SystemCallError) {
-                    count = try syscall(where: "read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+                do throws(InputReadError) {
+                    count = try bytes.read(into: buffer)
                 } catch {
-                    failure = error.description
+                    failure = error.detail
                     break
                 }
                 if count == 0 { break }
@@ -143,6 +155,7 @@ public final class URLListReader: @unchecked Sendable {
                     batch = []
                 }
             }
+            bytes.end()
             splitter.finish(into: &batch)
             if let failure { batch.append(.unreadable(source: source.name, detail: failure)) }
             if case .file = source { close(fd) }

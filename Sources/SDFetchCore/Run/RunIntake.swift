@@ -214,6 +214,7 @@ private struct ParsedLine: Sendable {
 
     init(_ line: InputLine) {
         key = Result { () throws(InvalidURL) in
+            if let problem = line.problem { throw InvalidURL(reason: problem) }
             guard !line.isOverlong else { throw InvalidURL(reason: "longer than \(URLKey.maxLength) bytes") }
             return try URLKey(parsing: line.text)
         }
