@@ -10,7 +10,8 @@ import Glibc
 enum RowCounter {
     private static let chunkBytes = 1 << 20
 
-    /// Rows of the regular file `path` (its header not counted), or nil when it is not one
+    /// Rows of the regular file `path` (its header not counted; a gzipped plain list: its
+    /// meaningful lines), or nil when it is not one
     /// or cannot be read to its end.
     static func rows(ofFile path: String, format: InputFormat, isGzipped: Bool) -> Int? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -37,13 +38,28 @@ enum RowCounter {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkBytes, alignment: 16)
         defer { buffer.deallocate() }
         var parser = DelimitedRecordParser(RowSplitter.layout(of: format), keepsBytes: false)
+        // A gzipped plain list: its lines by the plain rule (comments do not count).
+        var lines = format == .lines ? LineSplitter(source: "") : nil
+        var scratch: [InputItem] = []
         var records = 0
         while true {
             guard let count = try? source.read(into: buffer) else { return nil }
             if count == 0 { break }
-            parser.feed(UnsafeRawBufferPointer(rebasing: buffer[..<count])) { _ in records += 1 }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            if lines != nil {
+                lines!.feed(chunk, into: &scratch)
+                records += scratch.count
+                scratch.removeAll(keepingCapacity: true)
+            } else {
+                parser.feed(chunk) { _ in records += 1 }
+            }
         }
-        parser.finish { _ in records += 1 }
+        if lines != nil {
+            lines!.finish(into: &scratch)
+            records += scratch.count
+        } else {
+            parser.finish { _ in records += 1 }
+        }
         let hasHeader = format == .csv || format == .tsv
         return hasHeader ? max(0, records - 1) : records
     }

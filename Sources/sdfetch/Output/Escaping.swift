@@ -73,6 +73,23 @@ enum Escaping {
         return String(out)
     }
 
+    /// A JSON value that is already valid JSON (a JSON Lines member), made as safe as
+    /// ``json(_:)`` makes strings: a tab or CR can only be a blank between tokens there and
+    /// becomes a space; any other unsafe character can only be inside a string and becomes
+    /// `\uXXXX`, which decodes to the same text.
+    static func jsonValue(_ raw: String) -> String {
+        guard raw.unicodeScalars.contains(where: isUnsafe) else { return raw }
+        var out = String.UnicodeScalarView()
+        for scalar in raw.unicodeScalars {
+            switch scalar {
+            case "\t", "\r": out.append(" ")
+            case _ where isUnsafe(scalar): out.append(contentsOf: ("\\u" + hex(scalar.value, digits: 4)).unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
     private static func hex(_ value: UInt32, digits: Int) -> String {
         let text = String(value, radix: 16)
         return String(repeating: "0", count: max(0, digits - text.count)) + text

@@ -56,6 +56,8 @@ enum ResultPrinter {
         object.add("duplicates", result.duplicates)
         object.add("ms", Int64(result.duration.timeInterval * 1000))
         object.add("source", result.source)
+        // Last: HeldJSONLines patches the first `,"duplicates":`, which must be the result's own.
+        if let fields = result.fields { object.add("fields", fields: fields) }
         return object.text
     }
 
