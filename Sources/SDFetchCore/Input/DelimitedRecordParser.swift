@@ -61,7 +61,6 @@ struct DelimitedRecordParser {
     private var state = State.fieldStart
     private var line = 1
     private var recordLine = 1
-    private var recordBytes = 0
     private var isOverlong = false
     /// The record has a quoted field or a delimiter, so it is not a blank line.
     private var isMarked = false
@@ -87,41 +86,55 @@ struct DelimitedRecordParser {
             if chunk.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
         }
         let quote = UInt8(ascii: "\"")
+        let delimiter = self.delimiter ?? 0x0A
         while index < chunk.count {
             let byte = chunk[index]
-            index += 1
             switch state {
             case .fieldStart, .unquoted:
                 if byte == 0x0A {
+                    index += 1
                     dropCarriageReturn()
                     endRecord(emit)
                 } else if byte == delimiter {
+                    index += 1
                     isMarked = true
                     endField()
                 } else if byte == quote && isQuoting && state == .fieldStart {
+                    index += 1
                     isMarked = true
                     state = .quoted
                 } else {
-                    append(byte)
+                    // The rest of the field up to a delimiter or LF, in one append.
+                    var end = index + 1
+                    while end < chunk.count, chunk[end] != 0x0A, chunk[end] != delimiter { end += 1 }
+                    append(chunk[index..<end])
+                    index = end
                     state = .unquoted
                 }
             case .quoted:
+                index += 1
                 if byte == quote {
                     state = .quoteInQuoted
+                } else if byte == 0x0A {
+                    line += 1
+                    append(chunk[(index - 1)..<index])
                 } else {
-                    if byte == 0x0A { line += 1 }
-                    append(byte)
+                    var end = index
+                    while end < chunk.count, chunk[end] != quote, chunk[end] != 0x0A { end += 1 }
+                    append(chunk[(index - 1)..<end])
+                    index = end
                 }
             case .quoteInQuoted:
+                index += 1
                 if byte == quote {
-                    append(quote)
+                    append(chunk[(index - 1)..<index])
                     state = .quoted
                 } else if byte == delimiter {
                     endField()
                 } else if byte == 0x0A {
                     endRecord(emit)
                 } else if byte != 0x0D {
-                    append(byte)
+                    append(chunk[(index - 1)..<index])
                     state = .unquoted
                 }
             }
@@ -134,24 +147,24 @@ struct DelimitedRecordParser {
         endRecord(emit, counting: false)
     }
 
-    private mutating func append(_ byte: UInt8) {
-        recordBytes += 1
-        lastAppended = byte
-        if byte != 0x20 && byte != 0x09 && byte != 0x0D { hasVisible = true }
-        guard keepsBytes else { return }
-        if recordBytes > Self.maxRecordBytes {
+    private mutating func append(_ run: Slice<UnsafeRawBufferPointer>) {
+        lastAppended = run.last ?? lastAppended
+        if !hasVisible { hasVisible = run.contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D } }
+        guard keepsBytes, !isOverlong else { return }
+        let room = Self.maxRecordBytes - bytes.count
+        if run.count > room {
+            bytes.append(contentsOf: run.prefix(room))
             isOverlong = true
-            return
+        } else {
+            bytes.append(contentsOf: run)
         }
-        bytes.append(byte)
     }
 
     /// A CR right before the LF that ends an unquoted field belongs to the line end.
     private mutating func dropCarriageReturn() {
         guard state == .unquoted, lastAppended == 0x0D else { return }
         lastAppended = 0
-        recordBytes -= 1
-        if keepsBytes, !isOverlong { bytes.removeLast() }
+        if keepsBytes, !isOverlong, bytes.count > (ends.last ?? 0) { bytes.removeLast() }
     }
 
     private mutating func endField() {
@@ -169,7 +182,6 @@ struct DelimitedRecordParser {
         }
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
-        recordBytes = 0
         isOverlong = false
         isMarked = false
         hasVisible = false
