@@ -37,6 +37,35 @@ struct DeduplicationTests {
         }
     }
 
+    /// The run's seen-set is its one coalescing point: occurrences met while the key's
+    /// fetch is in flight join it, as they do on the command line.
+    @Test("200 occurrences of one key, read while its fetch is in flight, make one request")
+    func occurrencesInFlightCoalesce() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(300)))
+        let url = server.url("/a.png")
+        let fetcher = try Fetcher.forTesting(in: directory)
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let run = FetchRun(fetcher: fetcher, sources: [.standardInput])
+        let reader = URLListReader(sources: [.standardInput], standardInput: fds[0])
+        func send(_ text: String) { _ = text.withCString { write(fds[1], $0, strlen($0)) } }
+        send(url + "\n")
+        async let collected = CollectedRun.collect(run, reader: reader)
+        // The first line's request is under way before the other 199 lines are written.
+        #expect(await server.waitForRequests(1))
+        for index in 1..<200 { send((index.isMultiple(of: 2) ? url : url + "#\(index)") + "\n") }
+        close(fds[1])
+        let result = await collected
+        close(fds[0])
+
+        #expect(server.requests(for: "/a.png") == 1)
+        #expect(result.results.map(\.status) == [.downloaded])
+        #expect(result.summary.duplicates == 199)
+        let key = try URLKey(parsing: url)
+        #expect(result.duplicates[key.digest] == 199)
+    }
+
     @Test("200 concurrent fetches of one key through the core API make one request")
     func concurrentCallsCoalesce() async throws {
         let server = try await LoopbackServer()

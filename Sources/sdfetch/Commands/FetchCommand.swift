@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import FoundationEssentials
 import Glibc
 import SDFetchCore
@@ -110,14 +109,11 @@ struct FetchCommand: ParsableCommand {
                 let ticker = ProgressTicker.start(
                     progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
                     started: started, hostsDown: { fetcher.downHostCount })
-                let events = AsyncChannel<FetchEvent>()
-                let producer = Task { await fetchRun.run(reader: reader, into: events) }
                 var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
-                for await event in events {
+                await fetchRun.run(reader: reader) { event in
                     await consumer.handle(event)
                     await console.waitForRoom()  // a blocked stdout holds the run back, not memory
                 }
-                await producer.value
                 consumer.hosts.downHosts = fetcher.downHosts
                 consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
                 ticker.cancel()

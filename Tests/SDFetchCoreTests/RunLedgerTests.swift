@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import Foundation
 import Synchronization
 import SDFetchCore
@@ -8,7 +7,7 @@ import Testing
 /// A status is decided once and counted once: after the last step (delivery), for the bar
 /// and the summary alike.
 @Suite("Counting results", .cleansUp, .timeLimit(.minutes(1)))
-struct RunTallyTests {
+struct RunLedgerTests {
     let directory = TemporaryDirectory("tally")
 
     /// A delivery that cannot write anything, as `-o` into a full disk would behave.
