@@ -56,6 +56,11 @@ enum Escaping {
     /// A JSON string literal, quotes included: `"`, `\` and every unsafe character escaped.
     static func json(_ text: some StringProtocol) -> String {
         let text = Redaction.masked(String(text))
+        // Most text (URLs, paths, captions) needs no escape: copied whole, not scalar by scalar.
+        let isPlain = text.withUTF8Bytes { bytes in
+            bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+        if isPlain { return "\"" + text + "\"" }
         var out = String.UnicodeScalarView()
         out.append("\"")
         for scalar in text.unicodeScalars {

@@ -19,6 +19,8 @@ final class HeldJSONLines {
     private let spool: SpoolFile
     private let rowSpool: SpoolFile
     private(set) var count = 0
+    /// Line heads kept while repeated rows are written: a few hundred KB at most.
+    static let cachedHeads = 1024
 
     init() {
         spool = SpoolFile()
@@ -55,14 +57,24 @@ final class HeldJSONLines {
             await write(Self.patch(line, duplicates: final))
         }
         var waiting: [KeyDigest: [String]] = [:]
+        // The shared part of recent keys' lines: rows of one key tend to come in runs, and
+        // each read from the spool is a seek and a read.
+        var heads: [KeyDigest: String] = [:]
         await rowSpool.forEach { record, _ in
             guard let tab = record.firstIndex(of: "\t"), let digest = KeyDigest(hex: record[..<tab]) else { return }
-            let tail = String(record[record.index(after: tab)...])
-            if let place = places[digest], let held = spool.record(at: place), let lineTab = held.firstIndex(of: "\t") {
+            let tail = record[record.index(after: tab)...]
+            if let head = heads[digest] {
+                await write(head + tail)
+            } else if let place = places[digest], let held = spool.record(at: place),
+                let lineTab = held.firstIndex(of: "\t")
+            {
                 let line = Self.patch(String(held[held.index(after: lineTab)...]), duplicates: duplicates[digest] ?? 0)
-                await write(ResultPrinter.withRowTail(line, tail))
+                let head = String(ResultPrinter.rowHead(line))
+                if heads.count >= Self.cachedHeads { heads.removeAll(keepingCapacity: true) }
+                heads[digest] = head
+                await write(head + tail)
             } else {
-                waiting[digest, default: []].append(tail)
+                waiting[digest, default: []].append(String(tail))
             }
         }
         spool.clear()
@@ -76,10 +88,14 @@ final class HeldJSONLines {
     /// Safe as a text replacement: inside a JSON string every `"` is escaped, so `,"duplicates":`
     /// can only be the member itself.
     static func patch(_ line: String, duplicates count: Int) -> String {
-        guard let member = line.firstRange(of: ",\"duplicates\":") else { return line }
-        let valueEnd = line[member.upperBound...].firstIndex { !$0.isNumber } ?? line.endIndex
-        var patched = line
-        patched.replaceSubrange(member.upperBound..<valueEnd, with: String(count))
-        return patched
+        let name: StaticString = ",\"duplicates\":"
+        guard let member = UTF8Search.firstOffset(of: name, in: line) else { return line }
+        let utf8 = line.utf8
+        let valueStart = UTF8Search.index(member + name.utf8CodeUnitCount, in: line)
+        var valueEnd = valueStart
+        while valueEnd < utf8.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(utf8[valueEnd]) {
+            valueEnd = utf8.index(after: valueEnd)
+        }
+        return line[..<valueStart] + String(count) + line[valueEnd...]
     }
 }

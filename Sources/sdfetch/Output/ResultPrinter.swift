@@ -72,8 +72,14 @@ enum ResultPrinter {
     /// repeats the key of the row `line` answers. Safe as a text cut: inside a JSON string
     /// every `"` is escaped, so the first `,"source":` is the member itself.
     static func withRowTail(_ line: String, _ tail: String) -> String {
-        guard let start = line.firstRange(of: ",\"source\":") else { return line }
-        return line[..<start.lowerBound] + tail
+        rowHead(line) + tail
+    }
+
+    /// `line` up to its row's members (``rowTail(source:fields:)``): what every row of one
+    /// key shares.
+    static func rowHead(_ line: String) -> Substring {
+        guard let start = UTF8Search.firstOffset(of: ",\"source\":", in: line) else { return Substring(line) }
+        return line[..<UTF8Search.index(start, in: line)]
     }
 
     /// `sdfetch: failed: URL: REASON`, `sdfetch: skipped: ...`, `sdfetch: invalid: FILE:LINE: REASON`, or nil.
