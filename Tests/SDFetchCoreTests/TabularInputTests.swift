@@ -7,7 +7,11 @@ import Testing
 struct TabularInputTests {
     let directory = TemporaryDirectory("table")
 
-    private func read(_ sources: [InputSource], _ options: InputOptions = InputOptions()) async -> (
+    /// Reads `sources` to the end; `awaitingTotal`: then waits for their count, which for a
+    /// table runs beside the read and may come after the last row.
+    private func read(
+        _ sources: [InputSource], _ options: InputOptions = InputOptions(), awaitingTotal: Bool = false
+    ) async -> (
         rows: [InputLine], unreadable: [String], expected: Int?
     ) {
         let reader = URLListReader(sources: sources, options: options)
@@ -22,6 +26,10 @@ struct TabularInputTests {
                 case .unreadable(_, let detail): unreadable.append(detail)
                 }
             }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while awaitingTotal, expected == nil, reader.expectedLines == nil, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
         }
         return (rows, unreadable, expected ?? reader.expectedLines)
     }
@@ -46,7 +54,7 @@ struct TabularInputTests {
             + "\r\n"
             + "B2, http://h/b.png ,plain\r\n"
             + "C3,http://h/c.png,\"last, no newline\""
-        let (rows, unreadable, expected) = await read([.file(directory.write(csv, to: "catalogue.csv"))])
+        let (rows, unreadable, expected) = await read([.file(directory.write(csv, to: "catalogue.csv"))], awaitingTotal: true)
         #expect(unreadable.isEmpty)
         #expect(expected == 3)
         #expect(rows.map(\.text) == ["http://h/a.png", "http://h/b.png", "http://h/c.png"])
@@ -69,7 +77,7 @@ struct TabularInputTests {
             http://h/5.png,,swallowed
 
             """
-        let (rows, _, expected) = await read([.file(directory.write(csv, to: "bad.csv"))])
+        let (rows, _, expected) = await read([.file(directory.write(csv, to: "bad.csv"))], awaitingTotal: true)
         #expect(expected == 4)
         #expect(rows.map(\.number) == [2, 3, 4, 5])
         #expect(rows[0].pin == pin.lowercased())
@@ -89,7 +97,7 @@ struct TabularInputTests {
         gzip.arguments = ["-k", plain]
         try gzip.run()
         gzip.waitUntilExit()
-        let (rows, unreadable, expected) = await read([.file(plain + ".gz")])
+        let (rows, unreadable, expected) = await read([.file(plain + ".gz")], awaitingTotal: true)
         #expect(unreadable.isEmpty)
         #expect(expected == 2)
         #expect(rows.map(\.text) == ["http://h/a.png", "http://h/b.png"])
@@ -123,7 +131,7 @@ struct TabularInputTests {
 
             {"url":"http://h/b.png","sha256":"\(String(repeating: "0", count: 64))","nested":{"a":[true,null,-1.5e3]}}
             """
-        let (rows, _, expected) = await read([.file(directory.write(jsonl, to: "list.ndjson"))])
+        let (rows, _, expected) = await read([.file(directory.write(jsonl, to: "list.ndjson"))], awaitingTotal: true)
         #expect(expected == 5)
         #expect(rows.map(\.number) == [1, 2, 3, 4, 6])
         #expect(rows[0].text == "http://h/a.png")
@@ -163,7 +171,7 @@ struct TabularInputTests {
         gzip.arguments = [file]
         try gzip.run()
         gzip.waitUntilExit()
-        let inflated = await read([.file(file + ".gz")])
+        let inflated = await read([.file(file + ".gz")], awaitingTotal: true)
         #expect(inflated.rows.map(\.text) == ["url", "http://h/a.png"])
         #expect(inflated.expected == 2)
     }
