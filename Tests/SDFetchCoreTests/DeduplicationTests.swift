@@ -65,21 +65,4 @@ struct DeduplicationTests {
         let key = try URLKey(parsing: url)
         #expect(result.duplicates[key.digest] == 199)
     }
-
-    @Test("200 concurrent fetches of one key through the core API make one request")
-    func concurrentCallsCoalesce() async throws {
-        let server = try await LoopbackServer()
-        server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(200)))
-        let cache = try DiskCache(directory: directory.appending("cache"))
-        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: cache)
-        let key = try URLKey(parsing: server.url("/a.png"))
-        let statuses = await withTaskGroup(of: FetchStatus.self) { group in
-            for _ in 0..<200 { group.addTask { await fetcher.fetch(key, spelling: key.string).status } }
-            return await group.reduce(into: [FetchStatus]()) { $0.append($1) }
-        }
-
-        #expect(server.requests(for: "/a.png") == 1)
-        #expect(statuses.count == 200)
-        #expect(statuses.allSatisfy { $0 == .downloaded })
-    }
 }

@@ -99,7 +99,7 @@ struct RunIntake {
         }
         ledger.noteDuplicates(repeats, rows: repeatedRows)
         ledger.publish(invalid)
-        // Warm path: a lookup answers inline, without a task per URL, an actor hop or a slot
+        // Warm path: a lookup answers inline, without a task per URL or a slot
         // (the bench's warm target, >= 100,000 URLs/s).
         // A hit's delivery (`-o`) runs right after its lookup, in the same slice.
         let (fetcher, delivery) = (self.fetcher, self.delivery)

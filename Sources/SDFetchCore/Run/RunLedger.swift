@@ -21,8 +21,11 @@ final class RunLedger: Sendable {
         var summary = RunSummary()
         /// Further occurrences per key met more than once: grows with duplicated keys only.
         var duplicateCounts: [KeyDigest: Int] = [:]
+        /// Events for the consumer, oldest first; results published since the last other
+        /// event wait in `results` and join them when one comes or the consumer takes.
         var queued: [FetchEvent] = []
-        /// Results in `queued`, for the room bound.
+        var results: [FetchResult] = []
+        /// Results queued in all, for the room bound.
         var queuedResults = 0
         var consumer: CheckedContinuation<[FetchEvent]?, Never>?
         var intake: CheckedContinuation<Void, Never>?
@@ -52,11 +55,7 @@ final class RunLedger: Sendable {
                 progress.completed(batch[index])
             }
             state.queuedResults += batch.count
-            if case .results(let earlier) = state.queued.last {
-                state.queued[state.queued.count - 1] = .results(earlier + batch)
-            } else {
-                state.queued.append(.results(batch))
-            }
+            state.results += batch
             return Self.handOff(&state)
         }
         consumer?()
@@ -73,7 +72,7 @@ final class RunLedger: Sendable {
             guard !rows.isEmpty else { return nil }
             // Rows take room like results: a slow consumer holds the input back.
             state.queuedResults += rows.count
-            state.queued.append(.repeatedRows(rows))
+            Self.append(.repeatedRows(rows), to: &state)
             return Self.handOff(&state)
         }
         consumer?()
@@ -88,7 +87,7 @@ final class RunLedger: Sendable {
     func inputDidFinish() {
         progress.inputDidFinish()
         let consumer = state.withLock { state in
-            state.queued.append(.inputFinished(duplicates: state.duplicateCounts))
+            Self.append(.inputFinished(duplicates: state.duplicateCounts), to: &state)
             return Self.handOff(&state)
         }
         consumer?()
@@ -108,12 +107,9 @@ final class RunLedger: Sendable {
     func next() async -> [FetchEvent]? {
         await withCheckedContinuation { continuation in
             let handOff = state.withLock { state -> (() -> Void)? in
-                guard !state.queued.isEmpty || state.isClosed else {
-                    state.consumer = continuation
-                    return nil
-                }
                 state.consumer = continuation
-                return Self.handOff(&state)
+                let hasEvents = !state.queued.isEmpty || !state.results.isEmpty || state.isClosed
+                return hasEvents ? Self.handOff(&state) : nil
             }
             handOff?()
         }
@@ -138,9 +134,9 @@ final class RunLedger: Sendable {
         let consumer = state.withLock { state in
             change(&state.summary)
             if let event {
-                state.queued.append(event)
+                Self.append(event, to: &state)
             } else {
-                state.queued.append(.finished(state.summary))
+                Self.append(.finished(state.summary), to: &state)
                 state.isClosed = true
             }
             return Self.handOff(&state)
@@ -153,6 +149,7 @@ final class RunLedger: Sendable {
     private static func handOff(_ state: inout State) -> (() -> Void)? {
         guard let consumer = state.consumer else { return nil }
         state.consumer = nil
+        if !state.results.isEmpty { append(nil, to: &state) }
         let events: [FetchEvent]? = state.queued.isEmpty && state.isClosed ? nil : state.queued
         state.queued = []
         state.queuedResults = 0
@@ -162,6 +159,15 @@ final class RunLedger: Sendable {
             consumer.resume(returning: events)
             intake?.resume()
         }
+    }
+
+    /// Appends `event` after the results published before it (nil: the results alone).
+    private static func append(_ event: FetchEvent?, to state: inout State) {
+        if !state.results.isEmpty {
+            state.queued.append(.results(state.results))
+            state.results = []
+        }
+        if let event { state.queued.append(event) }
     }
 
     /// A result's count in the summary; an interrupted URL is counted apart, not as `failed`.

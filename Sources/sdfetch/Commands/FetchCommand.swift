@@ -97,7 +97,7 @@ struct FetchCommand: ParsableCommand {
         return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources, options: input)
             let fetchRun = FetchRun(
-                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
+                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map { OutputDelivery(placer: $0, cache: cache) })
             // On the signal path: nothing here may wait for the console's writer (blocked on a
             // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
             // shuts down.
