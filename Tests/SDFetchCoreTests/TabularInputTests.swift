@@ -54,7 +54,8 @@ struct TabularInputTests {
             + "\r\n"
             + "B2, http://h/b.png ,plain\r\n"
             + "C3,http://h/c.png,\"last, no newline\""
-        let (rows, unreadable, expected) = await read([.file(directory.write(csv, to: "catalogue.csv"))], awaitingTotal: true)
+        let (rows, unreadable, expected) = await read(
+            [.file(directory.write(csv, to: "catalogue.csv"))], awaitingTotal: true)
         #expect(unreadable.isEmpty)
         #expect(expected == 3)
         #expect(rows.map(\.text) == ["http://h/a.png", "http://h/b.png", "http://h/c.png"])
@@ -92,11 +93,7 @@ struct TabularInputTests {
     func gzippedTSV() async throws {
         let tsv = "caption\turl\tlabel\n\"12\" vinyl\"\thttp://h/a.png\t1\nnone\thttp://h/b.png\t2\n"
         let plain = directory.write(tsv, to: "list.tsv")
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = ["-k", plain]
-        try gzip.run()
-        gzip.waitUntilExit()
+        try Gzip.compress(plain, keep: true)
         let (rows, unreadable, expected) = await read([.file(plain + ".gz")], awaitingTotal: true)
         #expect(unreadable.isEmpty)
         #expect(expected == 2)
@@ -108,11 +105,7 @@ struct TabularInputTests {
     func truncatedGzip() async throws {
         let body = (0..<2000).map { "http://h/\($0).png" }.joined(separator: "\n")
         let plain = directory.write("url\n" + body + "\n", to: "cut.csv")
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = [plain]
-        try gzip.run()
-        gzip.waitUntilExit()
+        try Gzip.compress(plain)
         let data = try Data(contentsOf: URL(fileURLWithPath: plain + ".gz"))
         try data.prefix(data.count - 12).write(to: URL(fileURLWithPath: plain + ".gz"))
         let (rows, unreadable, _) = await read([.file(plain + ".gz")])
@@ -166,11 +159,7 @@ struct TabularInputTests {
         options.format = .csv
         #expect(await read([.file(file)], options).rows.map(\.text) == ["http://h/a.png"])
         #expect(await read([.file(file)]).rows.map(\.text) == ["url", "http://h/a.png"])
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = [file]
-        try gzip.run()
-        gzip.waitUntilExit()
+        try Gzip.compress(file)
         let inflated = await read([.file(file + ".gz")], awaitingTotal: true)
         #expect(inflated.rows.map(\.text) == ["url", "http://h/a.png"])
         #expect(inflated.expected == 2)

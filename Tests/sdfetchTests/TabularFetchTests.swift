@@ -33,21 +33,14 @@ struct TabularFetchTests {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
-    private func gzip(_ path: String) throws {
-        let gzip = Process()
-        gzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        gzip.arguments = [path]
-        try gzip.run()
-        gzip.waitUntilExit()
-    }
-
     @Test("a catalogue CSV: one JSON line per row with its fields, one request per unique URL")
     func catalogueCSV() async throws {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
         server.route("/b.png", .ok(SampleImages.png(seed: 2)))
         // Still being fetched when the input ends: its later rows wait for its result.
-        server.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(seed: 3), delay: .milliseconds(400)))
+        server.route(
+            "/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(seed: 3), delay: .milliseconds(400)))
         let csv =
             "\u{FEFF}sku,url,caption\r\n"
             + "A1,\(server.url("/a.png")),\"red, \"\"large\"\"\r\nsecond line\"\r\n"
@@ -61,12 +54,20 @@ struct TabularFetchTests {
 
         #expect(run.status == 0, "\(run.standardError)")
         let rows = bySource(try objects(run))
-        #expect(rows.keys.sorted() == ["catalogue.csv:2", "catalogue.csv:4", "catalogue.csv:5", "catalogue.csv:6",
-            "catalogue.csv:7", "catalogue.csv:8"])
-        #expect(rows["catalogue.csv:2"]?["fields"] as? [String: String] == ["sku": "A1", "caption": "red, \"large\"\r\nsecond line"])
+        #expect(
+            rows.keys.sorted() == [
+                "catalogue.csv:2", "catalogue.csv:4", "catalogue.csv:5", "catalogue.csv:6",
+                "catalogue.csv:7", "catalogue.csv:8",
+            ])
+        #expect(
+            rows["catalogue.csv:2"]?["fields"] as? [String: String] == [
+                "sku": "A1", "caption": "red, \"large\"\r\nsecond line",
+            ])
         #expect(rows["catalogue.csv:6"]?["fields"] as? [String: String] == ["sku": "A2", "caption": "the same, again"])
         #expect(rows["catalogue.csv:7"]?["fields"] as? [String: String] == ["sku": "S2", "caption": "slow again"])
-        for (source, key, duplicates) in [("2", "/a.png", 2), ("6", "/a.png", 2), ("8", "/a.png", 2), ("4", "/slow.png", 1), ("7", "/slow.png", 1)] {
+        for (source, key, duplicates) in [
+            ("2", "/a.png", 2), ("6", "/a.png", 2), ("8", "/a.png", 2), ("4", "/slow.png", 1), ("7", "/slow.png", 1),
+        ] {
             let row = rows["catalogue.csv:" + source]
             #expect(row?["key"] as? String == server.url(key), "row \(source)")
             #expect(row?["status"] as? String == "downloaded", "row \(source)")
@@ -105,7 +106,7 @@ struct TabularFetchTests {
 
             """
         let plain = directory.write(tsv, to: "captions.tsv")
-        try gzip(plain)
+        try Gzip.compress(plain)
         let run = try await sdfetch(["--json", plain + ".gz"])
 
         #expect(run.status == 0, "\(run.standardError)")
@@ -179,7 +180,8 @@ struct TabularFetchTests {
         #expect(rows["pinned.csv:3"]?["status"] as? String == "failed")
         #expect(rows["pinned.csv:3"]?["error"] as? String == "hash-mismatch")
         #expect(rows["pinned.csv:3"]?["sha256"] as? String == sha256(SampleImages.png(seed: 2)))
-        #expect(try DiskCache(directory: cache, readOnly: true).entry(for: URLKey(parsing: server.url("/b.png"))) == nil)
+        #expect(
+            try DiskCache(directory: cache, readOnly: true).entry(for: URLKey(parsing: server.url("/b.png"))) == nil)
         let failed = try await ProcessRun.sdfetch(["failed", "--cache-dir", cache, "list"])
         #expect(!failed.standardOutput.contains("/b.png"))
         // Not recorded: the next run asks again.
@@ -206,7 +208,9 @@ struct TabularFetchTests {
         #expect(fetched.status == 0, "\(fetched.standardError)")
         #expect(fetched.standardOutput.hasPrefix("downloaded\t"))
         #expect(server.requests(for: "/a.png") == 2)
-        #expect(try DiskCache(directory: cache, readOnly: true).entry(for: URLKey(parsing: server.url("/a.png")))?.sha256 == sha256(new))
+        #expect(
+            try DiskCache(directory: cache, readOnly: true).entry(for: URLKey(parsing: server.url("/a.png")))?.sha256
+                == sha256(new))
 
         // The lock file recipe: the restored cache holds exactly the pinned bytes.
         let offline = try await sdfetch(["--offline", lock])

@@ -178,7 +178,9 @@ struct DelimitedRecordParser {
         let isUnterminated = state == .quoted
         endField()
         if !isBlank {
-            emit(Record(line: recordLine, isOverlong: isOverlong, isUnterminated: isUnterminated, bytes: bytes, ends: ends))
+            emit(
+                Record(
+                    line: recordLine, isOverlong: isOverlong, isUnterminated: isUnterminated, bytes: bytes, ends: ends))
         }
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)

@@ -7,7 +7,8 @@ public struct InputOptions: Sendable, Equatable {
     public var urlColumn = "url"
     /// The column (key) pinning a row's expected SHA-256; rows without it are not pinned.
     public var sha256Column = "sha256"
-    /// `--sha256-column` was given: a table without that column is an error, not unpinned.
+    /// `--sha256-column` was given: a CSV or TSV header without that column is an error,
+    /// not an unpinned table.
     public var requiresSHA256Column = false
 
     public init() {}

@@ -5,7 +5,8 @@ enum InputSplitter {
     case rows(RowSplitter)
 
     init(source: String, format: InputFormat, options: InputOptions) {
-        self = format.isTabular
+        self =
+            format.isTabular
             ? .rows(RowSplitter(source: source, format: format, options: options))
             : .lines(LineSplitter(source: source))
     }

@@ -4,7 +4,7 @@
 /// CSV and TSV start with a header row naming the columns; every later record must have
 /// as many fields. A header without the URL column makes the whole source unreadable
 /// (reported once; its rows are not read), as does one without a `--sha256-column` that
-/// was asked for by name. A bad row is an ``InputLine`` with a ``InputLine/problem``: it
+/// was asked for by name. JSON Lines have no header: each object names its own members. A bad row is an ``InputLine`` with a ``InputLine/problem``: it
 /// ends `invalid` with its `FILE:LINE`, and the run goes on.
 struct RowSplitter {
     let source: String
@@ -98,7 +98,8 @@ struct RowSplitter {
         }
         let pinIndex = names.firstIndex(of: options.sha256Column)
         if pinIndex == nil && options.requiresSHA256Column {
-            return .failure(RowProblem("no column named '\(options.sha256Column)' in the header row (columns: \(listed))"))
+            return .failure(
+                RowProblem("no column named '\(options.sha256Column)' in the header row (columns: \(listed))"))
         }
         let fieldIndices = names.indices.filter { $0 != urlIndex }
         return .success(
@@ -144,7 +145,10 @@ struct RowSplitter {
                 url = value
                 continue
             }
-            if member.name == options.sha256Column, case .text(let value) = member.value {
+            if member.name == options.sha256Column {
+                guard case .text(let value) = member.value else {
+                    return bad(record, text, "the '\(options.sha256Column)' member is not a string")
+                }
                 switch Self.pin(Array(value.utf8)[...]) {
                 case .success(let found): pin = found
                 case .failure(let problem): return bad(record, text, problem.reason)
@@ -154,9 +158,6 @@ struct RowSplitter {
             values.append(member.value)
         }
         guard let url else { return bad(record, text, "no '\(options.urlColumn)' member") }
-        if options.requiresSHA256Column && pin == nil {
-            return bad(record, Array(url.utf8)[...], "no '\(options.sha256Column)' member")
-        }
         return line(record, Array(url.utf8)[...], fields: RowFields(names: names, values: values), pin: pin)
     }
 
@@ -180,11 +181,14 @@ struct RowSplitter {
         _ record: DelimitedRecordParser.Record, _ urlCell: ArraySlice<UInt8>, fields: RowFields, pin: String?
     ) -> InputLine {
         let (text, isOverlong) = Self.urlText(urlCell)
-        return InputLine(source: source, number: record.line, text: text, isOverlong: isOverlong, fields: fields, pin: pin)
+        return InputLine(
+            source: source, number: record.line, text: text, isOverlong: isOverlong, fields: fields, pin: pin)
     }
 
-    private func bad(_ record: DelimitedRecordParser.Record, _ cell: ArraySlice<UInt8>, _ problem: String) -> InputLine {
-        InputLine(source: source, number: record.line, text: Self.urlText(cell).text, isOverlong: false, problem: problem)
+    private func bad(_ record: DelimitedRecordParser.Record, _ cell: ArraySlice<UInt8>, _ problem: String) -> InputLine
+    {
+        InputLine(
+            source: source, number: record.line, text: Self.urlText(cell).text, isOverlong: false, problem: problem)
     }
 
     /// The URL cell trimmed, cut past ``URLKey/maxLength`` like a plain line.

@@ -39,7 +39,11 @@ struct EventConsumer {
             guard isJSON else { return }
             for row in rows {
                 let tail = ResultPrinter.rowTail(source: row.source, fields: row.fields)
-                if let heldJSON { heldJSON.holdRow(tail, digest: row.digest) } else { waitingRows[row.digest, default: []].append(tail) }
+                if let heldJSON {
+                    heldJSON.holdRow(tail, digest: row.digest)
+                } else {
+                    waitingRows[row.digest, default: []].append(tail)
+                }
             }
         case .unreadableInput(let source, let detail):
             // `sdfetch clen` reads a file named "clen": point at the command that was probably meant.

@@ -119,7 +119,8 @@ extension FetchCommand {
                 command.input.urlColumn = value
             },
             OptionSpec(
-                "sha256-column", .value("NAME"), help: "the column pinning each row's SHA-256 (hash-mismatch otherwise)",
+                "sha256-column", .value("NAME"),
+                help: "the column pinning each row's bytes to a SHA-256 (other bytes: hash-mismatch)",
                 default: InputOptions().sha256Column
             ) { command, value, name in
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a column name") }

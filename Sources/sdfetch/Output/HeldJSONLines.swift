@@ -47,7 +47,7 @@ final class HeldJSONLines {
     func release(duplicates: [KeyDigest: Int], _ write: (String) async -> Void) async -> [KeyDigest: [String]] {
         // Where the line of each repeated key is in the spool: 16 bytes and a place per key.
         var places: [KeyDigest: SpoolFile.Place] = [:]
-        await spool.forEach { record, place in
+        await spool.readAll { record, place in
             guard let tab = record.firstIndex(of: "\t") else { return }
             let line = String(record[record.index(after: tab)...])
             guard let digest = KeyDigest(hex: record[..<tab]), let final = duplicates[digest] else {
@@ -60,7 +60,7 @@ final class HeldJSONLines {
         // The shared part of recent keys' lines: rows of one key tend to come in runs, and
         // each read from the spool is a seek and a read.
         var heads: [KeyDigest: String] = [:]
-        await rowSpool.forEach { record, _ in
+        await rowSpool.readAll { record, _ in
             guard let tab = record.firstIndex(of: "\t"), let digest = KeyDigest(hex: record[..<tab]) else { return }
             let tail = record[record.index(after: tab)...]
             if let head = heads[digest] {

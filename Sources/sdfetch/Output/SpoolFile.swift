@@ -31,7 +31,7 @@ final class SpoolFile {
     }
 
     /// Calls `body` with every record (its newline kept) and its place, in order.
-    func forEach(_ body: (Substring, Place) async -> Void) async {
+    func readAll(_ body: (Substring, Place) async -> Void) async {
         if let file {
             fflush(file)
             rewind(file)

@@ -13,7 +13,9 @@ enum UTF8Search {
             var start = 0
             while start <= haystack.count - pattern.count {
                 // memchr to the next candidate: the search runs at memory speed past text.
-                guard let hit = memchr(haystack.baseAddress! + start, Int32(first), haystack.count - pattern.count + 1 - start)
+                guard
+                    let hit = memchr(
+                        haystack.baseAddress! + start, Int32(first), haystack.count - pattern.count + 1 - start)
                 else { return nil }
                 let offset = UnsafeRawPointer(haystack.baseAddress!).distance(to: UnsafeRawPointer(hit))
                 if memcmp(haystack.baseAddress! + offset, pattern.baseAddress!, pattern.count) == 0 { return offset }
