@@ -134,7 +134,8 @@ public final class Fetcher: Sendable {
     ) async -> FetchResult {
         if options.offline {
             if let pin, let held = cache.entry(for: key), held.sha256 != pin {
-                var result = failedResult(key, spelling: spelling, Self.pinMismatch(held.sha256, pin, cached: true), httpStatus: nil)
+                var result = failedResult(
+                    key, spelling: spelling, Self.pinMismatch(held.sha256, pin, cached: true), httpStatus: nil)
                 result.sha256 = held.sha256
                 return result
             }
