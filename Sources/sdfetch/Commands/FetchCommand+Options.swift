@@ -119,9 +119,10 @@ extension FetchCommand {
                 command.input.urlColumn = value
             },
             OptionSpec(
+                // No default shown: a named column must exist, while `sha256` pins only when present.
                 "sha256-column", .value("NAME"),
-                help: "the column pinning each row's bytes to a SHA-256 (other bytes: hash-mismatch)",
-                default: InputOptions().sha256Column
+                help: "the column pinning each row's bytes to a SHA-256 (other bytes: hash-mismatch); "
+                    + "without it, a column named \(InputOptions().sha256Column) if there is one"
             ) { command, value, name in
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a column name") }
                 command.input.sha256Column = value
