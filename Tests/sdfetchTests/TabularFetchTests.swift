@@ -242,4 +242,20 @@ struct TabularFetchTests {
         #expect(run.standardError.contains("\(list):4: pins another sha256 than an earlier row of this URL"))
         #expect(server.requests(for: "/a.png") == 1)
     }
+
+    @Test("standard input is a table with --input-format, its URL in the column --url-column names")
+    func standardInputTable() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png(seed: 1)))
+        let run = try await sdfetch(
+            ["--json", "--input-format", "csv", "--url-column", "link", "-"], input: "name,link\ncat,\(server.url("/a.png"))\n")
+
+        #expect(run.status == 0, "\(run.standardError)")
+        let object = try #require(try objects(run).first)
+        #expect(object["source"] as? String == "-:2")
+        #expect(object["fields"] as? [String: String] == ["name": "cat"])
+        let misspelt = try await sdfetch(["--input-format", "cvs", "-"], input: "")
+        #expect(misspelt.status == 2)
+        #expect(misspelt.standardError.contains("'cvs' is not one of lines, csv, tsv, jsonl"))
+    }
 }
