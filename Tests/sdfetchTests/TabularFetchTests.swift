@@ -248,7 +248,8 @@ struct TabularFetchTests {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png(seed: 1)))
         let run = try await sdfetch(
-            ["--json", "--input-format", "csv", "--url-column", "link", "-"], input: "name,link\ncat,\(server.url("/a.png"))\n")
+            ["--json", "--input-format", "csv", "--url-column", "link", "-"],
+            input: "name,link\ncat,\(server.url("/a.png"))\n")
 
         #expect(run.status == 0, "\(run.standardError)")
         let object = try #require(try objects(run).first)
