@@ -16,7 +16,8 @@ extension Fetcher {
     static func pinMismatch(_ actual: String, _ pin: String, cached: Bool) -> FetchFailure {
         let whose = cached ? "the cached bytes' SHA-256" : "the body's SHA-256"
         let after = cached ? " (--offline: not fetched again)" : ""
-        return FetchFailure(.hashMismatch, "\(whose) \(actual.prefix(12))... is not the pinned \(pin.prefix(12))...\(after)")
+        return FetchFailure(
+            .hashMismatch, "\(whose) \(actual.prefix(12))... is not the pinned \(pin.prefix(12))...\(after)")
     }
 
     /// SHA-256 of `body` as 64 lower-case hex digits, as entries record it.

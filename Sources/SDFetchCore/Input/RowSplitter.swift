@@ -4,8 +4,9 @@
 /// CSV and TSV start with a header row naming the columns; every later record must have
 /// as many fields. A header without the URL column makes the whole source unreadable
 /// (reported once; its rows are not read), as does one without a `--sha256-column` that
-/// was asked for by name. JSON Lines have no header: each object names its own members. A bad row is an ``InputLine`` with a ``InputLine/problem``: it
-/// ends `invalid` with its `FILE:LINE`, and the run goes on.
+/// was asked for by name. JSON Lines have no header: each object names its own members.
+/// A bad row is an ``InputLine`` with a ``InputLine/problem``: it ends `invalid` with its
+/// `FILE:LINE`, and the run goes on.
 struct RowSplitter {
     let source: String
     private let format: InputFormat
