@@ -11,7 +11,8 @@ struct CachedImageTests {
 
     private func stored(_ cache: DiskCache, _ body: [UInt8]) throws -> URLKey {
         let key = try URLKey(parsing: "http://example.test/a.png")
-        try cache.store(body, for: key, image: VerifiedImage(format: .png, width: 4, height: 4), etag: nil, lastModified: nil)
+        let image = VerifiedImage(format: .png, width: 4, height: 4)
+        try cache.store(body, for: key, image: image, etag: nil, lastModified: nil)
         return key
     }
 
@@ -43,7 +44,8 @@ struct CachedImageTests {
     @Test("a key without an entry, or whose file was replaced by a link, does not open")
     func refusesMissingAndLinks() throws {
         let cache = try DiskCache(directory: directory.appending("cache"))
-        #expect(throws: CachedImage.Unreadable.self) { _ = try cache.openImage(for: try URLKey(parsing: "http://example.test/none.png")) }
+        let absent = try URLKey(parsing: "http://example.test/none.png")
+        #expect(throws: CachedImage.Unreadable.self) { _ = try cache.openImage(for: absent) }
         let key = try stored(cache, SampleImages.png(seed: 4))
         let file = cache.bodyPath(for: key)
         let elsewhere = directory.write("not an image", to: "elsewhere")

@@ -13,7 +13,7 @@
 /// key's `duplicates` and the summary's total. A result carries the count known when it is
 /// reported; ``FetchEvent/inputFinished(duplicates:)`` gives every key's final count, so a
 /// consumer that needs it exact whatever the timing (JSON) can wait for it.
-/// At most a few times `concurrency` URLs are in flight and a few thousand results wait for
+/// At most a few times `concurrency` URLs are in flight and about a thousand results wait for
 /// the consumer, so the reader waits when the run is full and a list of any length runs in
 /// bounded memory (the seen-set holds one 16-byte digest per unique key; it is handed to
 /// the summary as ``RunSummary/usedKeys`` at the end).

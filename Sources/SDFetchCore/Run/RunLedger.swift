@@ -32,8 +32,11 @@ final class RunLedger: Sendable {
         var isClosed = false
     }
 
-    /// Results queued past which the intake waits for the consumer: a few input batches.
-    static let room = 4096
+    /// Results queued past which the intake waits for the consumer: two input batches. More
+    /// let the intake, split over every core, run ahead of the one consumer, and a warm run
+    /// then ends on the consumer's backlog alone (4,096 cost some 8 ms of a 0.17 s warm run
+    /// of 20,000 URLs, with the same CPU time).
+    static let room = 1024
 
     let progress: RunProgress
     private let state = Mutex(State())
@@ -48,14 +51,19 @@ final class RunLedger: Sendable {
     func publish(_ results: [FetchResult]) {
         guard !results.isEmpty else { return }
         let consumer = state.withLock { state in
-            var batch = results
-            for index in batch.indices {
-                if let digest = batch[index].key?.digest { batch[index].duplicates = state.duplicateCounts[digest] ?? 0 }
-                Self.count(batch[index], into: &state.summary)
-                progress.completed(batch[index])
+            for result in results {
+                Self.count(result, into: &state.summary)
+                progress.completed(result)
             }
-            state.queuedResults += batch.count
-            state.results += batch
+            state.queuedResults += results.count
+            if state.duplicateCounts.isEmpty && state.results.isEmpty {
+                state.results = results  // no count to set: the batch's own storage, no copy
+            } else {
+                for var result in results {
+                    if let digest = result.key?.digest { result.duplicates = state.duplicateCounts[digest] ?? 0 }
+                    state.results.append(result)
+                }
+            }
             return Self.handOff(&state)
         }
         consumer?()

@@ -96,8 +96,8 @@ struct FetchCommand: ParsableCommand {
         // The engine lives for the run only: shut down (its thread joined) on the way out.
         return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources, options: input)
-            let fetchRun = FetchRun(
-                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map { OutputDelivery(placer: $0, cache: cache) })
+            let delivery = placer.map { OutputDelivery(placer: $0, cache: cache) }
+            let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
             // On the signal path: nothing here may wait for the console's writer (blocked on a
             // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
             // shuts down.
