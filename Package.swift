@@ -70,7 +70,9 @@ let package = Package(
         ),
         .testTarget(
             name: "sdfetchTests",
-            dependencies: ["sdfetch", "SDFetchCore", "SDFetchTestSupport"]
+            dependencies: [
+                "sdfetch", "SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -7,6 +7,8 @@ public struct CollectedRun: Sendable {
     public var summary = RunSummary()
     /// Final further occurrences per duplicated key (``FetchEvent/inputFinished(duplicates:)``).
     public var duplicates: [KeyDigest: Int] = [:]
+    /// Tabular rows that repeat an earlier row's URL (``FetchEvent/repeatedRows(_:)``).
+    public var repeatedRows: [RepeatedRow] = []
 
     /// Runs `run` over its sources (read by `reader`, by default a new one) and waits for `finished`.
     public static func collect(_ run: FetchRun, reader: URLListReader? = nil) async -> CollectedRun {
@@ -15,6 +17,7 @@ public struct CollectedRun: Sendable {
         await run.run(reader: reader) { event in
             switch event {
             case .results(let results): collected.results += results
+            case .repeatedRows(let rows): collected.repeatedRows += rows
             case .unreadableInput(let source, _): collected.unreadable.append(source)
             case .inputFinished(let duplicates): collected.duplicates = duplicates
             case .finished(let summary): collected.summary = summary

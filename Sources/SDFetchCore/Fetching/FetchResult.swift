@@ -23,8 +23,10 @@ public struct FetchResult: Sendable {
     public var failure: FetchFailure?
     /// Further occurrences of the key in the input, coalesced into this result.
     public var duplicates: Int
-    /// `FILE:LINE` of an invalid line.
+    /// `FILE:LINE` of an invalid line, or of the tabular row this result answers.
     public var source: String?
+    /// The other columns of the tabular row this result answers; nil for plain lists.
+    public var fields: RowFields?
     /// Wall time spent on this URL.
     public var duration: Duration
 

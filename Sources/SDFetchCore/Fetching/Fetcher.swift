@@ -98,11 +98,16 @@ public final class Fetcher: Sendable {
 
     /// The cache-lookup step: one probe of the index, synchronous, so ``FetchRun`` answers
     /// warm hits inline, without a task.
-    public func probe(_ key: URLKey, spelling: String) -> Probe {
+    ///
+    /// `pin` (a row's `sha256`, lower-case hex): an entry recording other bytes is neither
+    /// served nor revalidated (a `304` would confirm the wrong bytes); the URL is fetched
+    /// again and its body judged against the pin.
+    public func probe(_ key: URLKey, spelling: String, pin: String? = nil) -> Probe {
         switch cache.lookup(key, serving: servePolicy, now: now()) {
-        case .fresh(let entry): .answered(cachedResult(entry, key: key, spelling: spelling, status: .cached))
-        case .stale(let entry): .needsNetwork(stale: entry)
-        case .miss: .needsNetwork(stale: nil)
+        case .fresh(let entry) where pin == nil || entry.sha256 == pin:
+            .answered(cachedResult(entry, key: key, spelling: spelling, status: .cached))
+        case .stale(let entry) where pin == nil || entry.sha256 == pin: .needsNetwork(stale: entry)
+        case .fresh, .stale, .miss: .needsNetwork(stale: nil)
         }
     }
 
@@ -110,18 +115,30 @@ public final class Fetcher: Sendable {
     /// blacklist record gives `skipped` without a request (unless `--retry-failed`); else
     /// the request, conditional when `stale`'s file still holds its bytes, and its outcome:
     /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
-    func fetch(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
+    ///
+    /// `pin`: a body whose SHA-256 differs fails `hash-mismatch`, neither stored nor recorded.
+    func fetch(_ key: URLKey, spelling: String, after stale: CacheEntry?, pin: String? = nil) async
+        -> FetchResult
+    {
         let started = ContinuousClock.now
         // Verifications under way ask the engine's latch (Ctrl-C) as well as their task.
         var result = await Interruption.$current.withValue(engine.interruption) {
-            await decide(key, spelling: spelling, after: stale)
+            await decide(key, spelling: spelling, after: stale, pin: pin)
         }
         result.duration = ContinuousClock.now - started
         return result
     }
 
-    private func decide(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
+    private func decide(
+        _ key: URLKey, spelling: String, after stale: CacheEntry?, pin: String?
+    ) async -> FetchResult {
         if options.offline {
+            if let pin, let held = cache.entry(for: key), held.sha256 != pin {
+                var result = failedResult(
+                    key, spelling: spelling, Self.pinMismatch(held.sha256, pin, cached: true), httpStatus: nil)
+                result.sha256 = held.sha256
+                return result
+            }
             return failedResult(
                 key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
         }
@@ -138,7 +155,7 @@ public final class Fetcher: Sendable {
         }
         let result = await request(
             key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
-            clearingRecord: hadRecord)
+            clearingRecord: hadRecord, pin: pin)
         if let failure = result.failure, failure.kind.isPermanent {
             // The record is renamed into place under the bucket's lock: off the cooperative pool.
             await files.run { [blacklist] in _ = blacklist.insert(failure, for: key) }
@@ -149,7 +166,7 @@ public final class Fetcher: Sendable {
     /// One request for `key`, conditional when `entry` has validators, and its result; a
     /// success also removes the key's blacklist record when `clearingRecord`.
     private func request(
-        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool
+        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool, pin: String?
     ) async -> FetchResult {
         let validators = entry.map(Self.conditionalHeaders) ?? []
         // This request's options: the run's, plus the entry's validators.
@@ -173,7 +190,7 @@ public final class Fetcher: Sendable {
         case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         case .body(let response):
-            return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord)
+            return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord, pin: pin)
         }
     }
 
@@ -213,7 +230,7 @@ public final class Fetcher: Sendable {
     /// What may wait on another process, the bucket lock a replacement takes while a `clean`
     /// holds it, goes to ``files``.
     private func store(
-        _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
+        _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool, pin: String?
     ) async -> FetchResult {
         if response.optsOut && !options.ignoreOptOuts {
             let failure = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
@@ -227,6 +244,13 @@ public final class Fetcher: Sendable {
         }
         if let declared = response.declaredSHA256, let failure = Self.digestMismatch(body, declared: declared) {
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+        }
+        if let pin, case let actual = Self.sha256Hex(body), actual != pin {
+            var result = failedResult(
+                key, spelling: spelling, Self.pinMismatch(actual, pin, cached: false), httpStatus: response.httpStatus)
+            result.sha256 = actual
+            result.bytes = Int64(body.count)
+            return result
         }
         let image: VerifiedImage
         switch verifier.verify(body) {

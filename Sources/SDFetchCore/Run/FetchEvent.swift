@@ -5,6 +5,11 @@ public enum FetchEvent: Sendable {
     /// each hand-off to the consumer costs a thread wake-up: a batch holds what was
     /// published since the consumer last took (``RunLedger``).
     case results([FetchResult])
+    /// Rows of a tabular list that repeat an earlier row's URL: each shares the result of
+    /// its key (sent before or after this, never again) and is counted in its
+    /// ``FetchResult/duplicates``, not as a status of its own. Every repeat arrives before
+    /// `inputFinished`. Plain lists send none: a repeated line has nothing of its own.
+    case repeatedRows([RepeatedRow])
     /// An input source could not be read (the run goes on; exit status 3).
     case unreadableInput(source: String, detail: String)
     /// Every input line has been read: `duplicates` holds, per key met more than once, its

@@ -20,6 +20,10 @@ struct RunIntake {
 
     /// Every key met in the run: the one coalescing point (each reaches the cache once).
     private var seen = Set<KeyDigest>()
+    /// The pins of keys whose first row pinned its bytes, by their first 8 bytes (a later
+    /// row pinning another hash is told apart with odds of 2^-64 against): grows with
+    /// pinned keys only.
+    private var pins: [KeyDigest: UInt64] = [:]
     /// Network child tasks not yet collected by a wait for a slot.
     private var running = 0
     private var isTotalExpected = false
@@ -71,10 +75,11 @@ struct RunIntake {
             guard case .line(let line) = item else { return nil }
             return ParsedLine(line)
         }
-        var unique: [(key: URLKey, spelling: String)] = []
+        var unique: [UniqueLine] = []
         unique.reserveCapacity(batch.count)
         var invalid: [FetchResult] = []
         var repeats: [KeyDigest] = []
+        var repeatedRows: [RepeatedRow] = []
         for (item, line) in zip(batch, parsed) {
             switch item {
             case .unreadable(let source, let detail):
@@ -82,30 +87,36 @@ struct RunIntake {
                 invalid.removeAll()
                 ledger.unreadable(source: source, detail: detail)
             case .line(let input):
-                if let line, let key = identify(input, line.key, invalid: &invalid, repeats: &repeats) {
-                    unique.append((key, input.text))
+                let repeated = repeats.count
+                guard let line, let key = identify(input, line.key, invalid: &invalid, repeats: &repeats) else {
+                    if repeats.count > repeated, let fields = input.fields, let digest = repeats.last {
+                        repeatedRows.append(RepeatedRow(digest: digest, source: input.place, fields: fields))
+                    }
+                    continue
                 }
+                unique.append(UniqueLine(key: key, line: input))
             }
         }
-        ledger.noteDuplicates(repeats)
+        ledger.noteDuplicates(repeats, rows: repeatedRows)
         ledger.publish(invalid)
         // Warm path: a lookup answers inline, without a task per URL or a slot
         // (the bench's warm target, >= 100,000 URLs/s).
         // A hit's delivery (`-o`) runs right after its lookup, in the same slice.
         let (fetcher, delivery) = (self.fetcher, self.delivery)
-        let probes = await BatchSplit.map(unique) { key, spelling in
+        let probes = await BatchSplit.map(unique) { unique in
             let started = ContinuousClock.now
-            var probe = fetcher.probe(key, spelling: spelling)
+            var probe = fetcher.probe(unique.key, spelling: unique.line.text, pin: unique.line.pin)
             let duration = ContinuousClock.now - started
             if case .answered(var hit) = probe {
                 delivery?.deliver(&hit)
                 hit.duration = duration
+                unique.line.mark(&hit)
                 probe = .answered(hit)
             }
             return probe
         }
         var hits: [FetchResult] = []
-        for ((key, spelling), probe) in zip(unique, probes) {
+        for (unique, probe) in zip(unique, probes) {
             switch probe {
             case .answered(let hit):
                 hits.append(hit)
@@ -113,7 +124,7 @@ struct RunIntake {
                 guard !reader.isCancelled else { continue }
                 ledger.publish(hits)
                 hits.removeAll()
-                await startNetwork(key, spelling: spelling, after: stale, &group)
+                await startNetwork(unique, after: stale, &group)
             }
         }
         ledger.publish(hits)
@@ -136,35 +147,55 @@ struct RunIntake {
                 return nil
             }
             progress.discovered()
-            invalid.append(
-                FetchResult(
-                    url: line.text, key: nil, status: .invalid, failure: FetchFailure(.invalidURL, error.reason),
-                    source: "\(line.source):\(line.number)"))
+            var result = FetchResult(
+                url: line.text, key: nil, status: .invalid, failure: FetchFailure(.invalidURL, error.reason),
+                source: line.place)
+            result.fields = line.fields
+            invalid.append(result)
             return nil
         }
         if let shard, !shard.contains(key.digest) {
             progress.settledWithoutResult()
             return nil
         }
+        let pin = line.pin.map(Self.pinPrefix)
         guard seen.insert(key.digest).inserted else {
+            if let pin, pins[key.digest] != pin {
+                // One fetch cannot meet two pins: the later row is the list's mistake.
+                progress.discovered()
+                var result = FetchResult(
+                    url: line.text, key: nil, status: .invalid,
+                    failure: FetchFailure(.invalidURL, "pins another sha256 than an earlier row of this URL"),
+                    source: line.place)
+                result.fields = line.fields
+                invalid.append(result)
+                return nil
+            }
             progress.settledWithoutResult()
             repeats.append(key.digest)
             return nil
         }
+        if let pin { pins[key.digest] = pin }
         progress.discovered()
         return key
     }
 
+    /// The first 8 bytes of a pin's 64 hex digits.
+    private static func pinPrefix(_ pin: String) -> UInt64 {
+        UInt64(pin.prefix(16), radix: 16) ?? 0
+    }
+
     /// The network steps of `key` as a child task, once a slot is free; the child runs the
     /// result's last step and publishes it.
-    private mutating func startNetwork(
-        _ key: URLKey, spelling: String, after stale: CacheEntry?, _ group: inout TaskGroup<Void>
-    ) async {
+    private mutating func startNetwork(_ unique: UniqueLine, after stale: CacheEntry?, _ group: inout TaskGroup<Void>)
+        async
+    {
         if running >= limit, await group.next() != nil { running -= 1 }
         let (fetcher, delivery, ledger) = (self.fetcher, self.delivery, self.ledger)
         group.addTask {
-            var result = await fetcher.fetch(key, spelling: spelling, after: stale)
+            var result = await fetcher.fetch(unique.key, spelling: unique.line.text, after: stale, pin: unique.line.pin)
             delivery?.deliver(&result)
+            unique.line.mark(&result)
             ledger.publish([result])
         }
         running += 1
@@ -178,12 +209,32 @@ struct RunIntake {
     }
 }
 
+/// The first line of a key: what its fetch needs (the spelling, a row's pin) and what its
+/// result carries (a row's place and columns).
+private struct UniqueLine: Sendable {
+    let key: URLKey
+    let line: InputLine
+}
+
+extension InputLine {
+    /// `FILE:LINE`.
+    var place: String { "\(source):\(number)" }
+
+    /// Gives a row's result its place and columns; a plain line's result stays as it is.
+    func mark(_ result: inout FetchResult) {
+        guard let fields else { return }
+        result.source = place
+        result.fields = fields
+    }
+}
+
 /// A line's key or why it has none: the per-line part of identifying, free of the run's state.
 private struct ParsedLine: Sendable {
     let key: Result<URLKey, InvalidURL>
 
     init(_ line: InputLine) {
         key = Result { () throws(InvalidURL) in
+            if let problem = line.problem { throw InvalidURL(reason: problem) }
             guard !line.isOverlong else { throw InvalidURL(reason: "longer than \(URLKey.maxLength) bytes") }
             return try URLKey(parsing: line.text)
         }

@@ -69,13 +69,21 @@ final class RunLedger: Sendable {
         consumer?()
     }
 
-    /// Repeats of keys already met, counted before the results of their batch are published.
-    func noteDuplicates(_ digests: [KeyDigest]) {
+    /// Repeats of keys already met, counted before the results of their batch are published;
+    /// `rows`: those of them that are tabular rows, queued for the consumer to give each its
+    /// own line (``FetchEvent/repeatedRows(_:)``).
+    func noteDuplicates(_ digests: [KeyDigest], rows: [RepeatedRow] = []) {
         guard !digests.isEmpty else { return }
-        state.withLock { state in
+        let consumer = state.withLock { state -> (() -> Void)? in
             state.summary.duplicates += digests.count
             for digest in digests { state.duplicateCounts[digest, default: 0] += 1 }
+            guard !rows.isEmpty else { return nil }
+            // Rows take room like results: a slow consumer holds the input back.
+            state.queuedResults += rows.count
+            Self.append(.repeatedRows(rows), to: &state)
+            return Self.handOff(&state)
         }
+        consumer?()
     }
 
     /// An input source could not be read.

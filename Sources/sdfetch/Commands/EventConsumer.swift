@@ -17,6 +17,9 @@ struct EventConsumer {
     var hosts = HostReport()
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
+    /// Tails of repeated rows whose key's result came after the input's end (its fetch
+    /// was under way): written right after that result's line.
+    private var waitingRows: [KeyDigest: [String]] = [:]
 
     init(console: Console, terminal: Terminal, isJSON: Bool) {
         self.console = console
@@ -31,6 +34,17 @@ struct EventConsumer {
         switch event {
         case .results(let results):
             for result in results { handle(result) }
+        case .repeatedRows(let rows):
+            // Text output has one line per unique URL: a repeated row adds nothing to it.
+            guard isJSON else { return }
+            for row in rows {
+                let tail = ResultPrinter.rowTail(source: row.source, fields: row.fields)
+                if let heldJSON {
+                    heldJSON.holdRow(tail, digest: row.digest)
+                } else {
+                    waitingRows[row.digest, default: []].append(tail)
+                }
+            }
         case .unreadableInput(let source, let detail):
             // `sdfetch clen` reads a file named "clen": point at the command that was probably meant.
             var hint = ""
@@ -39,9 +53,11 @@ struct EventConsumer {
             }
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")
         case .inputFinished(let duplicates):
-            await heldJSON?.release(duplicates: duplicates) { line in
-                console.output(line)
-                await console.waitForRoom()
+            if let heldJSON {
+                waitingRows = await heldJSON.release(duplicates: duplicates) { line in
+                    console.output(line)
+                    await console.waitForRoom()
+                }
             }
             heldJSON = nil
         case .finished(let final):
@@ -52,7 +68,14 @@ struct EventConsumer {
     private mutating func handle(_ result: FetchResult) {
         let isInterrupted = result.failure?.kind == .interrupted
         let line = ResultPrinter.line(result, path: result.path, json: isJSON)
-        if let heldJSON { heldJSON.hold(line, digest: result.key?.digest) } else { console.output(line) }
+        if let heldJSON {
+            heldJSON.hold(line, digest: result.key?.digest)
+        } else {
+            console.output(line)
+            if let digest = result.key?.digest, let tails = waitingRows.removeValue(forKey: digest) {
+                for tail in tails { console.output(ResultPrinter.withRowTail(line, tail)) }
+            }
+        }
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
         guard !isInterrupted else { return }
         let hostLine = hosts.note(result)  // every result: "most URLs" is a share of the run

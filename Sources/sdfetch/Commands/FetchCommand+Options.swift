@@ -7,8 +7,9 @@ extension FetchCommand {
     static let usage = "[fetch] [OPTIONS] [FILE ...]"
     static let summary = "download, verify and cache the images of URL lists (the default)"
     static let abstract = """
-        Fetch the image URLs listed in each FILE (one per line; '-', or no FILE with a piped \
-        standard input, reads standard input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL.
+        Fetch the image URLs listed in each FILE (one per line, or a CSV, TSV or JSON Lines \
+        table with a url column; '-', or no FILE with a piped standard input, reads standard \
+        input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL.
         """
 
     /// Where every default in the table comes from: stated once, in ``FetchOptions``.
@@ -102,6 +103,30 @@ extension FetchCommand {
             OptionSpec("user-agent", short: "A", .value("S"), help: "User-Agent header", default: defaults.userAgent) {
                 command, value, name in
                 command.options.userAgent = try ValueParsers.headerValue(value, option: name)
+            },
+            OptionSpec(
+                "input-format", .value("FORMAT"),
+                help: "how each FILE lists URLs: lines, csv, tsv or jsonl (default: by extension, .gz too)",
+                choices: InputFormat.allCases.map(\.rawValue)
+            ) { command, value, name in
+                command.input.format = try ValueParsers.choice(value, option: name, of: InputFormat.self)
+            },
+            OptionSpec(
+                "url-column", .value("NAME"), help: "the column (JSON Lines: the key) holding each row's URL",
+                default: InputOptions().urlColumn
+            ) { command, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a column name") }
+                command.input.urlColumn = value
+            },
+            OptionSpec(
+                // No default shown: a named column must exist, while `sha256` pins only when present.
+                "sha256-column", .value("NAME"),
+                help: "the column pinning each row's bytes to a SHA-256 (other bytes: hash-mismatch); "
+                    + "without it, a column named \(InputOptions().sha256Column) if there is one"
+            ) { command, value, name in
+                guard !value.isEmpty else { throw UsageError("option \(name) needs a column name") }
+                command.input.sha256Column = value
+                command.input.requiresSHA256Column = true
             },
             OptionSpec("output", short: "o", .value("DIR"), help: "also place each image in DIR, named after its URL") {
                 command, value, name in

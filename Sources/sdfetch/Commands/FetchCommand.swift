@@ -8,6 +8,8 @@ import SDFetchCore
 /// (through ``Console``), while a ticker task redraws the bar from ``RunProgress``.
 struct FetchCommand: ParsableCommand {
     var sources: [InputSource] = []
+    /// `--input-format`, `--url-column`, `--sha256-column`.
+    var input = InputOptions()
     var cacheDirectory: String?
     var options = FetchOptions()
     var outputDirectory: String?
@@ -93,7 +95,7 @@ struct FetchCommand: ParsableCommand {
         let notes = isVerbose ? VerboseNotes.printer(console) : nil
         // The engine lives for the run only: shut down (its thread joined) on the way out.
         return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
-            let reader = URLListReader(sources: sources)
+            let reader = URLListReader(sources: sources, options: input)
             let delivery = placer.map { OutputDelivery(placer: $0, cache: cache) }
             let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
             // On the signal path: nothing here may wait for the console's writer (blocked on a

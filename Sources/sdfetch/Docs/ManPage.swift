@@ -24,6 +24,23 @@ enum ManPage {
             page += ".SH \(command.name.uppercased()) OPTIONS\n" + roff(command.abstract) + "\n" + optionRows(command)
         }
         page += """
+            .SH TABLES
+            A FILE named \\fI*.csv\\fR, \\fI*.tsv\\fR, \\fI*.jsonl\\fR or \\fI*.ndjson\\fR (each also \\fI.gz\\fR) is read
+            as a table, as is any input with \\fB\\-\\-input\\-format\\fR; a \\fI*.gz\\fR list of any format is
+            inflated. CSV (RFC 4180 quoting) and TSV (no quoting: a field is everything between tabs)
+            begin with a header row; JSON Lines hold one object per line. The URL is in the column
+            (JSON Lines: the key) named by \\fB\\-\\-url\\-column\\fR, \\fBurl\\fR by default; every other
+            column goes into the row's \\fB\\-\\-json\\fR object as \\fBfields\\fR, with \\fBsource\\fR
+            (FILE:LINE). Rows whose URLs repeat share one fetch; each gets its own JSON object, while
+            text output keeps one line per unique URL. A row with another number of fields than the
+            header, an unclosed quote, broken JSON or more than 64 KiB is \\fBinvalid\\fR at its FILE:LINE;
+            a header without the URL column makes the file unreadable (exit 3).
+            .PP
+            A column named \\fBsha256\\fR (\\fB\\-\\-sha256\\-column\\fR) pins a row's bytes to 64 hex digits.
+            Bytes with another SHA-256 fail as \\fBhash\\-mismatch\\fR, neither stored nor recorded; a
+            cache entry with other bytes is not served but fetched again and judged; under
+            \\fB\\-\\-offline\\fR it fails as \\fBhash\\-mismatch\\fR. A later row pinning the same URL to
+            another hash is \\fBinvalid\\fR.
             .SH MANY HOSTS
             Requests are spread over hosts the way a browser does it: at most \\fB\\-\\-per\\-host\\fR (6)
             connections to one host, \\fB\\-j\\fR (256) transfers in all. A host no connection has reached

@@ -56,6 +56,11 @@ enum Escaping {
     /// A JSON string literal, quotes included: `"`, `\` and every unsafe character escaped.
     static func json(_ text: some StringProtocol) -> String {
         let text = Redaction.masked(String(text))
+        // Most text (URLs, paths, captions) needs no escape: copied whole, not scalar by scalar.
+        let isPlain = text.withUTF8Bytes { bytes in
+            bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+        if isPlain { return "\"" + text + "\"" }
         var out = String.UnicodeScalarView()
         out.append("\"")
         for scalar in text.unicodeScalars {
@@ -70,6 +75,23 @@ enum Escaping {
             }
         }
         out.append("\"")
+        return String(out)
+    }
+
+    /// A JSON value that is already valid JSON (a JSON Lines member), made as safe as
+    /// ``json(_:)`` makes strings: a tab or CR can only be a blank between tokens there and
+    /// becomes a space; any other unsafe character can only be inside a string and becomes
+    /// `\uXXXX`, which decodes to the same text.
+    static func jsonValue(_ raw: String) -> String {
+        guard raw.unicodeScalars.contains(where: isUnsafe) else { return raw }
+        var out = String.UnicodeScalarView()
+        for scalar in raw.unicodeScalars {
+            switch scalar {
+            case "\t", "\r": out.append(" ")
+            case _ where isUnsafe(scalar): out.append(contentsOf: ("\\u" + hex(scalar.value, digits: 4)).unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
         return String(out)
     }
 

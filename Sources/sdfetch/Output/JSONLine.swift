@@ -42,6 +42,20 @@ struct JSONLine {
         append(key, "[" + strings.map { Escaping.json($0) }.joined(separator: ",") + "]")
     }
 
+    /// A nested object of a row's columns, in the row's order: text values as JSON strings,
+    /// JSON values (from JSON Lines input, already checked) as they came.
+    mutating func add(_ key: String, fields: RowFields) {
+        var body: [String] = []
+        body.reserveCapacity(fields.names.count)
+        for (name, value) in zip(fields.names, fields.values) {
+            switch value {
+            case .text(let text): body.append(Escaping.json(name) + ":" + Escaping.json(text))
+            case .json(let raw): body.append(Escaping.json(name) + ":" + Escaping.jsonValue(raw))
+            }
+        }
+        append(key, "{" + body.joined(separator: ",") + "}")
+    }
+
     /// The object on one line, with its newline.
     var text: String { "{" + members.joined(separator: ",") + "}\n" }
 

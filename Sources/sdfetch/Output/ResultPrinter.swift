@@ -55,8 +55,31 @@ enum ResultPrinter {
         object.add("error_detail", result.failure?.detail)
         object.add("duplicates", result.duplicates)
         object.add("ms", Int64(result.duration.timeInterval * 1000))
-        object.add("source", result.source)
-        return object.text
+        return object.text.dropLast(2) + rowTail(source: result.source, fields: result.fields)
+    }
+
+    /// The members a tabular row brings to its line, last (``withRowTail(_:_:)`` swaps them;
+    /// ``HeldJSONLines`` patches the first `,"duplicates":`, which must be the result's own):
+    /// `,"source":...,"fields":{...}}` and the newline.
+    static func rowTail(source: String?, fields: RowFields?) -> String {
+        var object = JSONLine()
+        object.add("source", source)
+        if let fields { object.add("fields", fields: fields) }
+        return "," + object.text.dropFirst()
+    }
+
+    /// `line` (a ``jsonLine(_:path:)``) with another row's tail: the line of a row that
+    /// repeats the key of the row `line` answers. Safe as a text cut: inside a JSON string
+    /// every `"` is escaped, so the first `,"source":` is the member itself.
+    static func withRowTail(_ line: String, _ tail: String) -> String {
+        rowHead(line) + tail
+    }
+
+    /// `line` up to its row's members (``rowTail(source:fields:)``): what every row of one
+    /// key shares.
+    static func rowHead(_ line: String) -> Substring {
+        guard let start = UTF8Search.firstOffset(of: ",\"source\":", in: line) else { return Substring(line) }
+        return line[..<UTF8Search.index(start, in: line)]
     }
 
     /// `sdfetch: failed: URL: REASON`, `sdfetch: skipped: ...`, `sdfetch: invalid: FILE:LINE: REASON`, or nil.
