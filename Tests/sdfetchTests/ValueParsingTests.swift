@@ -8,6 +8,7 @@ struct ValueParsingTests {
     static let durationCases: [(String, Duration)] = [
         ("30", .seconds(30)), ("30s", .seconds(30)), ("10m", .seconds(600)), ("2h", .seconds(7200)),
         ("7d", .seconds(604_800)), ("1w", .seconds(604_800)), ("0", .zero), ("1.5h", .seconds(5400)),
+        ("500ms", .milliseconds(500)), ("1500MS", .milliseconds(1500)),
         ("0.25", .milliseconds(250)), ("2H", .seconds(7200)),
     ]
 
@@ -16,12 +17,12 @@ struct ValueParsingTests {
         ("2g", 2 << 30), ("1.5K", 1536), ("64KB", 64 << 10), ("64KiB", 64 << 10),
     ]
 
-    @Test("durations take s m h d w units, and a plain number is seconds", arguments: durationCases)
+    @Test("durations take ms s m h d w units, and a plain number is seconds", arguments: durationCases)
     func durations(_ text: String, _ expected: Duration) throws {
         #expect(try ValueParsers.duration(text, option: "--max-age") == expected)
     }
 
-    @Test("malformed durations are rejected", arguments: ["", "s", "-1", "7x", "1e3", "7 d", "+5", "nan", "inf", "1d2h"])
+    @Test("malformed durations are rejected", arguments: ["", "s", "ms", "-1", "7x", "1e3", "7 d", "+5", "nan", "inf", "1d2h", "5mss"])
     func badDurations(_ text: String) {
         #expect(throws: UsageError.self) { try ValueParsers.duration(text, option: "--max-age") }
     }

@@ -13,21 +13,24 @@ enum ValueParsers {
     /// The largest size any option accepts: 1 PiB, far past any disk, far below `Int64.max`.
     static let largestSize: Int64 = 1 << 50
 
-    /// `30s 10m 2h 7d 1w`; a plain number is seconds; decimals allowed (`1.5h`, `0.5`); at most `limit`.
+    /// `500ms 30s 10m 2h 7d 1w`; a plain number is seconds; decimals allowed (`1.5h`, `0.5`); at most `limit`.
     static func duration(
         _ text: String, option: String, atMost limit: Duration = longestDuration
     ) throws(UsageError) -> Duration {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604_800]
         var number = Substring(text)
         var scale = 1.0
-        if let last = text.last, last.isASCII, let unit = units[Character(last.lowercased())] {
+        if text.lowercased().hasSuffix("ms") {
+            scale = 0.001
+            number = number.dropLast(2)
+        } else if let last = text.last, last.isASCII, let unit = units[Character(last.lowercased())] {
             scale = unit
             number = number.dropLast()
         }
         guard let value = Double(number), value.isFinite, value >= 0, number.first != "+",
             !number.contains(where: { $0 == "e" || $0 == "E" }), value * scale < 1e12
         else {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a duration (a number with s, m, h, d or w, e.g. 7d)")
+            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)")
         }
         let total = value * scale
         guard total <= limit.timeInterval else {

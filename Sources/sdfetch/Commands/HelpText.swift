@@ -30,7 +30,7 @@ enum HelpText {
     private static func cacheCommandFooter(_ name: String) -> String {
         var text = ""
         if name == CleanCommand.name {
-            text += "Values: durations like 30s 10m 2h 7d 1w; sizes like 512K 50M 2G (1024-based).\n\n"
+            text += "Values: durations like 500ms 30s 10m 2h 7d 1w; sizes like 512K 50M 2G (1024-based).\n\n"
         }
         text += "Environment:\n"
         text += "  SDFETCH_CACHE_DIR   cache directory; else $XDG_CACHE_HOME/sdfetch; else ~/.cache/sdfetch\n\n"
@@ -48,7 +48,7 @@ enum HelpText {
     }
 
     private static let footer = """
-        Values: durations like 30s 10m 2h 7d 1w (a plain number is seconds); sizes like
+        Values: durations like 500ms 30s 10m 2h 7d 1w (a plain number is seconds); sizes like
         512K 50M 2G (1024-based; a plain number is bytes). '--opt=value' and '-j8' work; '--' ends options.
 
         Environment:
