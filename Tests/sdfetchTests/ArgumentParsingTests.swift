@@ -69,7 +69,7 @@ struct ArgumentParsingTests {
         (["-j"], "option -j needs a value N"),
         (["-j", "0"], "option -j: '0' is not a number from 1 to 1024"),
         (["--concurrency=many"], "option --concurrency: 'many' is not a number from 1 to 1024"),
-        (["--max-age", "7x"], "option --max-age: '7x' is not a duration (a number with s, m, h, d or w, e.g. 7d)"),
+        (["--max-age", "7x"], "option --max-age: '7x' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"),
         (["--max-bytes", "50Q"], "option --max-bytes: '50Q' is not a size (bytes, or a number with K, M, G or T, e.g. 50M)"),
         (["--verify", "ful"], "option --verify: 'ful' is not one of structure, full, header, none (did you mean 'full'?)"),
         (["--progress", "sometimes"], "option --progress: 'sometimes' is not one of auto, always, never"),
@@ -80,7 +80,7 @@ struct ArgumentParsingTests {
         (["-A", "bot\r\nX-Evil: 1"], "option -A: 'bot\\r\\nX-Evil: 1' contains a control character"),
         (["--cache-dir="], "option --cache-dir needs a directory"),
         (["stats", "--cache-dir"], "option --cache-dir needs a value DIR"),
-        (["clean", "--max-age", "soon"], "option --max-age: 'soon' is not a duration (a number with s, m, h, d or w, e.g. 7d)"),
+        (["clean", "--max-age", "soon"], "option --max-age: 'soon' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"),
         (["clean", "--dryrun"], "unknown option --dryrun (did you mean '--dry-run'?)"),
         (["clean", "extra"], "clean takes no arguments, got 'extra'"),
         (["stats", "--jsn"], "unknown option --jsn (did you mean '--json'?)"),
@@ -90,7 +90,7 @@ struct ArgumentParsingTests {
         (["failed", "lst"], "option failed: 'lst' is not one of list, clear, remove (did you mean 'list'?)"),
         (["failed", "remove"], "failed remove needs at least one URL"),
         (["help", "clen"], "unknown command 'clen' (did you mean 'clean'?)"),
-        (["--max-age", "\u{1B}[31m"], "option --max-age: '\\x1b[31m' is not a duration (a number with s, m, h, d or w, e.g. 7d)"),
+        (["--max-age", "\u{1B}[31m"], "option --max-age: '\\x1b[31m' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"),
     ]
 
     @Test("bad argument vectors are usage errors naming the option", arguments: bad)
