@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import SDFetchCore
@@ -54,6 +55,30 @@ struct NameCheckTests {
         #expect(NameCheck.hostName("[::1]:8080") == nil)
         #expect(NameCheck.hostName("127.0.0.1:80") == nil)
         #expect(NameCheck.hostName("") == nil)
+    }
+
+    @Test("Ctrl-C does not wait for a resolver that does not answer")
+    func interruptionEndsTheWait() async {
+        let interruption = Interruption()
+        let stuck = DispatchSemaphore(value: 0)  // a lookup that blocks until the test releases it
+        // Should the wait not end on the trip (the regression this test is for), the lookup
+        // answers after 10 s: the test fails on its clock instead of hanging.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { stuck.signal() }
+        let waiting = Task {
+            await interruption.unlessTripped {
+                await NameCheck.verdict(hostAndPort: "silent.test") { _ in
+                    stuck.wait()
+                    return .doesNotExist
+                }
+            }
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        interruption.trip()
+        let verdict = await waiting.value
+        #expect(verdict == nil)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        stuck.signal()
     }
 
     @Test("a name the resolver knows may exist")

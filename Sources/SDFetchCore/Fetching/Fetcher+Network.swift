@@ -27,7 +27,7 @@ extension Fetcher {
             guard let failure = response.failure else { return .body(response) }
             let host = HostHealth.host(of: key.string)
             if failure.kind == .dns, engine.hostHealth.claimNameCheck(host, limit: options.hostFailures),
-                await NameCheck.verdict(hostAndPort: host) == .doesNotExist
+                await engine.interruption.unlessTripped({ await NameCheck.verdict(hostAndPort: host) }) == .doesNotExist
             {
                 engine.hostHealth.recordMissingName(host, failure: failure, limit: options.hostFailures)
             }

@@ -45,16 +45,22 @@ final class Interruption: Sendable {
 
     /// Sleeps for `duration`. Returns false when the latch tripped or the task was cancelled first.
     func sleep(for duration: Duration) async -> Bool {
-        guard !isTripped else { return false }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await Task.sleep(for: duration)) != nil }
+        await unlessTripped { (try? await Task.sleep(for: duration)) != nil } ?? false
+    }
+
+    /// `work`'s result, or nil when the latch trips (or the task is cancelled) first; `work`
+    /// is then cancelled, so it must end promptly on cancellation.
+    func unlessTripped<T: Sendable>(_ work: @escaping @Sendable () async -> T) async -> T? {
+        guard !isTripped else { return nil }
+        return await withTaskGroup(of: T?.self) { group in
+            group.addTask { await work() }
             group.addTask {
                 await self.waitUntilTripped()
-                return false
+                return nil
             }
-            let sleptFully = await group.next() ?? false
+            let first = await group.next() ?? nil
             group.cancelAll()
-            return sleptFully && !isTripped
+            return isTripped ? nil : first
         }
     }
 

@@ -1,5 +1,6 @@
 internal import CSDFetchShims
 import Glibc
+import Synchronization
 
 /// Asks the system's resolver once more about a host name curl could not resolve, to tell a
 /// name that does not exist from a resolver that did not answer.
@@ -21,10 +22,60 @@ enum NameCheck {
     /// The verdict for the host of `hostAndPort` (`name`, `name:port` or `[v6]:port`). The
     /// lookup blocks for up to the resolver's timeout, so it runs on a thread of its own,
     /// as libcurl's own lookups do, and the calling task waits without holding a thread.
-    static func verdict(hostAndPort: String) async -> Verdict {
+    /// Cancelling the task ends the wait at once with ``Verdict/mayExist`` (Ctrl-C does not
+    /// wait for a resolver that does not answer); the thread finishes on its own.
+    static func verdict(
+        hostAndPort: String, lookUp: @escaping @Sendable (String) -> Verdict = lookUp(_:)
+    ) async -> Verdict {
         guard let name = hostName(hostAndPort) else { return .mayExist }
-        return await withCheckedContinuation { continuation in
-            DedicatedThread.start(name: "sdfetch-name") { continuation.resume(returning: lookUp(name)) }
+        let answer = Answer()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard answer.wait(continuation) else { return }
+                DedicatedThread.start(name: "sdfetch-name") { answer.give(lookUp(name)) }
+            }
+        } onCancel: {
+            answer.give(.mayExist)
+        }
+    }
+
+    /// The one resumption of a verdict's continuation: by the lookup's thread or by
+    /// cancellation, whichever comes first, even when cancellation comes before the wait.
+    private final class Answer: Sendable {
+        private enum State {
+            case idle
+            case waiting(CheckedContinuation<Verdict, Never>)
+            case given(Verdict)
+        }
+
+        private let state = Mutex(State.idle)
+
+        /// Registers `continuation`; false when a verdict was given already (and resumes it).
+        func wait(_ continuation: CheckedContinuation<Verdict, Never>) -> Bool {
+            let given: Verdict? = state.withLock { state in
+                if case .given(let verdict) = state { return verdict }
+                state = .waiting(continuation)
+                return nil
+            }
+            guard let given else { return true }
+            continuation.resume(returning: given)
+            return false
+        }
+
+        func give(_ verdict: Verdict) {
+            let waiting: CheckedContinuation<Verdict, Never>? = state.withLock { state in
+                switch state {
+                case .idle:
+                    state = .given(verdict)
+                    return nil
+                case .waiting(let continuation):
+                    state = .given(verdict)
+                    return continuation
+                case .given:
+                    return nil
+                }
+            }
+            waiting?.resume(returning: verdict)
         }
     }
 
