@@ -143,7 +143,7 @@ final class CacheIndex: Sendable {
     }
 
     private func lookUp(_ digest: KeyDigest, in bucket: inout IndexBucket, _ index: Int) -> CacheEntry? {
-        guard bucket.needsFile else { return bucket.entry(for: digest) }
+        guard bucket.needsFile(for: digest) else { return bucket.entry(for: digest) }
         // A large file this process does not hold open: opened for this read, and read
         // afresh if it is no longer the file the bucket was read from.
         return withFile(index) { fd -> CacheEntry? in
@@ -275,9 +275,7 @@ final class CacheIndex: Sendable {
                     let line = UnsafeRawBufferPointer(rebasing: raw[put.line])
                     guard put.isUsedSince else { return (digest, Array(line)) }
                     // The last use goes into the line itself: the table holds one line per entry.
-                    guard case .put(_, var entry) = IndexRecord(line: line) else { return nil }
-                    entry.accessedAt = FileTime.date(nanoseconds: put.summary.usedAt)
-                    return (digest, Array(IndexRecord.put(digest, entry).line.dropFirst().dropLast()))
+                    return IndexRecord.put(line: line, usedAt: put.summary.usedAt).map { (digest, $0) }
                 })
         }
         let temporary = FileIO.temporaryName(prefix: ".\(name)-")

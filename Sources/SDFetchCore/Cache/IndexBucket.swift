@@ -48,15 +48,19 @@ struct IndexBucket {
     /// Whether the tail has grown past ``tailLimit``.
     var isTailLarge: Bool { fileEnd - (table?.end ?? 0) > Self.tailLimit }
 
-    /// Whether a line outside the kept bytes needs the file: the caller opens it when this
-    /// process holds none.
-    var needsFile: Bool { file == nil && whole == nil }
+    /// Whether looking up `digest` may read past the kept bytes: the caller then opens the
+    /// file when this process holds none.
+    func needsFile(for digest: KeyDigest) -> Bool {
+        guard file == nil else { return false }
+        guard let whole else { return true }
+        return (tail[digest]?.putOffset ?? -1) + (tail[digest]?.putLength ?? 0) > whole.count
+    }
 
     // MARK: - Lookup
 
     /// `digest`'s latest entry with every use known here folded in; nil when there is none
     /// or its line does not parse as `digest`'s put (damaged or forged). `fd` is the open
-    /// bucket file when ``needsFile``, else -1.
+    /// bucket file when ``needsFile(for:)``, else -1.
     func entry(for digest: KeyDigest, file fd: Int32 = -1) -> CacheEntry? {
         let ref = tail[digest]
         var entry: CacheEntry
@@ -115,14 +119,8 @@ struct IndexBucket {
     /// the file this bucket was read from, else the bucket is read afresh on its next use.
     mutating func appended(_ records: [IndexRecord], lengths: [Int], bytes: [UInt8], inode: UInt64, end: Int) {
         guard isLoaded, inode == self.inode else { return invalidate() }
-        if var kept = whole {
-            // Kept whole only while nobody else appended meanwhile; else read again on next use.
-            guard kept.count == end - bytes.count, end <= Self.wholeFileLimit else { return invalidate() }
-            whole = nil  // no copy of the bytes while they grow
-            kept += bytes
-            whole = kept
-            offset = end
-        }
+        // The kept bytes of a small file stay as read (growing them would double their
+        // capacity): a put line past them is read from the file like a large file's.
         fileEnd = max(fileEnd, end)
         var lineStart = end - bytes.count
         for (record, length) in zip(records, lengths) {
