@@ -11,7 +11,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
-        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
     ],
     targets: [
         .systemLibrary(
@@ -49,7 +48,6 @@ let package = Package(
             dependencies: [
                 "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CSDFetchShims",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ]
         ),
         .executableTarget(

@@ -6,7 +6,7 @@
 # Only the project's own warnings count. SwiftPM compiles dependencies' Swift code with
 # -suppress-warnings and their C code with -w, so they print none; a line that names a
 # file under .build/checkouts is skipped all the same, and so is SwiftPM's own warning about
-# a dependency's package ("warning: 'swift-async-algorithms': found 1 file(s) which are
+# a dependency's package ("warning: 'PACKAGE': found 1 file(s) which are
 # unhandled"), which only its maintainers can fix.
 # Linker warnings count: they are the project's (its choice of what to link). A build that
 # compiles nothing prints nothing: the check sees what was compiled in this build, and a

@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import SDFetchCore
 
 /// Runs a ``FetchRun`` to the end and gathers what it reported.
@@ -9,13 +8,11 @@ public struct CollectedRun: Sendable {
     /// Final further occurrences per duplicated key (``FetchEvent/inputFinished(duplicates:)``).
     public var duplicates: [KeyDigest: Int] = [:]
 
-    /// Runs `run` over `sources` and waits for `finished`.
-    public static func collect(_ run: FetchRun) async -> CollectedRun {
-        let events = AsyncChannel<FetchEvent>()
-        let reader = URLListReader(sources: run.sources)
-        async let done: Void = run.run(reader: reader, into: events)
+    /// Runs `run` over its sources (read by `reader`, by default a new one) and waits for `finished`.
+    public static func collect(_ run: FetchRun, reader: URLListReader? = nil) async -> CollectedRun {
+        let reader = reader ?? URLListReader(sources: run.sources)
         var collected = CollectedRun()
-        for await event in events {
+        await run.run(reader: reader) { event in
             switch event {
             case .results(let results): collected.results += results
             case .unreadableInput(let source, _): collected.unreadable.append(source)
@@ -23,7 +20,6 @@ public struct CollectedRun: Sendable {
             case .finished(let summary): collected.summary = summary
             }
         }
-        await done
         return collected
     }
 

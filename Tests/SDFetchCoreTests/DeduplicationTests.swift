@@ -37,20 +37,32 @@ struct DeduplicationTests {
         }
     }
 
-    @Test("200 concurrent fetches of one key through the core API make one request")
-    func concurrentCallsCoalesce() async throws {
+    /// The run's seen-set is its one coalescing point: occurrences met while the key's
+    /// fetch is in flight join it, as they do on the command line.
+    @Test("200 occurrences of one key, read while its fetch is in flight, make one request")
+    func occurrencesInFlightCoalesce() async throws {
         let server = try await LoopbackServer()
-        server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(200)))
-        let cache = try DiskCache(directory: directory.appending("cache"))
-        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: cache)
-        let key = try URLKey(parsing: server.url("/a.png"))
-        let statuses = await withTaskGroup(of: FetchStatus.self) { group in
-            for _ in 0..<200 { group.addTask { await fetcher.fetch(key, spelling: key.string).status } }
-            return await group.reduce(into: [FetchStatus]()) { $0.append($1) }
-        }
+        server.route("/a.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(300)))
+        let url = server.url("/a.png")
+        let fetcher = try Fetcher.forTesting(in: directory)
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let run = FetchRun(fetcher: fetcher, sources: [.standardInput])
+        let reader = URLListReader(sources: [.standardInput], standardInput: fds[0])
+        func send(_ text: String) { _ = text.withCString { write(fds[1], $0, strlen($0)) } }
+        send(url + "\n")
+        async let collected = CollectedRun.collect(run, reader: reader)
+        // The first line's request is under way before the other 199 lines are written.
+        #expect(await server.waitForRequests(1))
+        for index in 1..<200 { send((index.isMultiple(of: 2) ? url : url + "#\(index)") + "\n") }
+        close(fds[1])
+        let result = await collected
+        close(fds[0])
 
         #expect(server.requests(for: "/a.png") == 1)
-        #expect(statuses.count == 200)
-        #expect(statuses.allSatisfy { $0 == .downloaded })
+        #expect(result.results.map(\.status) == [.downloaded])
+        #expect(result.summary.duplicates == 199)
+        let key = try URLKey(parsing: url)
+        #expect(result.duplicates[key.digest] == 199)
     }
 }

@@ -3,12 +3,11 @@ extension Fetcher {
     /// ``RetryPolicy``'s backoff while the failure is transient, and cut short when the
     /// host is down (`--host-failures`) or the run is interrupted.
     ///
-    /// Nonisolated: it only waits, on the engine or on a backoff sleep, and touches no
-    /// actor state, so coalesced callers never queue behind it. Each try counts against
-    /// `-j` only while its transfer runs; backoff sleeps hold no transfer slot. The
+    /// It only waits, on the engine or on a backoff sleep. Each try counts against `-j`
+    /// only while its transfer runs; backoff sleeps hold no transfer slot. The
     /// outcome is the last try's; a `304` to a conditional request is its own outcome, never
     /// a failure (nor retried).
-    nonisolated func download(
+    func download(
         _ request: TransferRequest, key: URLKey, spelling: String, isConditional: Bool
     ) async -> NetworkOutcome {
         let policy = options.retryPolicy
@@ -51,7 +50,7 @@ extension Fetcher {
 
 extension Fetcher {
     /// Hands a `-v` note to the CLI's sink, if any; the text is raw (the printer escapes it).
-    nonisolated func note(_ spelling: String, _ message: @autoclosure () -> String) {
+    func note(_ spelling: String, _ message: @autoclosure () -> String) {
         guard let notes else { return }
         notes(FetchNote(url: spelling, message: message()))
     }

@@ -3,33 +3,30 @@ import FoundationEssentials
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
 /// way after it is identified (see <doc:Pipeline> for the whole run).
 ///
-/// The steps are nonisolated and run on the caller's task, so its cancellation reaches the
-/// transfer and the verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the
-/// warm-run hit), then ``fetch(_:spelling:after:)`` (offline and blacklist decisions,
-/// network with retries, `304` or verify and store). A ``FetchRun`` calls them directly:
-/// its keys are unique by construction, so it pays no actor hop.
+/// The steps run on the caller's task, so its cancellation reaches the transfer and the
+/// verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the warm-run hit), then
+/// ``fetch(_:spelling:after:)`` (offline and blacklist decisions, network with retries,
+/// `304` or verify and store). Immutable once made, so shared freely: what it shares with
+/// other threads (the engine, the cache, the blacklist) keeps its own locks.
 ///
-/// The actor's one job is the public ``fetch(_:spelling:)`` for other callers: concurrent
-/// calls for one key share the first call's work (Nuke's task pool): the first caller
-/// registers before its first suspension and does the work on its own task; later callers
-/// wait for its result, and the key is free again once it is done.
-public actor Fetcher {
-    public nonisolated let options: FetchOptions
-    public nonisolated let cache: DiskCache
-    nonisolated let engine: CurlEngine
+/// It does not coalesce: a ``FetchRun`` does, with its seen-set, the one coalescing point
+/// of a run (<doc:Fetching#De-duplication>). Callers that fetch one key from many tasks at
+/// once give the keys to a run instead.
+public final class Fetcher: Sendable {
+    public let options: FetchOptions
+    public let cache: DiskCache
+    let engine: CurlEngine
     /// Where the waits for a bucket lock held elsewhere happen (a replaced entry's store, a
     /// blacklist record's rename): never on the cooperative pool (``BlockingPool``).
-    nonisolated let files: BlockingPool
-    nonisolated let now: @Sendable () -> Date
-    nonisolated let blacklist: FailureBlacklist
+    let files: BlockingPool
+    let now: @Sendable () -> Date
+    let blacklist: FailureBlacklist
     /// When an entry is served without a request, from the options.
-    nonisolated let servePolicy: ServePolicy
+    let servePolicy: ServePolicy
     /// Receives `-v`'s notes (retries, redirects, revalidations, backoff waits); nil: none made.
-    nonisolated let notes: (@Sendable (FetchNote) -> Void)?
+    let notes: (@Sendable (FetchNote) -> Void)?
     /// Body bytes of this fetcher's requests as they arrive (the progress bar's byte count).
-    public nonisolated let meter = TransferMeter()
-    /// Callers waiting for the fetch of a key that another call is doing.
-    private var waiters: [URLKey: [CheckedContinuation<FetchResult, Never>]] = [:]
+    public let meter = TransferMeter()
 
     public init(
         options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init,
@@ -52,46 +49,9 @@ public actor Fetcher {
     /// while a few wait on a bucket that a `clean` elsewhere holds for a batch.
     static let fileThreads = 4
 
-    /// The result for `key`; `spelling` is the input text reported as `url`. Concurrent
-    /// calls for one key make one lookup and at most one request.
+    /// The result for `key`; `spelling` is the input text reported as `url`: the cache
+    /// lookup, then the rest when the cache does not answer.
     public func fetch(_ key: URLKey, spelling: String) async -> FetchResult {
-        if waiters[key] != nil {
-            return await withCheckedContinuation { waiters[key, default: []].append($0) }
-        }
-        waiters[key] = []  // registered before the first suspension (actor reentrancy)
-        let result = await fetchUnique(key, spelling: spelling)
-        for waiter in waiters.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
-        return result
-    }
-
-    /// The hosts given up so far in this run (`host-down`) and why, for a line each.
-    public nonisolated var downHosts: [DownHost] { engine.hostHealth.downHosts }
-
-    /// How many hosts were given up so far, for the progress bar.
-    public nonisolated var downHostCount: Int { engine.hostHealth.downCount }
-
-    /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
-    public nonisolated func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
-
-    /// Interrupts every transfer (Ctrl-C) and every verification under way (the walkers and
-    /// decoders ask ``Interruption/isRequested``); their results come back `failed` with
-    /// `interrupted`. Returns at once.
-    public nonisolated func cancelAll() {
-        engine.cancelAll()
-    }
-
-    /// Stops the transfer thread once no transfer is left, then the file threads, and returns
-    /// when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
-    /// every exit.
-    public nonisolated func shutdown() async {
-        await engine.shutdown()
-        await files.shutdown()
-    }
-
-    // MARK: - The steps of one URL
-
-    /// Cache lookup, then the rest when the cache does not answer.
-    nonisolated func fetchUnique(_ key: URLKey, spelling: String) async -> FetchResult {
         let started = ContinuousClock.now
         switch probe(key, spelling: spelling) {
         case .answered(var result):
@@ -102,6 +62,32 @@ public actor Fetcher {
         }
     }
 
+    /// The hosts given up so far in this run (`host-down`) and why, for a line each.
+    public var downHosts: [DownHost] { engine.hostHealth.downHosts }
+
+    /// How many hosts were given up so far, for the progress bar.
+    public var downHostCount: Int { engine.hostHealth.downCount }
+
+    /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
+    public func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
+
+    /// Interrupts every transfer (Ctrl-C) and every verification under way (the walkers and
+    /// decoders ask ``Interruption/isRequested``); their results come back `failed` with
+    /// `interrupted`. Returns at once.
+    public func cancelAll() {
+        engine.cancelAll()
+    }
+
+    /// Stops the transfer thread once no transfer is left, then the file threads, and returns
+    /// when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
+    /// every exit.
+    public func shutdown() async {
+        await engine.shutdown()
+        await files.shutdown()
+    }
+
+    // MARK: - The steps of one URL
+
     /// What the cache-lookup step decided.
     public enum Probe: Sendable {
         /// `cached`: the result, without a request.
@@ -110,9 +96,9 @@ public actor Fetcher {
         case needsNetwork(stale: CacheEntry?)
     }
 
-    /// The cache-lookup step: one probe of the index, synchronous and nonisolated, so
-    /// ``FetchRun`` answers warm hits inline, without a task or an actor hop.
-    public nonisolated func probe(_ key: URLKey, spelling: String) -> Probe {
+    /// The cache-lookup step: one probe of the index, synchronous, so ``FetchRun`` answers
+    /// warm hits inline, without a task.
+    public func probe(_ key: URLKey, spelling: String) -> Probe {
         switch cache.lookup(key, serving: servePolicy, now: now()) {
         case .fresh(let entry): .answered(cachedResult(entry, key: key, spelling: spelling, status: .cached))
         case .stale(let entry): .needsNetwork(stale: entry)
@@ -124,7 +110,7 @@ public actor Fetcher {
     /// blacklist record gives `skipped` without a request (unless `--retry-failed`); else
     /// the request, conditional when `stale`'s file still holds its bytes, and its outcome:
     /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
-    nonisolated func fetch(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
+    func fetch(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
         let started = ContinuousClock.now
         // Verifications under way ask the engine's latch (Ctrl-C) as well as their task.
         var result = await Interruption.$current.withValue(engine.interruption) {
@@ -134,7 +120,7 @@ public actor Fetcher {
         return result
     }
 
-    private nonisolated func decide(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
+    private func decide(_ key: URLKey, spelling: String, after stale: CacheEntry?) async -> FetchResult {
         if options.offline {
             return failedResult(
                 key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
@@ -162,7 +148,7 @@ public actor Fetcher {
 
     /// One request for `key`, conditional when `entry` has validators, and its result; a
     /// success also removes the key's blacklist record when `clearingRecord`.
-    private nonisolated func request(
+    private func request(
         _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool
     ) async -> FetchResult {
         let validators = entry.map(Self.conditionalHeaders) ?? []
@@ -203,7 +189,7 @@ public actor Fetcher {
 
     /// A `304` confirmed `entry`: renew its times (and validators) without a body (one
     /// index line appended: no lock, page cache only, so on this task).
-    private nonisolated func revalidated(
+    private func revalidated(
         _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
     ) -> FetchResult {
         do throws(FetchFailure) {
@@ -226,7 +212,7 @@ public actor Fetcher {
     /// thread per download cost six context switches and a third more CPU on a cold run.
     /// What may wait on another process, the bucket lock a replacement takes while a `clean`
     /// holds it, goes to ``files``.
-    private nonisolated func store(
+    private func store(
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
     ) async -> FetchResult {
         if response.optsOut && !options.ignoreOptOuts {
@@ -266,7 +252,7 @@ public actor Fetcher {
         }
     }
 
-    private nonisolated func cachedResult(
+    private func cachedResult(
         _ entry: CacheEntry, key: URLKey, spelling: String, status: FetchStatus
     ) -> FetchResult {
         var result = FetchResult(
@@ -276,7 +262,7 @@ public actor Fetcher {
         return result
     }
 
-    private nonisolated func failedResult(
+    private func failedResult(
         _ key: URLKey, spelling: String, _ failure: FetchFailure, httpStatus: Int?
     ) -> FetchResult {
         FetchResult(

@@ -10,13 +10,11 @@ import Glibc
 /// slow producer's first line is fetched before it writes the second
 /// (<doc:Fetching#Input>), while a fast one still fills whole batches.
 public final class URLListReader: @unchecked Sendable {
-    /// Guards `batches`, `finished`, `cancelled`, `isWoken`, `counted` and `waiter`.
+    /// Guards `batches`, `finished`, `cancelled`, `counted` and `waiter`.
     private let condition = ConditionLock()
     private var batches: [[InputItem]] = []
     private var finished = false
     private var cancelled = false
-    /// ``wake()`` was called while nobody waited: the next ``next()`` returns an empty batch.
-    private var isWoken = false
     private var counted: Int?
     private var waiter: CheckedContinuation<[InputItem]?, Never>?
 
@@ -29,15 +27,11 @@ public final class URLListReader: @unchecked Sendable {
         DedicatedThread.start(name: "sdfetch-input") { [self] in read(sources, standardInput: standardInput) }
     }
 
-    /// The next batch, or nil once every source is read; an empty batch after ``wake()``.
+    /// The next batch, or nil once every source is read.
     public func next() async -> [InputItem]? {
         await withCheckedContinuation { continuation in
             condition.lock()
-            if isWoken {
-                isWoken = false
-                condition.unlock()
-                continuation.resume(returning: [])
-            } else if !batches.isEmpty {
+            if !batches.isEmpty {
                 let batch = batches.removeFirst()
                 condition.broadcast()
                 condition.unlock()
@@ -59,22 +53,6 @@ public final class URLListReader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return counted
-    }
-
-    /// Makes a pending (or the next) ``next()`` return an empty batch at once.
-    ///
-    /// A finished fetch calls it so the run reports results while a slow producer is silent,
-    /// instead of holding them until the next line arrives.
-    public func wake() {
-        condition.lock()
-        guard let pending = waiter else {
-            isWoken = true
-            condition.unlock()
-            return
-        }
-        waiter = nil
-        condition.unlock()
-        pending.resume(returning: [])
     }
 
     /// Stops reading; the thread ends at its next chunk (or when a blocked read returns).

@@ -1,8 +1,9 @@
 /// What a ``FetchRun`` reports, in order; the stream ends after `finished`.
 public enum FetchEvent: Sendable {
-    /// Unique URLs or invalid lines that are done, in completion order. Batched because a
-    /// warm run completes tens of thousands a second and each hand-off to the consumer
-    /// costs a thread wake-up; a batch is sent whenever the run is about to wait.
+    /// Unique URLs or invalid lines that are done, in completion order, each counted in the
+    /// summary already. Batched because a warm run completes tens of thousands a second and
+    /// each hand-off to the consumer costs a thread wake-up: a batch holds what was
+    /// published since the consumer last took (``RunLedger``).
     case results([FetchResult])
     /// An input source could not be read (the run goes on; exit status 3).
     case unreadableInput(source: String, detail: String)

@@ -1,24 +1,22 @@
-import AsyncAlgorithms
-
 /// A whole batch: read inputs, de-duplicate, fetch, report (the CLI's main job).
 ///
-/// Two stages joined by a channel (see <doc:Pipeline>):
-/// 1. ``RunIntake`` reads lines, identifies and de-duplicates keys, looks each up in the
-///    cache (warm hits are answered inline, without a task), starts the network steps of
-///    the rest in a task group, runs each result's last step (``delivery``: the CLI's
-///    `-o`, which alone may still change a status) where the result is made, and hands
-///    results on in batches.
-/// 2. ``RunTally`` counts each result, once, for the bar (``progress``) and for the
-///    summary, before it reaches `events`.
+/// Two tasks and one meeting point (see <doc:Pipeline>):
+/// - the intake (``RunIntake``, a child task) reads lines, identifies and de-duplicates
+///   keys, looks each up in the cache (warm hits are answered inline, without a task) and
+///   starts the network steps of the rest in a task group;
+/// - every result, after its last step (``delivery``: the CLI's `-o`, which alone may
+///   still change a status), is published to the run's ``RunLedger`` by whoever made it,
+///   and counted there, once, for the bar (``progress``) and the summary;
+/// - the caller's task takes the ledger's events and hands them to `handle`.
 ///
 /// Each key is fetched once per run however often it appears; later occurrences raise the
 /// key's `duplicates` and the summary's total. A result carries the count known when it is
 /// reported; ``FetchEvent/inputFinished(duplicates:)`` gives every key's final count, so a
 /// consumer that needs it exact whatever the timing (JSON) can wait for it.
-/// At most a few times `concurrency` URLs are in flight, so the reader waits when the
-/// fetcher is full and a list of any length runs in bounded memory (the seen-set holds
-/// one 16-byte digest per unique key; it is handed to the summary as ``RunSummary/usedKeys``
-/// at the end).
+/// At most a few times `concurrency` URLs are in flight and a few thousand results wait for
+/// the consumer, so the reader waits when the run is full and a list of any length runs in
+/// bounded memory (the seen-set holds one 16-byte digest per unique key; it is handed to
+/// the summary as ``RunSummary/usedKeys`` at the end).
 public struct FetchRun: Sendable {
     public let fetcher: Fetcher
     public let sources: [InputSource]
@@ -27,9 +25,6 @@ public struct FetchRun: Sendable {
     /// The last step of each result before it is counted; nil: none.
     public var delivery: (any ResultDelivery)?
     public let progress: RunProgress
-    /// Results per hand-off when nothing waits (a warm run): large enough to make the
-    /// consumer's wake-up rare, small enough that output still streams.
-    static let resultBatch = 256
 
     public init(fetcher: Fetcher, sources: [InputSource], shard: Shard? = nil, delivery: (any ResultDelivery)? = nil) {
         self.fetcher = fetcher
@@ -39,19 +34,22 @@ public struct FetchRun: Sendable {
         progress = RunProgress(meter: fetcher.meter)
     }
 
-    /// Runs the batch, sending every event into `events` and finishing it.
+    /// Runs the batch, calling `handle` with every event, in order, on the caller's task;
+    /// returns after `finished`. The run waits while `handle` does, so a consumer that
+    /// cannot keep up (a blocked stdout) holds the input back, not memory.
     ///
     /// `reader` is made by the caller so a signal handler can cancel it.
-    public func run(reader: URLListReader, into events: AsyncChannel<FetchEvent>) async {
-        let settled = AsyncChannel<FetchEvent>()
-        async let counted: Void = RunTally.forward(settled, to: events, progress: progress)
-        var intake = RunIntake(
-            fetcher: fetcher, shard: shard, progress: progress, reader: reader, output: settled, delivery: delivery,
+    public func run(
+        reader: URLListReader, isolation: isolated (any Actor)? = #isolation, _ handle: (FetchEvent) async -> Void
+    ) async {
+        let ledger = RunLedger(progress: progress)
+        let intake = RunIntake(
+            fetcher: fetcher, shard: shard, reader: reader, ledger: ledger, delivery: delivery,
             limit: max(16, fetcher.options.concurrency * 4))
-        await withTaskGroup(of: FetchResult.self) { group in
-            await intake.run(&group)
+        async let intakeDone: Void = RunIntake.run(intake)
+        while let events = await ledger.next() {
+            for event in events { await handle(event) }
         }
-        settled.finish()
-        await counted
+        await intakeDone
     }
 }

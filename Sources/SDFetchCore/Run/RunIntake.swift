@@ -1,98 +1,95 @@
-import AsyncAlgorithms
-import Synchronization
-
-/// The first stage of a ``FetchRun``: read, identify and de-duplicate, look up, start the
-/// network steps, deliver, collect, hand on. Each step is one method below; the loop in ``run(_:)``
-/// only orders them.
+/// The run's input side: read, identify and de-duplicate, look up, start the network
+/// steps. Each step is one method below; the loop in ``run()`` only orders them.
 ///
-/// Owned by the run's task and never shared (the task group's children only return
-/// results). Back-pressure: at most `limit` network fetches run at once; the reader waits
-/// for a slot. Results go to `output` in batches (``FetchRun/resultBatch``), and always
-/// before the loop waits, so a slow producer never holds finished results back.
+/// Owned by the run's intake task and never shared. It publishes warm hits itself, a batch
+/// at a time; a network child task publishes its own result when done (``RunLedger``), so
+/// nothing here waits for results. Flow control is two waits, both before work is taken
+/// on: for room in the ledger before each input batch (a slow consumer holds the input
+/// back), and for a free slot before each network fetch (at most `limit` run at once).
 struct RunIntake {
     let fetcher: Fetcher
     let shard: Shard?
     let progress: RunProgress
     let reader: URLListReader
-    let output: AsyncChannel<FetchEvent>
+    let ledger: RunLedger
     /// Each result's last step, run where the result is made: a warm hit's in its lookup's
     /// slice (see ``take(_:_:)``), a fetched one's in its child task; nil: none.
     let delivery: (any ResultDelivery)?
     /// Network fetches in flight at most.
     let limit: Int
 
-    /// Inputs, duplicates and keys; the status counts are ``RunTally``'s.
-    private var summary = RunSummary()
+    /// Every key met in the run: the one coalescing point (each reaches the cache once).
     private var seen = Set<KeyDigest>()
-    /// Further occurrences per key met more than once: grows with duplicated keys only.
-    private var duplicateCounts: [KeyDigest: Int] = [:]
-    /// Results waiting for the next hand-off.
-    private var done: [FetchResult] = []
+    /// Network child tasks not yet collected by a wait for a slot.
     private var running = 0
-    /// Fetches that returned, counted by the children, so the loop collects them without
-    /// waiting before it asks the reader for more.
-    private let finished = FinishedCount()
-    private var collected = 0
     private var isTotalExpected = false
 
     init(
-        fetcher: Fetcher, shard: Shard?, progress: RunProgress, reader: URLListReader,
-        output: AsyncChannel<FetchEvent>, delivery: (any ResultDelivery)?, limit: Int
+        fetcher: Fetcher, shard: Shard?, reader: URLListReader, ledger: RunLedger, delivery: (any ResultDelivery)?,
+        limit: Int
     ) {
         self.fetcher = fetcher
         self.shard = shard
-        self.progress = progress
+        self.progress = ledger.progress
         self.reader = reader
-        self.output = output
+        self.ledger = ledger
         self.delivery = delivery
         self.limit = limit
     }
 
-    mutating func run(_ group: inout TaskGroup<FetchResult>) async {
-        while true {
-            await collectFinished(&group)
-            await flush()
-            guard let batch = await reader.next() else { break }
-            noteExpectedTotal()
-            // After Ctrl-C, lines already read are not started.
-            guard !reader.isCancelled else { continue }
-            await take(batch, &group)
+    /// Runs `intake` on the calling task (the run's child task for its input side).
+    static func run(_ intake: RunIntake) async {
+        var intake = intake
+        await intake.run()
+    }
+
+    /// Reads the input to its end, then waits for the network steps it started; the ledger
+    /// then holds every result, and gets the seen-set as the summary's used keys.
+    mutating func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            while let batch = await reader.next() {
+                noteExpectedTotal()
+                // After Ctrl-C, lines already read are not started.
+                guard !reader.isCancelled else { continue }
+                await ledger.waitForRoom()
+                await take(batch, &group)
+            }
+            ledger.inputDidFinish()
+            await group.waitForAll()
         }
-        progress.inputDidFinish()
-        await flush()
-        await output.send(.inputFinished(duplicates: duplicateCounts))
-        while let result = await group.next() {
-            report(result)
-            await flush()
-        }
-        summary.usedKeys = seen
-        await output.send(.finished(summary))
+        ledger.finish(usedKeys: seen)
     }
 
     // MARK: - Steps
 
     /// One batch of input: each line parsed and hashed, then de-duplicated in order, then
-    /// looked up; hits are answered at once, the rest go to the network in order. Parsing
+    /// looked up; hits are published at once, the rest go to the network in order. Parsing
     /// and lookups are per-line work, split over the cores (``BatchSplit``); the steps that
     /// count or decide stay on this task.
-    private mutating func take(_ batch: [InputItem], _ group: inout TaskGroup<FetchResult>) async {
+    private mutating func take(_ batch: [InputItem], _ group: inout TaskGroup<Void>) async {
         let parsed = await BatchSplit.map(batch) { (item: InputItem) -> ParsedLine? in
             guard case .line(let line) = item else { return nil }
             return ParsedLine(line)
         }
         var unique: [(key: URLKey, spelling: String)] = []
         unique.reserveCapacity(batch.count)
+        var invalid: [FetchResult] = []
+        var repeats: [KeyDigest] = []
         for (item, line) in zip(batch, parsed) {
             switch item {
             case .unreadable(let source, let detail):
-                summary.unreadableInputs += 1
-                await flush()
-                await output.send(.unreadableInput(source: source, detail: detail))
+                ledger.publish(invalid)
+                invalid.removeAll()
+                ledger.unreadable(source: source, detail: detail)
             case .line(let input):
-                if let line, let key = identify(input, line.key) { unique.append((key, input.text)) }
+                if let line, let key = identify(input, line.key, invalid: &invalid, repeats: &repeats) {
+                    unique.append((key, input.text))
+                }
             }
         }
-        // Warm path: a lookup answers inline, without a task per URL, an actor hop or a slot
+        ledger.noteDuplicates(repeats)
+        ledger.publish(invalid)
+        // Warm path: a lookup answers inline, without a task per URL or a slot
         // (the bench's warm target, >= 100,000 URLs/s).
         // A hit's delivery (`-o`) runs right after its lookup, in the same slice.
         let (fetcher, delivery) = (self.fetcher, self.delivery)
@@ -100,29 +97,35 @@ struct RunIntake {
             let started = ContinuousClock.now
             var probe = fetcher.probe(key, spelling: spelling)
             let duration = ContinuousClock.now - started
-            if let delivery, case .answered(var hit) = probe {
-                delivery.deliver(&hit)
+            if case .answered(var hit) = probe {
+                delivery?.deliver(&hit)
+                hit.duration = duration
                 probe = .answered(hit)
             }
-            return (probe, duration)
+            return probe
         }
-        for ((key, spelling), (probe, duration)) in zip(unique, probes) {
+        var hits: [FetchResult] = []
+        for ((key, spelling), probe) in zip(unique, probes) {
             switch probe {
-            case .answered(var hit):
-                hit.duration = duration
-                if done.count >= FetchRun.resultBatch { await flush() }
-                report(hit)
+            case .answered(let hit):
+                hits.append(hit)
             case .needsNetwork(let stale):
                 guard !reader.isCancelled else { continue }
+                ledger.publish(hits)
+                hits.removeAll()
                 await startNetwork(key, spelling: spelling, after: stale, &group)
             }
         }
+        ledger.publish(hits)
     }
 
     /// Identify and de-duplicate: the line's key when it starts a fetch; nil when the line
-    /// ends here (invalid: reported, under `--shard` by shard 0 only; outside the shard or a
-    /// repeat: counted).
-    private mutating func identify(_ line: InputLine, _ parsed: Result<URLKey, InvalidURL>) -> URLKey? {
+    /// ends here (invalid: a result in `invalid`, under `--shard` from shard 0 only;
+    /// outside the shard: settled; a repeat: its key in `repeats`).
+    private mutating func identify(
+        _ line: InputLine, _ parsed: Result<URLKey, InvalidURL>, invalid: inout [FetchResult],
+        repeats: inout [KeyDigest]
+    ) -> URLKey? {
         let key: URLKey
         switch parsed {
         case .success(let parsedKey):
@@ -133,7 +136,7 @@ struct RunIntake {
                 return nil
             }
             progress.discovered()
-            report(
+            invalid.append(
                 FetchResult(
                     url: line.text, key: nil, status: .invalid, failure: FetchFailure(.invalidURL, error.reason),
                     source: "\(line.source):\(line.number)"))
@@ -145,59 +148,26 @@ struct RunIntake {
         }
         guard seen.insert(key.digest).inserted else {
             progress.settledWithoutResult()
-            summary.duplicates += 1
-            duplicateCounts[key.digest, default: 0] += 1
+            repeats.append(key.digest)
             return nil
         }
         progress.discovered()
         return key
     }
 
-    /// The network steps of `key` as a child task, once a slot is free.
+    /// The network steps of `key` as a child task, once a slot is free; the child runs the
+    /// result's last step and publishes it.
     private mutating func startNetwork(
-        _ key: URLKey, spelling: String, after stale: CacheEntry?, _ group: inout TaskGroup<FetchResult>
+        _ key: URLKey, spelling: String, after stale: CacheEntry?, _ group: inout TaskGroup<Void>
     ) async {
-        if running >= limit {
-            await flush()
-            if let result = await group.next() {
-                running -= 1
-                collected += 1
-                report(result)
-            }
-        }
-        let (fetcher, delivery, finished, reader) = (self.fetcher, self.delivery, self.finished, self.reader)
+        if running >= limit, await group.next() != nil { running -= 1 }
+        let (fetcher, delivery, ledger) = (self.fetcher, self.delivery, self.ledger)
         group.addTask {
             var result = await fetcher.fetch(key, spelling: spelling, after: stale)
             delivery?.deliver(&result)
-            finished.value.add(1, ordering: .releasing)
-            reader.wake()
-            return result
+            ledger.publish([result])
         }
         running += 1
-    }
-
-    /// Takes the results of fetches known to have returned (so `next()` does not wait).
-    private mutating func collectFinished(_ group: inout TaskGroup<FetchResult>) async {
-        while collected < finished.value.load(ordering: .acquiring), let result = await group.next() {
-            running -= 1
-            collected += 1
-            report(result)
-        }
-    }
-
-    /// Queues `result` for the next hand-off with its key's duplicates so far.
-    private mutating func report(_ result: FetchResult) {
-        var result = result
-        if let digest = result.key?.digest { result.duplicates = duplicateCounts[digest] ?? 0 }
-        done.append(result)
-    }
-
-    /// Hands the queued results on; called before every wait and when a batch is full.
-    private mutating func flush() async {
-        guard !done.isEmpty else { return }
-        let batch = done
-        done.removeAll(keepingCapacity: true)
-        await output.send(.results(batch))
     }
 
     private mutating func noteExpectedTotal() {
@@ -218,9 +188,4 @@ private struct ParsedLine: Sendable {
             return try URLKey(parsing: line.text)
         }
     }
-}
-
-/// How many fetch tasks of a run have returned; shared with the tasks, hence a class.
-private final class FinishedCount: Sendable {
-    let value = Atomic<Int>(0)
 }

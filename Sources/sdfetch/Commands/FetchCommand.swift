@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import FoundationEssentials
 import Glibc
 import SDFetchCore
@@ -96,7 +95,7 @@ struct FetchCommand: ParsableCommand {
         return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources)
             let fetchRun = FetchRun(
-                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map(OutputDelivery.init))
+                fetcher: fetcher, sources: sources, shard: shard, delivery: placer.map { OutputDelivery(placer: $0, cache: cache) })
             // On the signal path: nothing here may wait for the console's writer (blocked on a
             // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
             // shuts down.
@@ -108,14 +107,11 @@ struct FetchCommand: ParsableCommand {
                 let ticker = ProgressTicker.start(
                     progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
                     started: started, hostsDown: { fetcher.downHostCount })
-                let events = AsyncChannel<FetchEvent>()
-                let producer = Task { await fetchRun.run(reader: reader, into: events) }
                 var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
-                for await event in events {
+                await fetchRun.run(reader: reader) { event in
                     await consumer.handle(event)
                     await console.waitForRoom()  // a blocked stdout holds the run back, not memory
                 }
-                await producer.value
                 consumer.hosts.downHosts = fetcher.downHosts
                 consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
                 ticker.cancel()

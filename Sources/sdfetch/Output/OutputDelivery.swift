@@ -6,15 +6,18 @@ import SDFetchCore
 /// the run counts it.
 struct OutputDelivery: ResultDelivery {
     let placer: OutputPlacer
+    /// Where the image comes from: ``DiskCache/openImage(for:)``, never a path.
+    let cache: DiskCache
 
     func deliver(_ result: inout FetchResult) {
-        guard let key = result.key, result.status.isSuccess, let cacheFile = result.path else { return }
+        guard let key = result.key, result.status.isSuccess else { return }
         do throws(OutputError) {
             // A hit whose output file still has the entry's size and stamp is left alone.
             let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
             result.path = try placer.place(
-                cacheFile, at: placer.template.render(key, format: result.format),
-                placed: result.status == .downloaded ? nil : placed)
+                at: placer.template.render(key, format: result.format),
+                placed: result.status == .downloaded ? nil : placed
+            ) { () throws(CachedImage.Unreadable) in try cache.openImage(for: key) }
         } catch {
             result.status = .failed
             result.failure = FetchFailure(.io, error.detail)

@@ -4,7 +4,9 @@ import Glibc
 import SDFetchCore
 import Synchronization
 
-/// Puts an image from the cache into the `-o` directory under an ``OutputNamer`` name.
+/// Puts an image from the cache into the `-o` directory under an ``OutputNamer`` name. The
+/// image comes open from ``DiskCache/openImage(for:)`` (the placer never builds a path into
+/// the cache), and only when the output file is not already there.
 ///
 /// By default the output file never shares its inode with the cache (README, "Output files"):
 /// a reflink where the file system has them (`FICLONE`: btrfs, XFS), else an in-kernel copy
@@ -60,17 +62,21 @@ struct OutputPlacer {
         if folder >= 0 { OutputTemporaries.removeLeftovers(in: folder) }
     }
 
-    /// Places `cacheFile` at `relativePath` (a ``NameTemplate`` rendering: safe parts joined
-    /// by `/`) in DIR and returns the new path. Folders on the way are created inside DIR
-    /// and entered only as real directories, never through a link.
+    /// Places the image `open` gives (``DiskCache/openImage(for:)``) at `relativePath` (a
+    /// ``NameTemplate`` rendering: safe parts joined by `/`) in DIR and returns the new path.
+    /// Folders on the way are created inside DIR and entered only as real directories,
+    /// never through a link.
     ///
-    /// - Parameter placed: the image's size and the cache file's stamp when the file
-    ///   probably is there already (a cache hit on a re-run): an output of that size and
-    ///   mtime is left as it is, found with one `fstatat`. Nil for a new download, which is
-    ///   written at once.
-    func place(_ cacheFile: String, at relativePath: String, placed: (bytes: Int64, stamp: Int64)?) throws(OutputError)
-        -> String
-    {
+    /// - Parameters:
+    ///   - placed: the image's size and the cache file's stamp when the file probably is
+    ///     there already (a cache hit on a re-run): an output of that size and mtime is left
+    ///     as it is, found with one `fstatat`, and `open` is not called. Nil for a new
+    ///     download, which is written at once.
+    ///   - open: opens the cache's image, only when it is to be copied or linked.
+    func place(
+        at relativePath: String, placed: (bytes: Int64, stamp: Int64)?,
+        image open: () throws(CachedImage.Unreadable) -> CachedImage
+    ) throws(OutputError) -> String {
         var target = String()
         target.reserveCapacity(directory.utf8.count + relativePath.utf8.count + 1)
         target += directory
@@ -79,13 +85,13 @@ struct OutputPlacer {
         // The default template names one file in DIR: no split on the warm-run path.
         if !relativePath.withUTF8Bytes({ $0.contains(UInt8(ascii: "/")) }) {
             precondition(!relativePath.isEmpty && !relativePath.hasPrefix("."), "NameTemplate makes safe parts")
-            return try place(cacheFile, as: relativePath, in: folder, target: target, placed: placed)
+            return try place(open, as: relativePath, in: folder, target: target, placed: placed)
         }
         let parts = relativePath.split(separator: "/").map(String.init)
         precondition(!parts.isEmpty && parts.allSatisfy { !$0.hasPrefix(".") }, "NameTemplate makes safe parts")
         let parent = try enter(parts.dropLast())
         defer { close(parent) }
-        return try place(cacheFile, as: parts[parts.count - 1], in: parent, target: target, placed: placed)
+        return try place(open, as: parts[parts.count - 1], in: parent, target: target, placed: placed)
     }
 
     /// The descriptor of DIR/`folders`, made as needed; every step refuses links.
@@ -106,41 +112,40 @@ struct OutputPlacer {
     }
 
     private func place(
-        _ cacheFile: String, as name: String, in parent: Int32, target: String, placed: (bytes: Int64, stamp: Int64)?
+        _ open: () throws(CachedImage.Unreadable) -> CachedImage, as name: String, in parent: Int32, target: String,
+        placed: (bytes: Int64, stamp: Int64)?
     ) throws(OutputError) -> String {
         if let placed, isPlaced(name, in: parent, placed) { return target }
+        let image: CachedImage
+        do throws(CachedImage.Unreadable) {
+            image = try open()
+        } catch {
+            throw OutputError(detail: error.detail)
+        }
         if isLinking {
             // link(2) never follows or replaces anything already at the name.
-            if linkat(AT_FDCWD, cacheFile, parent, name, 0) == 0 { return target }
+            if image.link(as: name, in: parent) { return target }
             if errno == EEXIST {
                 let temporary = OutputTemporaries.name()
-                if linkat(AT_FDCWD, cacheFile, folder, temporary, 0) == 0 {
+                if image.link(as: temporary, in: folder) {
                     try rename(temporary, over: name, in: parent, target: target)
                     return target
                 }
             }
             // Another file system than the cache's, or links refused: a copy.
         }
-        let input = open(cacheFile, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        var source = stat()
-        guard input >= 0, fstat(input, &source) == 0 else {
-            let reason = Self.errnoText()
-            if input >= 0 { close(input) }
-            throw OutputError(detail: "cannot read \(cacheFile): \(reason)")
-        }
-        defer { close(input) }
-        let file = SourceFile(fd: input, size: Int64(source.st_size), modified: source.st_mtim)
+        let file = SourceFile(fd: image.descriptor, size: image.bytes, modified: image.modified)
         if try placeUnnamed(file, as: name, in: parent, target: target) { return target }
         // No unnamed files here (NFS, FAT): the copy is written under a temporary name in
         // DIR; beside the file when `parent` is another file system mounted inside DIR.
         if try !placeNamed(file, from: folder, as: name, in: parent, target: target) {
-            lseek(input, 0, SEEK_SET)
+            lseek(image.descriptor, 0, SEEK_SET)
             _ = try placeNamed(file, from: parent, as: name, in: parent, target: target)
         }
         return target
     }
 
-    /// Copies `cacheFile` into a new temporary file in `home` and renames it to `name` in
+    /// Copies the cache's image into a new temporary file in `home` and renames it to `name` in
     /// `parent`. False when the rename would cross file systems (`EXDEV`); the temporary
     /// file is then gone.
     private func placeNamed(

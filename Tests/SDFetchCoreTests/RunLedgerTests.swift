@@ -1,14 +1,14 @@
-import AsyncAlgorithms
 import Foundation
 import Synchronization
-import SDFetchCore
 import SDFetchTestSupport
 import Testing
+
+@testable import SDFetchCore
 
 /// A status is decided once and counted once: after the last step (delivery), for the bar
 /// and the summary alike.
 @Suite("Counting results", .cleansUp, .timeLimit(.minutes(1)))
-struct RunTallyTests {
+struct RunLedgerTests {
     let directory = TemporaryDirectory("tally")
 
     /// A delivery that cannot write anything, as `-o` into a full disk would behave.
@@ -63,6 +63,52 @@ struct RunTallyTests {
         #expect(bar.failed == 100 && bar.cached == 0 && bar.done == 100)
     }
 
+    /// The ledger on its own: what a consumer sees, in the order things were published.
+    @Test("a result queued after the input's end carries its key's final duplicates")
+    func duplicatesFinalAfterInputEnds() async throws {
+        let ledger = RunLedger(progress: RunProgress())
+        let first = try URLKey(parsing: "http://example.test/a.png")
+        let second = try URLKey(parsing: "http://example.test/b.png")
+        ledger.noteDuplicates([first.digest])
+        ledger.publish([FetchResult(url: first.string, key: first, status: .cached)])
+        ledger.noteDuplicates([first.digest, second.digest, second.digest])
+        ledger.inputDidFinish()
+        ledger.publish([FetchResult(url: second.string, key: second, status: .downloaded, bytes: 10)])
+        ledger.finish(usedKeys: [first.digest, second.digest])
+
+        var events: [FetchEvent] = []
+        while let taken = await ledger.next() { events += taken }
+        #expect(events.count == 4)
+        guard events.count == 4, case .results(let early) = events[0], case .inputFinished(let final) = events[1],
+            case .results(let late) = events[2], case .finished(let summary) = events[3]
+        else { return }
+        #expect(early.map(\.duplicates) == [1])  // the count known when it was queued
+        #expect(final == [first.digest: 2, second.digest: 2])
+        #expect(late.map(\.duplicates) == [2])
+        #expect(summary.duplicates == 4 && summary.count(.cached) == 1 && summary.count(.downloaded) == 1)
+        #expect(summary.downloadedBytes == 10 && summary.usedKeys.count == 2)
+    }
+
+    @Test("the intake waits for room while the consumer has not taken a full queue")
+    func intakeWaitsForRoom() async throws {
+        let ledger = RunLedger(progress: RunProgress())
+        let key = try URLKey(parsing: "http://example.test/a.png")
+        ledger.publish(Array(repeating: FetchResult(url: key.string, key: key, status: .cached), count: RunLedger.room))
+        let hasRoom = Flag()
+        let waiter = Task {
+            await ledger.waitForRoom()
+            hasRoom.value.store(true, ordering: .relaxed)
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let waitedEarly = !hasRoom.value.load(ordering: .relaxed)
+        #expect(waitedEarly)
+        let taken = await ledger.next()
+        await waiter.value
+        let hadRoomLate = hasRoom.value.load(ordering: .relaxed)
+        #expect(hadRoomLate)
+        #expect(taken?.count == 1)
+    }
+
     /// ``RefusingDelivery`` that counts its calls.
     final class CountingDelivery: ResultDelivery {
         let calls = Atomic<Int>(0)
@@ -71,5 +117,9 @@ struct RunTallyTests {
             calls.add(1, ordering: .relaxed)
             RefusingDelivery().deliver(&result)
         }
+    }
+
+    final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
     }
 }
