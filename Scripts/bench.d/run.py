@@ -442,7 +442,7 @@ class Runner:
         prefix = '%s/%s/%s' % (a.base, a.thumbs, path)
         stamp = str(int(time.time()) - 60)
         root = os.path.join(self.work, 'scale')
-        shutil.rmtree(root, ignore_errors=True)
+        subprocess.run(['rm', '-rf', root])
         os.makedirs(root)
         caches = {}
         for n in (small, entries):
@@ -482,7 +482,8 @@ class Runner:
         plain = re.sub(r'\s-o\s+\{out\}', '', template)
         self.mem_case('mem-warm', everything, j, plain, '%d URLs warm over a cache of %d entries, no -o' % (
             entries, entries), a.timeout, cache=caches[entries])
-        shutil.rmtree(root, ignore_errors=True)
+        # rm -rf: shutil.rmtree takes minutes over a million files.
+        subprocess.run(['rm', '-rf', root])
         return None
 
     # -- clean over a filled cache

@@ -7,8 +7,9 @@ import Glibc
 ///
 /// Memory follows the run rather than the cache: a small bucket file (up to
 /// ``wholeFileLimit``) is kept whole, one read; a larger one keeps only the table's fence
-/// (3 bytes per entry) and reads one block of 8 lines per lookup. The tail, which compaction keeps
-/// short (``tailLimit``), is mapped by digest: where its latest put line is, its latest use.
+/// (3 bytes per entry) and reads one block of 8 lines per lookup. The tail, which
+/// compaction keeps short (``tailLimit``), is mapped by digest: where its latest put line
+/// is, its latest use.
 ///
 /// Reading is incremental: ``read(from:holding:)`` parses only what was appended since the
 /// last read, unless the file was replaced (compacted: a new inode), which starts over.
@@ -65,24 +66,11 @@ struct IndexBucket {
         let ref = tail[digest]
         var entry: CacheEntry
         if let ref, ref.putOffset >= 0 {
-            guard
-                let found = read(
-                    ref.putOffset..<(ref.putOffset + ref.putLength), fd,
-                    { line in
-                        Self.put(digest, line)
-                    })
-            else { return nil }
+            let line = ref.putOffset..<(ref.putOffset + ref.putLength)
+            guard let found = read(line, fd, { Self.put(digest, $0) }) else { return nil }
             entry = found
         } else if let block = table?.block(for: digest) {
-            guard
-                let found = read(
-                    block, fd,
-                    { block in
-                        IndexTable.line(of: digest, in: block).flatMap {
-                            Self.put(digest, UnsafeRawBufferPointer(rebasing: block[$0]))
-                        }
-                    })
-            else { return nil }
+            guard let found = read(block, fd, { Self.put(digest, inBlock: $0) }) else { return nil }
             entry = found
         } else {
             return nil
@@ -95,6 +83,10 @@ struct IndexBucket {
     private static func put(_ digest: KeyDigest, _ line: UnsafeRawBufferPointer) -> CacheEntry? {
         guard case .put(let found, let entry) = IndexRecord(line: line), found == digest else { return nil }
         return entry
+    }
+
+    private static func put(_ digest: KeyDigest, inBlock block: UnsafeRawBufferPointer) -> CacheEntry? {
+        IndexTable.line(of: digest, in: block).flatMap { put(digest, UnsafeRawBufferPointer(rebasing: block[$0])) }
     }
 
     /// `body` over the file's bytes in `range`: from the kept bytes, else one `pread`.
