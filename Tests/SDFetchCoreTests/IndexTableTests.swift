@@ -195,6 +195,40 @@ struct IndexTableTests {
         for key in keys { #expect(reader.entry(for: key)?.url == key.redacted) }
     }
 
+    @Test("a process that reads a bucket with a long log compacts it; a read-only one leaves it")
+    func readerCompactsLongLog() throws {
+        let bucket = 0x23
+        let real = try keys(3, inBucket: bucket)
+        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
+        // Put lines of another writer (a format-2 build, say) past the tail limit, no table.
+        let template = try #require(cache.entry(for: real[0]))
+        let long = String(repeating: "z", count: 300)
+        let lines = try keys(500, inBucket: bucket, prefix: "log-\(long)-").flatMap { key -> [UInt8] in
+            var entry = template
+            entry.url = key.redacted
+            return IndexRecord.put(key.digest, entry).line
+        }
+        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(lines))
+        try handle.close()
+        let before = try bucketBytes(bucket)
+        #expect(before.count > IndexBucket.tailLimit && !before.starts(with: IndexTable.magic))
+
+        let readOnly = try DiskCache(directory: cache.directory, now: clock.read, readOnly: true)
+        #expect(real.allSatisfy { readOnly.entry(for: $0)?.url == $0.redacted })
+        #expect(try bucketBytes(bucket) == before)
+
+        let writer = try reader()
+        #expect(writer.entry(for: real[1])?.url == real[1].redacted)
+        let after = try bucketBytes(bucket)
+        let table = try #require(after.withUnsafeBytes { IndexTable(file: $0) })
+        #expect(table.count == 503 && table.end == after.count)
+        #expect(real.allSatisfy { writer.entry(for: $0)?.url == $0.redacted })
+        let full = try fullParse(bucket)
+        #expect(full.count == 503 && real.allSatisfy { full[$0.digest] == writer.entry(for: $0) })
+    }
+
     @Test("a format-2 cache is read as it is, converted by the first writer, and named by format-2 builds")
     func formatTwoConverted() throws {
         let keys = try (0..<20).map { try store(key("old\($0)"), seed: $0) }

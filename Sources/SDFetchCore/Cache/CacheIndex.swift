@@ -39,6 +39,8 @@ final class CacheIndex: Sendable {
     let useInterval: Duration
     /// Whether large bucket files stay open for the lookups' reads (see ``BucketFolders``).
     let holdsFiles: Bool
+    /// False for a read-only cache, which a lookup never rewrites.
+    let compacts: Bool
     /// Uses queued per bucket before they are written: a run of a million hits holds a
     /// few thousand, not a million.
     static let pendingLimit = 256
@@ -47,10 +49,11 @@ final class CacheIndex: Sendable {
         let bucket = Mutex(IndexBucket())
     }
 
-    init(folder: DirectoryDescriptor, locks: DirectoryDescriptor, useInterval: Duration) {
+    init(folder: DirectoryDescriptor, locks: DirectoryDescriptor, useInterval: Duration, compacts: Bool = true) {
         self.folder = folder
         self.locks = locks
         self.useInterval = useInterval
+        self.compacts = compacts
         holdsFiles = BucketFolders.limitAllowsHolding
         slots = (0..<Buckets.count).map { _ in Slot() }
     }
@@ -240,6 +243,7 @@ final class CacheIndex: Sendable {
     /// `clean` or another compaction, which does the same). Keeps every entry.
     func compactIfLarge(_ index: Int) {
         slots[index].bucket.withLock { $0.triedCompaction = true }
+        guard compacts else { return }
         let lock = DirectoryLock(folder: locks.value, name: Buckets.name(index))
         _ = lock.withLockIfFree {
             guard let state = fileState(index), state.size > Int64(IndexBucket.tailLimit) else { return }

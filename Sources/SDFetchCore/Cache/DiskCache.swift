@@ -94,7 +94,7 @@ public final class DiskCache: Sendable {
         entries = BucketFolders(parent: entriesFolder, holds: BucketFolders.limitAllowsHolding)
         failed = BucketFolders(parent: try folder("failed"), holds: false)
         locks = try folder("locks")
-        index = CacheIndex(folder: try folder("index"), locks: locks, useInterval: useInterval)
+        index = CacheIndex(folder: try folder("index"), locks: locks, useInterval: useInterval, compacts: !readOnly)
         temporary = try folder("tmp")
         guard readOnly || faccessat(rootFD, "tmp", W_OK, 0) == 0 else {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
