@@ -9,9 +9,9 @@ import Synchronization
 /// Why buckets of lines rather than a file per entry: an entry stays one inode (its image
 /// bytes), a warm hit needs no metadata read of its own, and plain files survive every way
 /// CI systems save a directory (`tar`, `zip`, `cp -r`, `rsync -a`), which extended
-/// attributes did not. Why a table: a lookup reads the table's rows of its bucket and the
-/// one line it needs, so a run of 10,000 URLs over a cache of a million entries reads what
-/// those URLs need, not the million lines.
+/// attributes did not. Why a table: a lookup searches its bucket's fence and reads the one
+/// block of lines that holds its own, so a run of 10,000 URLs over a cache of a million
+/// entries reads what those URLs need, not the million lines.
 ///
 /// ## Sharing with other processes
 /// - Writers append whole lines with one `O_APPEND` write each, without a lock: the kernel
