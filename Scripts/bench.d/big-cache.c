@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
             lines = realloc(lines, lines_capacity);
             if (!lines) die("realloc");
         }
-        long fences = (n + 7) / 8; /* one fence row per block of 8 lines */
+        long fences = (n + 7) / 8; /* one fence row per block: 8 use slots, then up to 8 lines */
         unsigned char *fence = malloc((size_t)fences * 24 + 1);
         size_t used = 0;
         size_t lines_start = 32 + (size_t)fences * 24;
@@ -177,7 +177,11 @@ int main(int argc, char **argv) {
             }
             if (k % 8 == 0) {
                 memcpy(fence + k / 8 * 24, digest, 16);
-                store64(fence + k / 8 * 24 + 16, (uint64_t)(lines_start + used)); /* the block's first LF */
+                store64(fence + k / 8 * 24 + 16, (uint64_t)(lines_start + used)); /* the block's slots */
+                if (version >= 3) {
+                    for (int slot = 0; slot < 8; slot++) store64((unsigned char *)lines + used + slot * 8, k + slot < n ? (uint64_t)stored : 0);
+                    used += 64;
+                }
             }
             char payload[8192];
             int length = snprintf(payload, sizeof payload, "P\t%s\t%lld\t%lld\t%lld\t%zu\t%s\t%s\t%s\t%s\t\t\t%s?e=%ld",

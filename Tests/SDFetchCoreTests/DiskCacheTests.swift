@@ -36,10 +36,19 @@ struct DiskCacheTests {
 
     private func indexLines(_ key: URLKey) throws -> [Substring] {
         let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: key.digest)))")
-        // A compacted bucket starts with its table's header and fence; the lines follow.
-        let bytes = try #require(FileManager.default.contents(atPath: bucket))
-        let start = bytes.withUnsafeBytes { IndexTable(file: $0)?.linesStart ?? 0 }
-        return String(decoding: bytes[start...], as: UTF8.self).split(separator: "\n")
+        // A compacted bucket starts with its table (header, fence, blocks of use slots and
+        // lines); the log follows.
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: bucket)))
+        var lines: [Substring] = []
+        let table = bytes.withUnsafeBytes { IndexTable(file: $0) }
+        for block in table?.blocks() ?? [] {
+            bytes[block].withUnsafeBytes { raw in
+                IndexTable.forEachLine(inBlock: raw) { range, _ in
+                    lines.append(Substring(String(decoding: raw[range], as: UTF8.self)))
+                }
+            }
+        }
+        return lines + String(decoding: bytes[(table?.end ?? 0)...], as: UTF8.self).split(separator: "\n")
     }
 
     @Test("a stored entry reads back with every field, from a new process too, and the file is the served bytes")

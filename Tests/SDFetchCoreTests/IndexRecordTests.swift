@@ -33,19 +33,6 @@ struct IndexRecordTests {
         #expect(IndexRecord.lineLength(of: plain) == IndexRecord.put(Self.digest, plain).line.count)
     }
 
-    @Test("a use folded into a put line by compaction reads back as that put with its last use moved")
-    func foldedUse() throws {
-        let line = IndexRecord.put(Self.digest, Self.entry).line
-        let body = Array(line.dropFirst().dropLast())
-        let used: Int64 = 1_800_000_500_000_000_007
-        let folded = try #require(body.withUnsafeBytes { IndexRecord.put(line: $0, usedAt: used) })
-        var expected = Self.entry
-        expected.accessedAt = FileTime.date(nanoseconds: used)
-        #expect(parse(folded) == .put(Self.digest, expected))
-        let use = IndexRecord.use(Self.digest, usedAt: used).line
-        #expect(Array(use.dropFirst().dropLast()).withUnsafeBytes { IndexRecord.put(line: $0, usedAt: 1) } == nil)
-    }
-
     @Test("every truncation and every single-byte change of a line is rejected, never misread")
     func damage() {
         let line = IndexRecord.put(Self.digest, Self.entry).line

@@ -132,7 +132,7 @@ struct IndexTableTests {
         // Damage one real entry's line inside the table.
         let block = try #require(table.block(for: real[3].digest))
         let line = try #require(bytes[block].withUnsafeBytes { IndexTable.line(of: real[3].digest, in: $0) })
-        bytes[block.lowerBound + line.lowerBound + 40] ^= 0x01
+        bytes[block.lowerBound + line.line.lowerBound + 40] ^= 0x01
         try Data(bytes).write(to: URL(fileURLWithPath: bucketPath(bucket)))
         let reader = try reader()
         for (index, key) in real.enumerated() {
@@ -232,6 +232,34 @@ struct IndexTableTests {
         #expect(real.allSatisfy { writer.entry(for: $0)?.url == $0.redacted })
         let full = try fullParse(bucket)
         #expect(full.count == 503 && real.allSatisfy { full[$0.digest] == writer.entry(for: $0) })
+    }
+
+    @Test("a use of a table entry is written in its slot: the file does not grow, and readers and compaction see it")
+    func usesInPlace() throws {
+        let keys = try (0..<40).map { try store(key("u\($0)"), seed: $0) }
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let buckets = Set(keys.map { Buckets.index(of: $0.digest) })
+        let sizes = try buckets.map { try bucketBytes($0).count }
+        clock.advance(by: .seconds(100))
+        let user = try reader()
+        for key in keys { user.touch(key) }
+        user.flushUses()
+        #expect(try buckets.map { try bucketBytes($0).count } == sizes)
+        let after = try reader()
+        #expect(keys.allSatisfy { after.entry(for: $0)?.accessedAt == clock.now })
+        // A new entry in each bucket, then clean: the tables are rewritten with the uses.
+        var index = 0
+        var added: [URLKey] = []
+        for bucket in buckets {
+            let extra = try self.keys(1, inBucket: bucket, prefix: "extra\(index)-")[0]
+            index += 1
+            added.append(try store(extra, seed: 100 + index, in: after))
+        }
+        _ = try after.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let compacted = try reader()
+        #expect(keys.allSatisfy { compacted.entry(for: $0)?.accessedAt == clock.now })
+        #expect(added.allSatisfy { compacted.entry(for: $0) != nil })
+        for bucket in buckets { #expect(try bucketBytes(bucket).withUnsafeBytes { IndexTable(file: $0)?.end } == bucketBytes(bucket).count) }
     }
 
     @Test("a format-2 cache is read as it is, converted by the first writer, and named by format-2 builds")

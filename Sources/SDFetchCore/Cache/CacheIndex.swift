@@ -208,8 +208,26 @@ final class CacheIndex: Sendable {
         }
     }
 
+    /// Writes the bucket's pending uses: a table entry's into its slot in place, the rest
+    /// (entries in the tail, or when the file changed) as use lines.
     private func writePendingUses(_ index: Int, _ bucket: inout IndexBucket) {
-        let records = bucket.takePendingUses()
+        var records = bucket.takePendingUses()
+        if bucket.table != nil {
+            let fd = SafeOpen.file(Buckets.name(index), in: folder.value, flags: O_RDWR)
+            var info = stat()
+            if fd >= 0, fstat(fd, &info) == 0, UInt64(info.st_ino) == bucket.inode {
+                records = records.filter { record in
+                    guard case .use(let digest, let usedAt) = record,
+                        let slot = bucket.slotOffset(for: digest, file: fd),
+                        IndexTable.slotBytes(usedAt).withUnsafeBytes({ pwrite(fd, $0.baseAddress, 8, off_t(slot)) }) == 8
+                    else { return true }
+                    bucket.wroteSlot(at: slot, usedAt)
+                    return false
+                }
+            }
+            if fd >= 0 { close(fd) }
+        }
+        guard !records.isEmpty else { return }
         let lines = records.map(\.line)
         let bytes = Array(lines.joined())
         guard let (inode, end) = Self.append(bytes, to: Buckets.name(index), in: folder.value) else { return }
@@ -274,13 +292,7 @@ final class CacheIndex: Sendable {
             return live.count
         }
         let file = bytes.withUnsafeBytes { raw in
-            IndexTable.file(
-                live.compactMap { digest, put -> (KeyDigest, [UInt8])? in
-                    let line = UnsafeRawBufferPointer(rebasing: raw[put.line])
-                    guard put.isUsedSince else { return (digest, Array(line)) }
-                    // The last use goes into the line itself: the table holds one line per entry.
-                    return IndexRecord.put(line: line, usedAt: put.summary.usedAt).map { (digest, $0) }
-                })
+            IndexTable.file(live.map { ($0.key, Array(raw[$0.value.line]), $0.value.summary.usedAt) })
         }
         let temporary = FileIO.temporaryName(prefix: ".\(name)-")
         let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)

@@ -65,17 +65,19 @@ struct IndexBucket {
     func entry(for digest: KeyDigest, file fd: Int32 = -1) -> CacheEntry? {
         let ref = tail[digest]
         var entry: CacheEntry
+        var usedAtInTable: Int64 = 0
         if let ref, ref.putOffset >= 0 {
             let line = ref.putOffset..<(ref.putOffset + ref.putLength)
             guard let found = read(line, fd, { Self.put(digest, $0) }) else { return nil }
             entry = found
         } else if let block = table?.block(for: digest) {
-            guard let found = read(block, fd, { Self.put(digest, inBlock: $0) }) else { return nil }
+            guard let (found, slotUse) = read(block, fd, { Self.put(digest, inBlock: $0) }) else { return nil }
             entry = found
+            usedAtInTable = slotUse
         } else {
             return nil
         }
-        let usedAt = max(ref?.usedAt ?? 0, pendingUses[digest] ?? 0)
+        let usedAt = max(ref?.usedAt ?? 0, pendingUses[digest] ?? 0, usedAtInTable)
         if usedAt > FileTime.nanoseconds(entry.accessedAt) { entry.accessedAt = FileTime.date(nanoseconds: usedAt) }
         return entry
     }
@@ -85,8 +87,27 @@ struct IndexBucket {
         return entry
     }
 
-    private static func put(_ digest: KeyDigest, inBlock block: UnsafeRawBufferPointer) -> CacheEntry? {
-        IndexTable.line(of: digest, in: block).flatMap { put(digest, UnsafeRawBufferPointer(rebasing: block[$0])) }
+    /// `digest`'s entry in a table block, and the time in its use slot.
+    private static func put(_ digest: KeyDigest, inBlock block: UnsafeRawBufferPointer) -> (CacheEntry, Int64)? {
+        guard let (line, slot) = IndexTable.line(of: digest, in: block),
+            let entry = put(digest, UnsafeRawBufferPointer(rebasing: block[line]))
+        else { return nil }
+        return (entry, IndexTable.slotTime(block, at: slot))
+    }
+
+    /// The file offset of `digest`'s use slot when its latest line is in the table (a use
+    /// is then written in place); nil when it is in the tail or not found.
+    func slotOffset(for digest: KeyDigest, file fd: Int32) -> Int? {
+        guard (tail[digest]?.putOffset ?? -1) < 0, let block = table?.block(for: digest) else { return nil }
+        return read(block, fd) { raw in IndexTable.line(of: digest, in: raw).map { block.lowerBound + $0.slot } }
+    }
+
+    /// Notes that this process wrote `usedAt` into the slot at `offset` of the file it read.
+    mutating func wroteSlot(at offset: Int, _ usedAt: Int64) {
+        guard var kept = whole, offset + 8 <= kept.count else { return }
+        whole = nil
+        kept.replaceSubrange(offset..<(offset + 8), with: IndexTable.slotBytes(usedAt))
+        whole = kept
     }
 
     /// `body` over the file's bytes in `range`: from the kept bytes, else one `pread`.
@@ -252,7 +273,8 @@ struct IndexBucket {
         /// The line's range in the file, newlines excluded.
         var line: Range<Int>
         var summary: IndexRecord.Summary
-        /// A later use line moved `summary.usedAt` past what the put line says.
+        /// A later use (a use line, or its table slot) moved `summary.usedAt` past what the
+        /// put line says.
         var isUsedSince: Bool
     }
 
@@ -261,26 +283,38 @@ struct IndexBucket {
     /// lines there were (damaged ones included), read as ``IndexRecord/Summary``s without
     /// decoding a string: what `clean`, the trim and compaction need. The same answers as
     /// the lookups give (``entry(for:file:)``).
-    static func latestPuts(
-        in raw: UnsafeRawBufferPointer, upTo end: Int
-    )
+    static func latestPuts(in raw: UnsafeRawBufferPointer, upTo end: Int)
         -> (puts: [KeyDigest: LatestPut], lineCount: Int, table: IndexTable?)
     {
-        let table = IndexTable(file: raw)
-        let start = min(table?.linesStart ?? 0, end)
         var puts: [KeyDigest: LatestPut] = [:]
         var lineCount = 0
-        let region = UnsafeRawBufferPointer(rebasing: raw[start..<end])
-        forEachLine(in: region, upTo: region.count) { range in
+        func take(_ range: Range<Int>, slotUse: Int64) {
             lineCount += 1
-            let range = (start + range.lowerBound)..<(start + range.upperBound)
             guard let line = IndexRecord.summary(line: UnsafeRawBufferPointer(rebasing: raw[range])) else { return }
             if line.isPut {
-                puts[line.digest] = LatestPut(line: range, summary: line, isUsedSince: false)
+                var put = LatestPut(line: range, summary: line, isUsedSince: false)
+                if slotUse > line.usedAt {
+                    put.summary.usedAt = slotUse
+                    put.isUsedSince = true
+                }
+                puts[line.digest] = put
             } else if let put = puts[line.digest], line.usedAt > put.summary.usedAt {
                 puts[line.digest]?.summary.usedAt = line.usedAt
                 puts[line.digest]?.isUsedSince = true
             }
+        }
+        let table = IndexTable(file: UnsafeRawBufferPointer(rebasing: raw[..<end]))
+        for block in table?.blocks() ?? [] {
+            let bytes = UnsafeRawBufferPointer(rebasing: raw[block])
+            IndexTable.forEachLine(inBlock: bytes) { range, ordinal in
+                let line = (block.lowerBound + range.lowerBound)..<(block.lowerBound + range.upperBound)
+                take(line, slotUse: IndexTable.slotTime(bytes, at: ordinal * 8))
+            }
+        }
+        let start = min(table?.end ?? 0, end)
+        let region = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+        forEachLine(in: region, upTo: region.count) { range in
+            take((start + range.lowerBound)..<(start + range.upperBound), slotUse: 0)
         }
         return (puts, lineCount, table)
     }

@@ -181,22 +181,6 @@ enum IndexRecord: Equatable {
         }
     }
 
-    /// The put line `line` (checked, without its newlines) with its `used_ns` field set to
-    /// `usedAt` and its check made anew, no string decoded: how compaction folds a use in.
-    /// Nil when it is not a put line.
-    static func put(line: UnsafeRawBufferPointer, usedAt: Int64) -> [UInt8]? {
-        guard line.count > 19, line[17] == UInt8(ascii: "P") else { return nil }
-        let payload = UnsafeRawBufferPointer(rebasing: line[17...])
-        let fields = fields(of: payload, upTo: 6)
-        guard fields.count == 6 else { return nil }
-        var updated: [UInt8] = []
-        updated.reserveCapacity(payload.count + 8)
-        updated += payload[..<fields[4].lowerBound]
-        updated += String(usedAt).utf8
-        updated += payload[fields[4].upperBound...]
-        return hex(updated.withUnsafeBytes(checksum)) + [0x20] + updated
-    }
-
     /// The tab-separated fields of `payload`, at most `limit` of them (the last then runs to
     /// the end of the line, tabs and all; a full parse asks for one more than it accepts).
     private static func fields(of payload: UnsafeRawBufferPointer, upTo limit: Int) -> [Range<Int>] {

@@ -8,25 +8,30 @@ import FoundationEssentials
 ///
 ///     0..<16          "sdfetch-table-3\n"
 ///     16..<24         N, the number of lines
-///     24..<32         END, the offset where the table's lines end and the log tail begins
-///     32..<32+24F     the fence: F = ceil(N / 8) rows, one per block of 8 lines: the
-///                     digest of the block's first line (16 bytes), the block's offset (8)
-///     32+24F..<END    the N put lines sorted by digest, each an ordinary put line
-///                     (`LF CHECK SP P ... LF`, see ``IndexRecord``), last use folded in
+///     24..<32         END, the offset where the table's blocks end and the log tail begins
+///     32..<32+24F     the fence: F = ceil(N / 8) rows, one per block: the digest of the
+///                     block's first line (16 bytes), the block's offset (8)
+///     ..<END          the F blocks, in digest order: 8 use slots (the last use of the
+///                     block's lines in order, ns since 1970, 8 bytes each), then up to 8
+///                     put lines sorted by digest (`LF CHECK SP P ... LF`, see ``IndexRecord``)
 ///
-/// A lookup searches the fence in memory (3 bytes per entry), reads its block of 8 lines
-/// (about 2 KB) and parses the line of its digest. The lines section is a valid log on its
-/// own, so a full read parses it as it parses the tail. The table is written whole under a
-/// temporary name and renamed into place, so it is never torn; it is still untrusted: a
-/// fence row whose block falls outside the table is no row, and a line must parse with its
-/// check and carry the digest looked up (``IndexBucket/entry(for:file:)``), so a forged or
-/// damaged table loses entries of its own bucket and answers nothing wrong.
+/// A lookup searches the fence in memory (3 bytes per entry), reads its block (about 2 KB)
+/// and parses the line of its digest. A use of a table entry is written into its slot in
+/// place (one aligned 8-byte `pwrite`), so warm runs do not grow the file: an entry's last
+/// use is the later of its slot and its line's `used_ns`. The table is written whole under
+/// a temporary name and renamed into place, so it is never torn; it is still untrusted: a
+/// fence row whose block falls outside the table is no row, a slot's time is bounded like
+/// any index time, and a line must parse with its check and carry the digest looked up
+/// (``IndexBucket/entry(for:file:)``), so a forged or damaged table loses entries of its
+/// own bucket and answers nothing wrong (a forged slot moves only an LRU time).
 struct IndexTable {
     static let magic: [UInt8] = Array("sdfetch-table-3\n".utf8)
     static let headerSize = 32
     static let fenceRowSize = 24
     /// Lines per block: one read of about 2 KB per lookup, 3 bytes of fence per entry.
     static let blockLines = 8
+    /// The use slots at the head of every block.
+    static let slotsSize = blockLines * 8
     /// The largest block a lookup reads: a forged fence sizes no read past this.
     static let maxBlockBytes = 1 << 20
 
@@ -96,27 +101,70 @@ struct IndexTable {
         }
     }
 
-    /// The range, within `block`, of the put line of `digest` (newlines excluded), found by
-    /// its digest field without parsing the others.
-    static func line(of digest: KeyDigest, in block: UnsafeRawBufferPointer) -> Range<Int>? {
+    /// The range, within `block` (a whole block, slots included), of the put line of
+    /// `digest` (newlines excluded) and the offset of its use slot within the block, found
+    /// by its digest field without parsing the others.
+    static func line(of digest: KeyDigest, in block: UnsafeRawBufferPointer) -> (line: Range<Int>, slot: Int)? {
         var hex = [UInt8](repeating: 0, count: 32)
         hex.withUnsafeMutableBufferPointer { digest.writeHex(digits: 32, into: $0) }
-        var found: Range<Int>?
-        IndexBucket.forEachLine(in: block, upTo: block.count) { range in
+        var found: (Range<Int>, Int)?
+        forEachLine(inBlock: block) { range, ordinal in
             // CHECK (16) SP P TAB, then the digest.
             guard found == nil, range.count > 51, block[range.lowerBound + 17] == UInt8(ascii: "P"),
                 block[(range.lowerBound + 19)..<(range.lowerBound + 51)].elementsEqual(hex)
             else { return }
-            found = range
+            found = (range, ordinal * 8)
         }
         return found
     }
 
-    /// A whole table file holding `lines` (put lines without their newlines) sorted by digest.
-    static func file(_ items: [(digest: KeyDigest, line: [UInt8])]) -> [UInt8] {
+    /// Calls `body` with the range of each line of `block` after its slots, and its ordinal
+    /// (which slot is its); at most ``blockLines`` lines.
+    static func forEachLine(inBlock block: UnsafeRawBufferPointer, _ body: (Range<Int>, Int) -> Void) {
+        guard block.count > slotsSize else { return }
+        let lines = UnsafeRawBufferPointer(rebasing: block[slotsSize...])
+        var ordinal = 0
+        IndexBucket.forEachLine(in: lines, upTo: lines.count) { range in
+            guard ordinal < blockLines else { return }
+            body((range.lowerBound + slotsSize)..<(range.upperBound + slotsSize), ordinal)
+            ordinal += 1
+        }
+    }
+
+    /// The time in the slot at `offset` of `block`: 0 when it is out of bounds.
+    static func slotTime(_ block: UnsafeRawBufferPointer, at offset: Int) -> Int64 {
+        guard offset >= 0, offset + 8 <= min(block.count, slotsSize) else { return 0 }
+        let value = integer(block, at: offset)
+        return (0...IndexRecord.maxTime).contains(value) ? value : 0
+    }
+
+    /// The 8 bytes a use slot holds for `usedAt`.
+    static func slotBytes(_ usedAt: Int64) -> [UInt8] {
+        withUnsafeBytes(of: usedAt.bigEndian, Array.init)
+    }
+
+    /// Every block's range, in file order, skipping rows that point outside the table.
+    func blocks() -> [Range<Int>] {
+        fence.withUnsafeBytes { raw in
+            (0..<fenceCount).compactMap { row -> Range<Int>? in
+                let start = Int(Self.integer(raw, at: row * Self.fenceRowSize + 16))
+                let stop =
+                    row + 1 < fenceCount ? Int(Self.integer(raw, at: (row + 1) * Self.fenceRowSize + 16)) : end
+                guard start >= linesStart, start < stop, stop <= end, stop - start <= Self.maxBlockBytes else {
+                    return nil
+                }
+                return start..<stop
+            }
+        }
+    }
+
+    /// A whole table file holding `items` (put lines without their newlines, each with its
+    /// last use for its slot) sorted by digest.
+    static func file(_ items: [(digest: KeyDigest, line: [UInt8], usedAt: Int64)]) -> [UInt8] {
         let sorted = items.sorted { ($0.digest.high, $0.digest.low) < ($1.digest.high, $1.digest.low) }
-        let linesStart = headerSize + fenceCount(sorted.count) * fenceRowSize
-        let end = linesStart + sorted.reduce(0) { $0 + $1.line.count + 2 }
+        let blocks = fenceCount(sorted.count)
+        let linesStart = headerSize + blocks * fenceRowSize
+        let end = linesStart + blocks * slotsSize + sorted.reduce(0) { $0 + $1.line.count + 2 }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(end)
         bytes += magic
@@ -128,13 +176,18 @@ struct IndexTable {
                 append(Int64(bitPattern: item.digest.high), to: &bytes)
                 append(Int64(bitPattern: item.digest.low), to: &bytes)
                 append(Int64(offset), to: &bytes)
+                offset += slotsSize
             }
             offset += item.line.count + 2
         }
-        for item in sorted {
-            bytes.append(0x0A)
-            bytes += item.line
-            bytes.append(0x0A)
+        for start in stride(from: 0, to: sorted.count, by: blockLines) {
+            let block = sorted[start..<min(start + blockLines, sorted.count)]
+            for slot in 0..<blockLines { append(slot < block.count ? block[start + slot].usedAt : 0, to: &bytes) }
+            for item in block {
+                bytes.append(0x0A)
+                bytes += item.line
+                bytes.append(0x0A)
+            }
         }
         return bytes
     }
