@@ -393,10 +393,14 @@ class Runner:
         shutil.rmtree(out, ignore_errors=True)
 
     # -- memory on a 1M-line list
-    def mem_case(self, case, listfile, j, template, note, timeout):
+    def mem_case(self, case, listfile, j, template, note, timeout, cache=None):
+        """cache: an existing cache to run over (kept), else a fresh one (removed)."""
         lines = sum(1 for _ in open(listfile))
-        out, cache = self.dirs(case, 'sdfetch', j)
-        self.fresh(out, cache)
+        out, fresh_cache = self.dirs(case, 'sdfetch', j)
+        self.fresh(out)
+        if cache is None:
+            cache = fresh_cache
+            self.fresh(cache)
         so = os.path.join(self.work, 'stdout.txt')
         r = self.execute(fill(template, list=listfile, j=j, out=out, cache=cache), case,
                          stdout_path=so, timeout=timeout)
@@ -412,8 +416,75 @@ class Runner:
         self.record(case, j, 'sdfetch', lines, r, 1, note=extra)
         self.add_row(case, j, 'sdfetch', lines, [r], extra, done=done if r['capped'] else None)
         shutil.rmtree(out, ignore_errors=True)
-        shutil.rmtree(cache, ignore_errors=True)
+        if cache == fresh_cache:
+            shutil.rmtree(cache, ignore_errors=True)
         os.unlink(so)
+
+    # -- a run's cost over a large cache
+    def scale_case(self, j, template, small, entries):
+        """Writes two caches in the on-disk format (bench.d/big-cache.c): `small` and
+        `entries` entries of one small thumbs PNG, the first `small` URLs the same in
+        both. Times the same `small`-URL warm list over each, interleaved (one untimed
+        warm-up each: a first hit writes its use line), then runs every URL of the large
+        cache once without -o (mem-warm: peak RSS). Both caches are removed afterwards."""
+        a = self.a
+        helper = build_helper(a, 'big-cache', ['crypto'])
+        if helper is None:
+            return 'scale not run: Scripts/bench.d/big-cache.c did not build (cc, libssl-dev)'
+        thumbs = os.path.join(a.www, a.thumbs)
+        pngs = []
+        with open(os.path.join(thumbs, 'manifest.tsv')) as f:
+            for line in f:
+                p = line.rstrip('\n').split('\t')
+                if len(p) >= 5 and p[1] == 'png':
+                    pngs.append((int(p[2]), p[0], p[3], p[4]))
+        size, path, width, height = min(pngs)
+        prefix = '%s/%s/%s' % (a.base, a.thumbs, path)
+        stamp = str(int(time.time()) - 60)
+        root = os.path.join(self.work, 'scale')
+        subprocess.run(['rm', '-rf', root])
+        os.makedirs(root)
+        caches = {}
+        for n in (small, entries):
+            cache = os.path.join(root, 'cache-%d' % n)
+            t0 = time.monotonic()
+            subprocess.run([helper, cache, str(n), prefix, os.path.join(thumbs, path), 'png', width, height, '3',
+                            stamp], check=True)
+            log('  scale: wrote %d entries of %s (%d bytes) in %.1f s' % (n, path, size, time.monotonic() - t0))
+            caches[n] = cache
+        lst = write_list(os.path.join(root, 'list.txt'), ['%s?e=%d' % (prefix, i) for i in range(small)])
+        tools = [('sdfetch (%s entries)' % format(n, ','), n) for n in (small, entries)]
+        samples = {name: [] for name, _ in tools}
+        note = ''
+        for rep in range(0, a.runs + 1):
+            for name, n in tools:
+                out = os.path.join(root, 'out-%d' % n)
+                os.makedirs(out, exist_ok=True)
+                so = os.path.join(self.work, 'stdout.txt')
+                r = self.execute(fill(template, list=lst, j=j, out=out, cache=caches[n]), 'scale', stdout_path=so)
+                st = self.sdfetch_statuses(so)
+                r['statuses'] = st
+                note = self.fmt_counts(st)
+                if rep == 0:
+                    log('  scale      j=%-3d %-16s warm-up (untimed) %.3fs rc=%s req=%d' % (
+                        j, name, r['wall'], r['rc'], r['requests']))
+                    continue
+                self.record('scale', j, name, small, r, rep, note=note)
+                samples[name].append(r)
+        for name, n in tools:
+            bad = [x['requests'] for x in samples[name] if x['requests']]
+            self.add_row('scale', j, name, small, samples[name], '%s; %s warm over %s entries written by '
+                         'bench.d/big-cache.c; requests: %s' % (note, format(small, ','), format(n, ','),
+                                                                 '0 as required' if not bad else 'NOT ZERO (%s)' % bad))
+        # Every URL of the large cache, once: memory over a large cache (no -o: a million
+        # output files would measure the file system).
+        everything = write_list(os.path.join(root, 'all.txt'), ['%s?e=%d' % (prefix, i) for i in range(entries)])
+        plain = re.sub(r'\s-o\s+\{out\}', '', template)
+        self.mem_case('mem-warm', everything, j, plain, '%d URLs warm over a cache of %d entries, no -o' % (
+            entries, entries), a.timeout, cache=caches[entries])
+        # rm -rf: shutil.rmtree takes minutes over a million files.
+        subprocess.run(['rm', '-rf', root])
+        return None
 
     # -- clean over a filled cache
     def clean_case(self, fill_list, entries):
@@ -616,6 +687,13 @@ def targets(rows, a):
             scale = '' if r['lines'] >= 1000000 else ' (list has %d lines, not 1,000,000: indicative only)' % r['lines']
             out.append('%s: peak RSS %.1f MiB (<= 100 MB)%s: %s' % (
                 case, r['rss_mib'], scale, verdict(r['rss_mib'] * 2**20 <= 100e6 and not r['capped'])))
+    small = [r for r in rows if r['case'] == 'scale']
+    if len(small) == 2:
+        ref, big = small
+        ratio = big['median'] / ref['median'] if ref['median'] > 0 else float('inf')
+        out.append('scale -j %d: %d URLs warm, %s %.3f s vs %s %.3f s = %.2fx (<= 1.2x), %.1f vs %.1f MiB: %s' % (
+            ref['j'], ref['lines'], big['tool'], big['median'], ref['tool'], ref['median'], ratio,
+            big['rss_mib'] or 0, ref['rss_mib'] or 0, verdict(ratio <= 1.2 and big['req_max'] == 0)))
     c = by.get(('clean', 0, 'sdfetch clean'))
     if c:
         scale = '' if c['lines'] >= 100000 else ' (%d entries, not 100,000: indicative only)' % c['lines']
@@ -636,7 +714,7 @@ def main():
     ap.add_argument('--nginx-pid-file', default='', help="nginx master's pid file: the nginx CPU s column")
     ap.add_argument('--work', required=True)
     ap.add_argument('--results', required=True)
-    ap.add_argument('--cases', default='cold,tmpfs,full,dup,warm,restore,mem,clean')
+    ap.add_argument('--cases', default='cold,tmpfs,full,dup,warm,restore,mem,scale,clean')
     ap.add_argument('--tmpfs-work', default='/dev/shm/sdfetch-bench-%d' % os.getuid())
     ap.add_argument('--js', default='6,32')
     ap.add_argument('--runs', type=int, default=3)
@@ -649,6 +727,8 @@ def main():
     ap.add_argument('--mem-net-cap', type=float, default=300)
     ap.add_argument('--clean-entries', type=int, default=100000)
     ap.add_argument('--clean-force', type=int, default=0)
+    ap.add_argument('--scale-entries', type=int, default=1000000)
+    ap.add_argument('--scale-small', type=int, default=10000)
     ap.add_argument('--timeout', type=float, default=300)
     ap.add_argument('--fill-timeout', type=float, default=900)
     ap.add_argument('--peers', default='curl,aria2c,wget2')
@@ -666,7 +746,7 @@ def main():
     os.makedirs(a.results, exist_ok=True)
     LOGFILE[0] = open(os.path.join(a.results, 'progress.log'), 'a')
     cases = [c for c in a.cases.split(',') if c]
-    known = ('cold', 'tmpfs', 'full', 'dup', 'warm', 'restore', 'mem', 'clean')
+    known = ('cold', 'tmpfs', 'full', 'dup', 'warm', 'restore', 'mem', 'scale', 'clean')
     unknown = [c for c in cases if c not in known]
     if unknown:
         sys.exit('bench: unknown case(s) %s (cases: %s)' % (','.join(unknown), ','.join(known)))
@@ -779,6 +859,13 @@ def main():
             log('bench: mem-net, %d unique URLs against nginx, capped at %ds' % (a.mem_lines, a.mem_net_cap))
             r.mem_case('mem-net', lst, j, sd_tpl, '%d unique URLs (thumbs ?i=N) against nginx' % a.mem_lines, a.mem_net_cap)
         os.unlink(lst)
+    if 'scale' in cases:
+        j = max(js)
+        log('bench: scale, %d URLs warm over %d and %d entries, then all %d once (mem-warm)' % (
+            a.scale_small, a.scale_small, a.scale_entries, a.scale_entries))
+        skipped = r.scale_case(j, sd_tpl, a.scale_small, a.scale_entries)
+        if skipped:
+            header.append(skipped)
     if 'clean' in cases:
         rc, err = probe(a, shlex.split(fill(a.clean_cmd, bin=a.sdfetch_bin)))
         if rc != 0 and not a.clean_force:

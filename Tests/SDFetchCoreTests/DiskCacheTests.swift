@@ -4,7 +4,7 @@ import Testing
 
 @testable import SDFetchCore
 
-/// The cache on its own: the format-2 record, LRU, cap, expiry, stray files, stats.
+/// The cache on its own: the format-3 record, LRU, cap, expiry, stray files, stats.
 @Suite("Disk cache", .cleansUp)
 struct DiskCacheTests {
     let directory = TemporaryDirectory("cache")
@@ -36,7 +36,19 @@ struct DiskCacheTests {
 
     private func indexLines(_ key: URLKey) throws -> [Substring] {
         let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: key.digest)))")
-        return try String(contentsOfFile: bucket, encoding: .utf8).split(separator: "\n")
+        // A compacted bucket starts with its table (header, fence, blocks of use slots and
+        // lines); the log follows.
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: bucket)))
+        var lines: [Substring] = []
+        let table = bytes.withUnsafeBytes { IndexTable(file: $0) }
+        for block in table?.blocks() ?? [] {
+            bytes[block].withUnsafeBytes { raw in
+                IndexTable.forEachLine(inBlock: raw) { range, _ in
+                    lines.append(Substring(String(decoding: raw[range], as: UTF8.self)))
+                }
+            }
+        }
+        return lines + String(decoding: bytes[(table?.end ?? 0)...], as: UTF8.self).split(separator: "\n")
     }
 
     @Test("a stored entry reads back with every field, from a new process too, and the file is the served bytes")
@@ -61,7 +73,7 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body))
     }
 
-    @Test("an entry is one file of image bytes plus one line in its bucket's index; FORMAT names version 2")
+    @Test("an entry is one file of image bytes plus one line in its bucket's index; FORMAT names version 3")
     func layout() throws {
         let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
         let entries = directory.appending("cache/entries")
@@ -72,7 +84,7 @@ struct DiskCacheTests {
         #expect(Set(lines).count == 20 && lines.allSatisfy { $0.split(separator: " ")[1].hasPrefix("P\t") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
         let format = try String(contentsOfFile: directory.appending("cache/FORMAT"), encoding: .utf8)
-        #expect(format.hasPrefix("sdfetch cache format 2\n"))
+        #expect(format.hasPrefix("sdfetch cache format 3\n"))
     }
 
     @Test("torn, foreign and corrupted index lines are skipped; a line appended after a torn one still reads")

@@ -3,19 +3,26 @@ import Glibc
 
 /// The on-disk format's version, kept in the file `FORMAT` at the top of a cache directory.
 ///
-/// A directory is read only when it says format 2. Format 1 (before this one: metadata in
-/// extended attributes, no `FORMAT` file) and any later format are named in the error, never
-/// misread; `clean` removes a format-1 cache. Since that removal is recursive, format 1 is
-/// recognised only on real evidence (see ``looksLikeFormatOne(_:)``): a user's folder that
-/// merely has an `entries/` inside is "not an sdfetch cache", and left alone.
+/// A directory is read when it says format 3, or format 2, whose files format 3 reads as
+/// they are (an index of log lines is a bucket file without a table): the first process
+/// that writes to a format-2 directory rewrites `FORMAT`, and compaction writes the tables.
+/// Format 1 (metadata in extended attributes, no `FORMAT` file) and any later format are
+/// named in the error, never misread; `clean` removes a format-1 cache. Since that removal
+/// is recursive, format 1 is recognised only on real evidence (see ``looksLikeFormatOne(_:)``):
+/// a user's folder that merely has an `entries/` inside is "not an sdfetch cache", and left
+/// alone.
 public enum CacheFormat: Equatable, Sendable {
-    /// An empty or new directory: format 2 may be written.
+    /// An empty or new directory: the current format may be written.
     case none
     case current
+    /// Format 2: read as it is, converted by the first write (see the type's documentation).
+    case previous
     /// Another version: 1 for the extended-attribute layout, else what `FORMAT` says.
     case other(String)
 
-    public static let version = 2
+    public static let version = 3
+    /// The format converted in place: its files are valid files of this one.
+    static let previousVersion = 2
     static let fileName = "FORMAT"
     static let text = "sdfetch cache format \(version)\nsee README.md, \"Cache format\", of sdfetch\n"
 
@@ -37,7 +44,8 @@ public enum CacheFormat: Equatable, Sendable {
         let prefix = "sdfetch cache format "
         guard firstLine.hasPrefix(prefix) else { return .other("unknown (\(firstLine.prefix(40)))") }
         let version = String(firstLine.dropFirst(prefix.count))
-        return version == String(Self.version) ? .current : .other(version)
+        if version == String(Self.version) { return .current }
+        return version == String(Self.previousVersion) ? .previous : .other(version)
     }
 
     /// What a folder with `entries/` but none of format 1's evidence is called.

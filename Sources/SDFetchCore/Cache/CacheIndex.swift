@@ -2,42 +2,59 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// The metadata of every entry: 256 append-only index files under `index/`, one per bucket,
-/// read into memory on first use (see ``IndexBucket`` and ``IndexRecord``).
+/// The metadata of every entry: 256 index files under `index/`, one per bucket, each a
+/// sorted table of the entries compacted so far followed by an append-only log tail
+/// (see ``IndexTable``, ``IndexBucket`` and ``IndexRecord``).
 ///
 /// Why buckets of lines rather than a file per entry: an entry stays one inode (its image
 /// bytes), a warm hit needs no metadata read of its own, and plain files survive every way
 /// CI systems save a directory (`tar`, `zip`, `cp -r`, `rsync -a`), which extended
-/// attributes did not.
+/// attributes did not. Why a table: a lookup searches its bucket's fence and reads the one
+/// block of lines that holds its own, so a run of 10,000 URLs over a cache of a million
+/// entries reads what those URLs need, not the million lines.
 ///
 /// ## Sharing with other processes
 /// - Writers append whole lines with one `O_APPEND` write each, without a lock: the kernel
 ///   orders appends to one file, and the per-line check rejects anything torn.
-/// - Compaction (``compact(_:keeping:)``, by `clean` and `verify`) rewrites an index file
-///   under its bucket's lock and renames it into place, then copies over
-///   whatever was appended to the old file meanwhile. An appender that finds, after its
-///   write, that the name now holds another file writes its line again: a duplicate line is
-///   harmless, a lost one is not.
+/// - Compaction (``compact(_:keeping:)``: by `clean` and `verify`, and by any process whose
+///   bucket's tail outgrew ``IndexBucket/tailLimit``) rewrites an index file as a table
+///   under its bucket's lock and renames it into place, then copies over whatever was
+///   appended to the old file meanwhile. An appender that finds, after its write, that the
+///   name now holds another file writes its line again: a duplicate line is harmless, a
+///   lost one is not.
 /// - Each process reads a bucket once, then applies its own writes, and reads what others
 ///   appended only when a line it holds no longer matches its file (``DiskCache/entry(for:)``):
 ///   an entry another process stores during this run is fetched again rather than looked up.
+///   A process holding a replaced file keeps reading that file, a consistent snapshot.
 ///
 /// Thread-safe: each bucket sits behind its own `Mutex`.
 final class CacheIndex: Sendable {
     let folder: DirectoryDescriptor
+    /// The `locks/` folder, for the bucket locks compaction takes.
+    let locks: DirectoryDescriptor
     private let slots: [Slot]
     /// A use is appended only when the last recorded one is older than this, so warm runs
     /// close together add nothing and the bucket grows by at most one line per entry per
-    /// interval. The first use after a store is always appended (see ``noteUse(_:at:)``).
+    /// interval. The first use after a store is always appended (see ``noteUse(_:of:at:)``).
     let useInterval: Duration
+    /// Whether large bucket files stay open for the lookups' reads (see ``BucketFolders``).
+    let holdsFiles: Bool
+    /// False for a read-only cache, which a lookup never rewrites.
+    let compacts: Bool
+    /// Uses queued per bucket before they are written: a run of a million hits holds a
+    /// few thousand, not a million.
+    static let pendingLimit = 256
 
     private final class Slot: Sendable {
         let bucket = Mutex(IndexBucket())
     }
 
-    init(folder: DirectoryDescriptor, useInterval: Duration) {
+    init(folder: DirectoryDescriptor, locks: DirectoryDescriptor, useInterval: Duration, compacts: Bool = true) {
         self.folder = folder
+        self.locks = locks
         self.useInterval = useInterval
+        self.compacts = compacts
+        holdsFiles = BucketFolders.limitAllowsHolding
         slots = (0..<Buckets.count).map { _ in Slot() }
     }
 
@@ -50,7 +67,8 @@ final class CacheIndex: Sendable {
     }
 
     private func load(_ index: Int, into bucket: inout IndexBucket) {
-        guard withFile(index, { bucket.read(from: $0) }) != nil else { return bucket.markEmpty() }
+        let holds = holdsFiles
+        guard withFile(index, { bucket.read(from: $0, holding: holds) }) != nil else { return bucket.markEmpty() }
     }
 
     /// Runs `body` with bucket `index`'s index file open for reading; nil when there is none
@@ -72,13 +90,14 @@ final class CacheIndex: Sendable {
     }
 
     /// Reads bucket `index`'s index ahead of its first use (``DiskCache/preloadIndex()``).
-    /// The file is parsed outside the bucket's lock and installed only if nobody loaded it
+    /// The file is read outside the bucket's lock and installed only if nobody loaded it
     /// meanwhile: a lookup never waits for a preload thread preempted halfway through a file
     /// (on two cores the lookups and the preload threads outnumber the cores); at worst a
-    /// bucket is parsed twice.
+    /// bucket is read twice.
     func preload(_ index: Int) {
         guard !slots[index].bucket.withLock({ $0.isLoaded }) else { return }
-        let loaded = read(index)
+        var loaded = IndexBucket()
+        load(index, into: &loaded)
         slots[index].bucket.withLock { bucket in
             if !bucket.isLoaded && bucket.pendingUses.isEmpty { bucket = loaded }
         }
@@ -89,18 +108,26 @@ final class CacheIndex: Sendable {
         slots[index].bucket.withLock { bucket in load(index, into: &bucket) }
     }
 
-    /// Bucket `index`'s index as the file holds it now, read without keeping it.
-    func read(_ index: Int) -> IndexBucket {
-        var bucket = IndexBucket()
-        load(index, into: &bucket)
-        return bucket
+    /// Bucket `index`'s whole file (at most ``SafeOpen/maxReadBytes``) and the end of its
+    /// last whole line, read without keeping it.
+    private func wholeFile(_ index: Int) -> (bytes: [UInt8], end: Int)? {
+        let bytes = withFile(index) { SafeOpen.readAll($0) } ?? nil
+        guard let bytes, let end = bytes.withUnsafeBytes({ IndexRecord.lastOffset(of: 0x0A, in: $0) }) else {
+            return nil
+        }
+        return (bytes, end + 1)
+    }
+
+    /// Bucket `index`'s entries as the file holds them now, decoded, read without keeping them.
+    func entries(_ index: Int) -> [KeyDigest: CacheEntry] {
+        guard let (bytes, end) = wholeFile(index) else { return [:] }
+        return bytes.withUnsafeBytes { IndexBucket.entries(in: $0, upTo: end) }
     }
 
     /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it.
     func summaries(_ index: Int) -> [KeyDigest: IndexRecord.Summary] {
-        let bytes = withFile(index) { SafeOpen.readAll($0) } ?? nil
-        guard let bytes, let end = bytes.lastIndex(of: 0x0A) else { return [:] }
-        return bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end + 1).puts.mapValues(\.summary) }
+        guard let (bytes, end) = wholeFile(index) else { return [:] }
+        return bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end).puts.mapValues(\.summary) }
     }
 
     /// Forgets bucket `index`'s index, so the next use reads it afresh (after a compaction).
@@ -108,8 +135,25 @@ final class CacheIndex: Sendable {
         slots[index].bucket.withLock { $0.invalidate() }
     }
 
+    /// `digest`'s entry with every known use folded in, or nil.
     func entry(for digest: KeyDigest) -> CacheEntry? {
-        withBucket(Buckets.index(of: digest)) { $0.entries[digest] }
+        let index = Buckets.index(of: digest)
+        let (found, isLarge) = withBucket(index) { bucket -> (CacheEntry?, Bool) in
+            (lookUp(digest, in: &bucket, index), bucket.isTailLarge && !bucket.triedCompaction)
+        }
+        if isLarge { compactIfLarge(index) }
+        return found
+    }
+
+    private func lookUp(_ digest: KeyDigest, in bucket: inout IndexBucket, _ index: Int) -> CacheEntry? {
+        guard bucket.needsFile(for: digest) else { return bucket.entry(for: digest) }
+        // A large file this process does not hold open: opened for this read, and read
+        // afresh if it is no longer the file the bucket was read from.
+        return withFile(index) { fd -> CacheEntry? in
+            var info = stat()
+            if fstat(fd, &info) == 0, UInt64(info.st_ino) != bucket.inode { bucket.read(from: fd, holding: false) }
+            return bucket.entry(for: digest, file: fd)
+        } ?? nil
     }
 
     // MARK: - Writing
@@ -117,63 +161,117 @@ final class CacheIndex: Sendable {
     /// Appends `record` to its bucket file and applies it in memory.
     func append(_ record: IndexRecord) throws(FetchFailure) {
         let index = Buckets.index(of: record.digest)
-        try withBucket(index) { (bucket: inout IndexBucket) throws(FetchFailure) in
-            guard Self.append(record.line, to: Buckets.name(index), in: folder.value) else {
+        let line = record.line
+        let isLarge = try withBucket(index) { (bucket: inout IndexBucket) throws(FetchFailure) -> Bool in
+            guard let (inode, end) = Self.append(line, to: Buckets.name(index), in: folder.value) else {
                 throw FetchFailure(.io, "cannot write the cache index: \(errnoText())")
             }
-            bucket.apply(record)
+            bucket.appended([record], lengths: [line.count], bytes: line, inode: inode, end: end)
+            return bucket.isTailLarge && !bucket.triedCompaction
         }
+        if isLarge { compactIfLarge(index) }
     }
 
-    /// Notes a use of `digest` at `date`: the entry's access time in memory moves at once,
-    /// and ``flushUses()`` writes it when the last recorded use was at least ``useInterval``
-    /// before, or when the entry has not been used since it was stored.
+    /// Notes a use of `digest`, whose entry is `entry` (as a lookup returned it), at
+    /// `date`: it is written (``flushUses()``) when the last recorded use was at least
+    /// ``useInterval`` before, or when the entry has not been used since it was stored.
     ///
     /// A store records its time as the access time too, so without the second rule a hit
     /// within ``useInterval`` of a store (a run repeated a minute later) left the entry
     /// looking as old as its store, and a trim removed the entries just used before those
     /// never used again.
-    func noteUse(_ digest: KeyDigest, at date: Date) {
-        withBucket(Buckets.index(of: digest)) { bucket in
-            guard let entry = bucket.entries[digest], date > entry.accessedAt else { return }
-            let isFirstUse = entry.accessedAt <= entry.storedAt
-            guard isFirstUse || date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval else { return }
+    func noteUse(_ digest: KeyDigest, of entry: CacheEntry, at date: Date) {
+        guard date > entry.accessedAt else { return }
+        let isFirstUse = entry.accessedAt <= entry.storedAt
+        guard isFirstUse || date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval else { return }
+        let index = Buckets.index(of: digest)
+        let isLarge = withBucket(index) { bucket -> Bool in
             bucket.noteUse(digest, at: FileTime.nanoseconds(date))
+            guard bucket.pendingUses.count >= Self.pendingLimit else { return false }
+            writePendingUses(index, &bucket)
+            return bucket.isTailLarge && !bucket.triedCompaction
         }
+        if isLarge { compactIfLarge(index) }
     }
 
-    /// Appends the noted uses, one write per bucket. Best effort: a use that cannot be
-    /// written only makes its entry look older to the LRU.
+    /// Appends the noted uses, one write per bucket, and compacts the buckets whose tail
+    /// outgrew ``IndexBucket/tailLimit``. Best effort: a use that cannot be written only
+    /// makes its entry look older to the LRU.
     func flushUses() {
         for index in 0..<Buckets.count {
-            slots[index].bucket.withLock { bucket in
-                guard !bucket.pendingUses.isEmpty else { return }
-                let records = bucket.takePendingUses()
-                _ = Self.append(records.flatMap(\.line), to: Buckets.name(index), in: folder.value)
+            let isLarge = slots[index].bucket.withLock { bucket -> Bool in
+                guard !bucket.pendingUses.isEmpty else { return false }
+                writePendingUses(index, &bucket)
+                return bucket.isTailLarge && !bucket.triedCompaction
             }
+            if isLarge { compactIfLarge(index) }
         }
     }
 
-    /// The append protocol (see the type's documentation): true once `bytes` are in the
-    /// file that has the bucket's name.
-    static func append(_ bytes: [UInt8], to name: String, in folder: Int32) -> Bool {
+    /// Writes the bucket's pending uses: a table entry's into its slot in place, the rest
+    /// (entries in the tail, or when the file changed) as use lines.
+    private func writePendingUses(_ index: Int, _ bucket: inout IndexBucket) {
+        var records = bucket.takePendingUses()
+        if bucket.table != nil {
+            let fd = SafeOpen.file(Buckets.name(index), in: folder.value, flags: O_RDWR)
+            var info = stat()
+            if fd >= 0, fstat(fd, &info) == 0, UInt64(info.st_ino) == bucket.inode {
+                records = records.filter { record in
+                    guard case .use(let digest, let usedAt) = record,
+                        let slot = bucket.slotOffset(for: digest, file: fd),
+                        IndexTable.slotBytes(usedAt).withUnsafeBytes({ pwrite(fd, $0.baseAddress, 8, off_t(slot)) }) == 8
+                    else { return true }
+                    bucket.wroteSlot(at: slot, usedAt)
+                    return false
+                }
+            }
+            if fd >= 0 { close(fd) }
+        }
+        guard !records.isEmpty else { return }
+        let lines = records.map(\.line)
+        let bytes = Array(lines.joined())
+        guard let (inode, end) = Self.append(bytes, to: Buckets.name(index), in: folder.value) else { return }
+        if bucket.isLoaded {
+            bucket.appended(records, lengths: lines.map(\.count), bytes: bytes, inode: inode, end: end)
+        }
+    }
+
+    /// The append protocol (see the type's documentation): the inode of the file that has
+    /// the bucket's name and holds `bytes`, and the offset where they end; nil on failure.
+    static func append(_ bytes: [UInt8], to name: String, in folder: Int32) -> (inode: UInt64, end: Int)? {
         for _ in 0..<8 {
             let fd = SafeOpen.file(name, in: folder, flags: O_WRONLY | O_APPEND | O_CREAT)
-            guard fd >= 0 else { return false }
+            guard fd >= 0 else { return nil }
             defer { close(fd) }
             var written = stat()
             var named = stat()
-            guard FileIO.writeAll(bytes, to: fd), fstat(fd, &written) == 0 else { return false }
-            if fstatat(folder, name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_ino == written.st_ino { return true }
+            guard FileIO.writeAll(bytes, to: fd), fstat(fd, &written) == 0 else { return nil }
+            let end = lseek(fd, 0, SEEK_CUR)
+            if fstatat(folder, name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_ino == written.st_ino {
+                return (UInt64(written.st_ino), Int(end))
+            }
         }
-        return false
+        return nil
     }
 
     // MARK: - Compaction
 
-    /// Rewrites bucket `index`'s index with the latest line of each entry that `keep`
-    /// accepts (given its stored time in ns), and its latest use, dropping superseded, torn
-    /// and older use lines. Call under the bucket lock.
+    /// Folds bucket `index`'s tail into its table when the tail outgrew
+    /// ``IndexBucket/tailLimit`` and the bucket's lock is free (a busy lock belongs to
+    /// `clean` or another compaction, which does the same). Keeps every entry.
+    func compactIfLarge(_ index: Int) {
+        slots[index].bucket.withLock { $0.triedCompaction = true }
+        guard compacts else { return }
+        let lock = DirectoryLock(folder: locks.value, name: Buckets.name(index))
+        _ = lock.withLockIfFree {
+            guard let state = fileState(index), state.size > Int64(IndexBucket.tailLimit) else { return }
+            compact(index) { _, _ in true }
+        }
+    }
+
+    /// Rewrites bucket `index`'s index as a table of the latest put line of each entry
+    /// that `keep` accepts (given its stored time in ns), its latest use folded in,
+    /// dropping superseded, torn and use lines. Call under the bucket lock.
     /// Returns the entries kept.
     @discardableResult
     func compact(_ index: Int, keeping keep: (KeyDigest, _ storedAt: Int64) -> Bool) -> Int {
@@ -182,24 +280,24 @@ final class CacheIndex: Sendable {
         guard old >= 0 else { return 0 }
         defer { close(old) }
         guard let bytes = SafeOpen.readAll(old) else { return 0 }
-        let consumed = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
-        // The latest put line of each digest, copied as it is (no string is decoded), and
-        // the latest use after it, written as one more line.
-        let (puts, lineCount) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: consumed) }
+        let consumed = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
+        // The latest put line of each digest, copied as it is (no string is decoded unless a
+        // use line moved its last use).
+        let (puts, lineCount, table) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: consumed) }
+        guard table != nil || lineCount > 0 else { return 0 }
         let live = puts.filter { keep($0.key, $0.value.summary.storedAt) }
-        // Nothing to drop: leave the file (and its inode) alone.
-        if live.count == lineCount { return live.count }
-        var lines: [UInt8] = []
-        for (digest, put) in live.sorted(by: { $0.value.line.lowerBound < $1.value.line.lowerBound }) {
-            lines.append(0x0A)
-            lines += bytes[put.line]
-            lines.append(0x0A)
-            if put.isUsedSince { lines += IndexRecord.use(digest, usedAt: put.summary.usedAt).line }
+        // Already a table of exactly these entries, with no tail: leave the file (and its inode) alone.
+        if let table, table.end == consumed, consumed == bytes.count, table.count == lineCount, live.count == lineCount
+        {
+            return live.count
+        }
+        let file = bytes.withUnsafeBytes { raw in
+            IndexTable.file(live.map { ($0.key, Array(raw[$0.value.line]), $0.value.summary.usedAt) })
         }
         let temporary = FileIO.temporaryName(prefix: ".\(name)-")
         let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)
         guard fd >= 0 else { return puts.count }
-        let written = FileIO.writeAll(lines, to: fd)
+        let written = FileIO.writeAll(file, to: fd)
         close(fd)
         guard written, renameat(folder.value, temporary, folder.value, name) == 0 else {
             unlinkat(folder.value, temporary, 0)

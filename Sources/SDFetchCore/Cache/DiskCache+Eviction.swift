@@ -141,7 +141,7 @@ extension DiskCache {
         sweep.temporaries = scan.temporaries
         sweep.strays = scan.strays
         guard !scan.files.isEmpty else { return sweep }
-        let records = index.read(bucket).entries
+        let records = index.entries(bucket)
         for file in scan.files {
             guard let digest = KeyDigest(hex: file.name), let entry = records[digest], entry.bytes == file.bytes else {
                 sweep.broken.append(file)
@@ -195,7 +195,7 @@ extension DiskCache {
             if listing {
                 var records: [Int: [KeyDigest: CacheEntry]] = [:]
                 for item in victims {
-                    if records[item.bucket] == nil { records[item.bucket] = index.read(item.bucket).entries }
+                    if records[item.bucket] == nil { records[item.bucket] = index.entries(item.bucket) }
                     report.removedURLs.append(records[item.bucket]?[item.digest]?.url ?? item.digest.hex)
                 }
             }
@@ -246,7 +246,7 @@ extension DiskCache {
     ) -> Removal {
         var removal = Removal()
         // Only listings need URLs: the index is read again for them, once per bucket.
-        let records = listing ? index.read(bucket).entries : [:]
+        let records = listing ? index.entries(bucket) : [:]
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
             bucketLock(bucket).withLock {
                 // An index untouched since the sweep proves no file of the bucket was replaced

@@ -33,7 +33,7 @@ extension DiskCache {
             for bucket in 0..<Buckets.count {
                 other.entries.with(bucket, create: false) { folder in
                     guard folder >= 0 else { return }
-                    for (digest, entry) in other.index.read(bucket).entries {
+                    for (digest, entry) in other.index.entries(bucket) {
                         merge(entry, digest, from: folder, verifier: verifier, maxBytes: maxBytes, into: &report)
                     }
                 }

@@ -5,12 +5,12 @@ import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout (format 2, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
+/// Layout (format 3, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
 /// - `FORMAT`: the format's version.
 /// - `entries/ab/<digest>`: one file per entry, exactly the image bytes (``EntryFile``);
 ///   `ab` is the digest's first byte, 256 buckets.
-/// - `index/ab`: the bucket's append-only index, the entries' metadata
-///   (``CacheIndex``, ``IndexRecord``).
+/// - `index/ab`: the bucket's index, the entries' metadata: a sorted table, then an
+///   append-only log (``CacheIndex``, ``IndexTable``, ``IndexRecord``).
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
 /// - `tmp/`: small atomic writes; `locks/`: the files ``DirectoryLock`` describes.
 ///
@@ -72,7 +72,8 @@ public final class DiskCache: Sendable {
         root = DirectoryDescriptor(rootFD)
         switch rootFD < 0 ? .none : CacheFormat.read(in: rootFD) {
         case .current: break
-        case .none: if !readOnly { try Self.writeFormat(in: rootFD, directory: directory) }
+        // Format 2's files are format 3's without tables: naming the directory anew converts it.
+        case .none, .previous: if !readOnly { try Self.writeFormat(in: rootFD, directory: directory) }
         case .other(let version):
             throw CacheError(
                 path: directory,
@@ -92,8 +93,8 @@ public final class DiskCache: Sendable {
         // records are read only on misses, next to a network request: never held.
         entries = BucketFolders(parent: entriesFolder, holds: BucketFolders.limitAllowsHolding)
         failed = BucketFolders(parent: try folder("failed"), holds: false)
-        index = CacheIndex(folder: try folder("index"), useInterval: useInterval)
         locks = try folder("locks")
+        index = CacheIndex(folder: try folder("index"), locks: locks, useInterval: useInterval, compacts: !readOnly)
         temporary = try folder("tmp")
         guard readOnly || faccessat(rootFD, "tmp", W_OK, 0) == 0 else {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
@@ -175,7 +176,8 @@ public final class DiskCache: Sendable {
 
     /// The cache-lookup step of one URL: the warm-run hit, or what the network step needs.
     ///
-    /// A servable record costs a dictionary lookup and one `fstatat`, and its use is noted
+    /// A servable record costs a search of its bucket's table, the parse of its line and
+    /// one `fstatat`, and its use is noted
     /// (LRU); the URL is not compared, since the file and record are named by a 128-bit
     /// digest of it. A stale record is returned unchecked: only a revalidation needs its file
     /// (``checked(_:for:)``), and it runs off the reading loop. A servable record whose file
@@ -184,12 +186,12 @@ public final class DiskCache: Sendable {
         guard let known = index.entry(for: key.digest) else { return .miss }
         guard policy.allows(storedAt: known.storedAt, now: now) else { return .stale(known) }
         if isIntact(known, key.digest) {
-            index.noteUse(key.digest, at: self.now())
+            index.noteUse(key.digest, of: known, at: self.now())
             return .fresh(known)
         }
         guard let current = entry(for: key) else { return .miss }
         guard policy.allows(storedAt: current.storedAt, now: now) else { return .stale(current) }
-        index.noteUse(key.digest, at: self.now())
+        index.noteUse(key.digest, of: current, at: self.now())
         return .fresh(current)
     }
 
@@ -211,7 +213,8 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Reads every index bucket now, on a few threads of its own, and returns at once: for a
+    /// Reads every index bucket now (the whole file of a small one, the table's fence and
+    /// the tail of a large one), on a few threads of its own, and returns at once: for a
     /// run whose list will touch most buckets (a warm run spent a fifth of its time parsing
     /// buckets one by one in its single loop). Lookups meanwhile wait for their bucket.
     public func preloadIndex() {
@@ -225,7 +228,8 @@ public final class DiskCache: Sendable {
 
     /// Records a use of `key`'s entry now (LRU), written with ``flushUses()``.
     public func touch(_ key: URLKey) {
-        index.noteUse(key.digest, at: now())
+        guard let entry = index.entry(for: key.digest) else { return }
+        index.noteUse(key.digest, of: entry, at: now())
     }
 
     /// Writes the uses noted since the last flush; the end of a run calls it.

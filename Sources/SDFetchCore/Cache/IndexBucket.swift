@@ -1,42 +1,168 @@
 import FoundationEssentials
 import Glibc
 
-/// One bucket's index (`index/ab`) as read into memory: the latest entry per digest,
-/// with uses folded in, and how far the file has been read.
+/// One bucket's index (`index/ab`) as this process knows it: the bucket file's sorted
+/// table (``IndexTable``) and a map of its log tail, both pointing at lines in the file,
+/// which are parsed only when a lookup asks for them.
 ///
-/// Reading is incremental: ``read(from:)`` parses only what was appended since the last
-/// read, unless the file was replaced (compacted: a new inode), which starts over.
+/// Memory follows the run rather than the cache: a small bucket file (up to
+/// ``wholeFileLimit``) is kept whole, one read; a larger one keeps only the table's fence
+/// (3 bytes per entry) and reads one block of 8 lines per lookup. The tail, which
+/// compaction keeps short (``tailLimit``), is mapped by digest: where its latest put line
+/// is, its latest use.
+///
+/// Reading is incremental: ``read(from:holding:)`` parses only what was appended since the
+/// last read, unless the file was replaced (compacted: a new inode), which starts over.
 struct IndexBucket {
-    private(set) var entries: [KeyDigest: CacheEntry] = [:]
-    /// Uses noted in this process and not yet appended (see ``CacheIndex/flushUses()``).
-    private(set) var pendingUses: [KeyDigest: Int64] = [:]
+    /// Files up to this size are read whole and kept: one read serves every lookup (a
+    /// cache of up to some 100,000 entries).
+    static let wholeFileLimit = 128 << 10
+    /// A tail past this size is folded into the table by the next compaction
+    /// (``CacheIndex/compactIfLarge(_:)``): it bounds both a bucket's tail map and the
+    /// bytes a compaction rewrites per line it absorbs.
+    static let tailLimit = 128 << 10
+
+    /// The tail's knowledge of one digest.
+    struct TailRef {
+        /// The latest put line in the tail (its check's offset, and length), if any.
+        var putOffset: Int = -1
+        var putLength: Int = 0
+        /// The latest use in the tail, or of the put line itself.
+        var usedAt: Int64 = 0
+    }
+
     private(set) var isLoaded = false
     private(set) var inode: UInt64 = 0
+    /// The whole file, when it is small enough to keep.
+    private var whole: [UInt8]?
+    private(set) var table: IndexTable?
+    private(set) var tail: [KeyDigest: TailRef] = [:]
     /// Bytes of the file parsed so far (whole lines only).
     private(set) var offset = 0
-    /// Lines read, live, superseded or damaged: with ``entries`` the measure of garbage.
-    private(set) var lineCount = 0
+    /// The file's end as last seen (a read, or an append of this process).
+    private(set) var fileEnd = 0
+    /// Uses noted in this process and not yet appended (see ``CacheIndex/flushUses()``).
+    private(set) var pendingUses: [KeyDigest: Int64] = [:]
+    /// The open file lookups read lines from, when it is not kept whole and may be held.
+    private var file: HeldFile?
 
-    mutating func apply(_ record: IndexRecord) {
-        lineCount += 1
-        switch record {
-        case .put(let digest, let entry):
-            entries[digest] = entry
-        case .use(let digest, let usedAt):
-            guard var entry = entries[digest] else { return }
-            let date = FileTime.date(nanoseconds: usedAt)
-            if date > entry.accessedAt {
-                entry.accessedAt = date
-                entries[digest] = entry
+    /// Whether the tail has grown past ``tailLimit``.
+    var isTailLarge: Bool { fileEnd - (table?.end ?? 0) > Self.tailLimit }
+
+    /// Whether looking up `digest` may read past the kept bytes: the caller then opens the
+    /// file when this process holds none.
+    func needsFile(for digest: KeyDigest) -> Bool {
+        guard file == nil else { return false }
+        guard let whole else { return true }
+        return (tail[digest]?.putOffset ?? -1) + (tail[digest]?.putLength ?? 0) > whole.count
+    }
+
+    // MARK: - Lookup
+
+    /// `digest`'s latest entry with every use known here folded in; nil when there is none
+    /// or its line does not parse as `digest`'s put (damaged or forged). `fd` is the open
+    /// bucket file when ``needsFile(for:)``, else -1.
+    func entry(for digest: KeyDigest, file fd: Int32 = -1) -> CacheEntry? {
+        let ref = tail[digest]
+        var entry: CacheEntry
+        var usedAtInTable: Int64 = 0
+        if let ref, ref.putOffset >= 0 {
+            let line = ref.putOffset..<(ref.putOffset + ref.putLength)
+            guard let found = read(line, fd, { Self.put(digest, $0) }) else { return nil }
+            entry = found
+        } else if let block = table?.block(for: digest) {
+            guard let (found, slotUse) = read(block, fd, { Self.put(digest, inBlock: $0) }) else { return nil }
+            entry = found
+            usedAtInTable = slotUse
+        } else {
+            return nil
+        }
+        let usedAt = max(ref?.usedAt ?? 0, pendingUses[digest] ?? 0, usedAtInTable)
+        if usedAt > FileTime.nanoseconds(entry.accessedAt) { entry.accessedAt = FileTime.date(nanoseconds: usedAt) }
+        return entry
+    }
+
+    private static func put(_ digest: KeyDigest, _ line: UnsafeRawBufferPointer) -> CacheEntry? {
+        guard case .put(let found, let entry) = IndexRecord(line: line), found == digest else { return nil }
+        return entry
+    }
+
+    /// `digest`'s entry in a table block, and the time in its use slot.
+    private static func put(_ digest: KeyDigest, inBlock block: UnsafeRawBufferPointer) -> (CacheEntry, Int64)? {
+        guard let (line, slot) = IndexTable.line(of: digest, in: block),
+            let entry = put(digest, UnsafeRawBufferPointer(rebasing: block[line]))
+        else { return nil }
+        return (entry, IndexTable.slotTime(block, at: slot))
+    }
+
+    /// The file offset of `digest`'s use slot when its latest line is in the table (a use
+    /// is then written in place); nil when it is in the tail or not found.
+    func slotOffset(for digest: KeyDigest, file fd: Int32) -> Int? {
+        guard (tail[digest]?.putOffset ?? -1) < 0, let block = table?.block(for: digest) else { return nil }
+        return read(block, fd) { raw in IndexTable.line(of: digest, in: raw).map { block.lowerBound + $0.slot } }
+    }
+
+    /// Notes that this process wrote `usedAt` into the slot at `offset` of the file it read.
+    mutating func wroteSlot(at offset: Int, _ usedAt: Int64) {
+        guard var kept = whole, offset + 8 <= kept.count else { return }
+        whole = nil
+        kept.replaceSubrange(offset..<(offset + 8), with: IndexTable.slotBytes(usedAt))
+        whole = kept
+    }
+
+    /// `body` over the file's bytes in `range`: from the kept bytes, else one `pread`.
+    private func read<T>(_ range: Range<Int>, _ fd: Int32, _ body: (UnsafeRawBufferPointer) -> T?) -> T? {
+        if let whole, range.upperBound <= whole.count {
+            return whole.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        }
+        let source = file?.fd ?? fd
+        guard source >= 0, range.count <= IndexTable.maxBlockBytes else { return nil }
+        return withUnsafeTemporaryAllocation(byteCount: range.count, alignment: 1) { buffer in
+            guard pread(source, buffer.baseAddress, range.count, off_t(range.lowerBound)) == range.count else {
+                return nil
             }
+            return body(UnsafeRawBufferPointer(buffer))
         }
     }
+
+    // MARK: - Writes of this process
+
+    /// Notes `records`, which this process just appended to the file of inode `inode` as
+    /// `bytes` (their lines, `lengths` each) ending at `end`: applied at once when that is
+    /// the file this bucket was read from, else the bucket is read afresh on its next use.
+    mutating func appended(_ records: [IndexRecord], lengths: [Int], bytes: [UInt8], inode: UInt64, end: Int) {
+        guard isLoaded, inode == self.inode else { return invalidate() }
+        // The kept bytes of a small file stay as read (growing them would double their
+        // capacity): a put line past them is read from the file like a large file's.
+        fileEnd = max(fileEnd, end)
+        var lineStart = end - bytes.count
+        for (record, length) in zip(records, lengths) {
+            switch record {
+            case .put(let digest, let entry):
+                tail[digest] = TailRef(
+                    putOffset: lineStart + 1, putLength: length - 2, usedAt: FileTime.nanoseconds(entry.accessedAt))
+            case .use(let digest, let usedAt):
+                // Kept for what is mapped already; a run of a million hits over a large
+                // bucket does not map a use per entry (its uses are pending until written).
+                guard whole != nil || tail[digest] != nil else { break }
+                tail[digest, default: TailRef()].usedAt = max(tail[digest]?.usedAt ?? 0, usedAt)
+            }
+            lineStart += length
+        }
+    }
+
+    /// Marks the bucket as read when it has no file yet.
+    mutating func markEmpty() {
+        isLoaded = true
+    }
+
+    /// Set once this process tried to compact the bucket since reading it: a busy lock is
+    /// not asked again on every lookup.
+    var triedCompaction = false
 
     /// Records a use in memory and queues it for writing.
     mutating func noteUse(_ digest: KeyDigest, at usedAt: Int64) {
         pendingUses[digest] = usedAt
-        apply(.use(digest, usedAt: usedAt))
-        lineCount -= 1  // not a line of the file
     }
 
     /// Hands over the queued uses, emptying the queue.
@@ -45,39 +171,89 @@ struct IndexBucket {
         return pendingUses.map { IndexRecord.use($0.key, usedAt: $0.value) }
     }
 
-    /// Makes the next read start over from the file (it was rewritten), keeping queued uses.
+    /// Makes the next use read the file afresh (it was rewritten), keeping queued uses.
     mutating func invalidate() {
-        isLoaded = false
-        inode = 0
+        let pending = pendingUses
+        self = IndexBucket()
+        pendingUses = pending
     }
 
+    // MARK: - Reading
+
     /// Reads what the bucket file open as `fd` gained since the last read (all of it when
-    /// it is a different file than last time). Torn or foreign lines are skipped.
-    mutating func read(from fd: Int32) {
+    /// it is another file than last time, or small enough to keep whole). Torn or foreign
+    /// lines are skipped. With `holding`, a large file stays open for the lookups' reads.
+    mutating func read(from fd: Int32, holding: Bool) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return }
-        if UInt64(info.st_ino) != inode {
-            let pending = pendingUses
-            self = IndexBucket()
-            pendingUses = pending
+        let size = Int(info.st_size)
+        if UInt64(info.st_ino) != inode || size <= Self.wholeFileLimit || whole != nil {
+            invalidate()
             inode = UInt64(info.st_ino)
         }
         isLoaded = true
-        guard Int(info.st_size) > offset, let bytes = SafeOpen.readAll(fd, from: offset) else { return }
-        // Only whole lines: a line still being written is read next time.
-        guard let end = bytes.lastIndex(of: 0x0A) else { return }
-        // About one entry per 150 bytes: sized once instead of regrown line by line.
-        entries.reserveCapacity(entries.count + end / 150)
-        bytes.withUnsafeBytes { raw in
-            Self.forEachLine(in: raw, upTo: end + 1) { line in
-                if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[line])) {
-                    apply(record)
-                } else {
-                    lineCount += 1  // torn or foreign: garbage for compaction to drop
-                }
+        fileEnd = max(fileEnd, size)
+        if size <= Self.wholeFileLimit {
+            guard let bytes = SafeOpen.readAll(fd) else { return }
+            bytes.withUnsafeBytes { raw in
+                table = IndexTable(file: raw)
+                parseTail(raw, from: table?.end ?? 0, base: 0)
+            }
+            whole = bytes
+            return
+        }
+        if offset == 0 {
+            var header = [UInt8](repeating: 0, count: IndexTable.headerSize)
+            let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            if count == IndexTable.headerSize,
+                let (rows, end) = header.withUnsafeBytes({ IndexTable.header($0, fileSize: size) }),
+                let bytes = Self.read(
+                    fd, count: IndexTable.fenceCount(rows) * IndexTable.fenceRowSize, at: IndexTable.headerSize)
+            {
+                table = IndexTable(count: rows, end: end, fence: bytes)
+            }
+            offset = table?.end ?? 0
+            if holding {
+                let copy = dup(fd)
+                if copy >= 0 { file = HeldFile(copy) }
             }
         }
-        offset += end + 1
+        guard size > offset, let bytes = SafeOpen.readAll(fd, from: offset) else { return }
+        bytes.withUnsafeBytes { parseTail($0, from: 0, base: offset) }
+    }
+
+    /// Exactly `count` bytes at `offset`, read straight into the array (the fence of a
+    /// large table); nil when the file is shorter or cannot be read.
+    private static func read(_ fd: Int32, count: Int, at offset: Int) -> [UInt8]? {
+        var complete = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let got = pread(fd, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { break }
+                initialized += got
+            }
+            complete = initialized == count
+        }
+        return complete ? bytes : nil
+    }
+
+    /// Maps the whole lines of `raw[start...]` (file offset `base` + index) into ``tail``.
+    private mutating func parseTail(_ raw: UnsafeRawBufferPointer, from start: Int, base: Int) {
+        guard start < raw.count, let last = IndexRecord.lastOffset(of: 0x0A, in: raw), last >= start else { return }
+        let region = UnsafeRawBufferPointer(rebasing: raw[start...last])
+        tail.reserveCapacity(tail.count + region.count / 150)
+        Self.forEachLine(in: region, upTo: region.count) { range in
+            let line = UnsafeRawBufferPointer(rebasing: region[range])
+            guard let summary = IndexRecord.summary(line: line) else { return }
+            if summary.isPut {
+                tail[summary.digest] = TailRef(
+                    putOffset: base + start + range.lowerBound, putLength: range.count, usedAt: summary.usedAt)
+            } else {
+                tail[summary.digest, default: TailRef()].usedAt = max(tail[summary.digest]?.usedAt ?? 0, summary.usedAt)
+            }
+        }
+        offset = base + last + 1
     }
 
     /// Calls `body` with the range of each non-empty line in `raw[..<end]` (newlines excluded).
@@ -90,38 +266,84 @@ struct IndexBucket {
         }
     }
 
+    // MARK: - Whole-file reads (clean, verify, stats, merge)
+
     /// A digest's latest put line and its summary, with the last use folded in.
     struct LatestPut {
+        /// The line's range in the file, newlines excluded.
         var line: Range<Int>
         var summary: IndexRecord.Summary
-        /// A use line after the put moved `summary.usedAt` past what the put line says.
+        /// A later use (a use line, or its table slot) moved `summary.usedAt` past what the
+        /// put line says.
         var isUsedSince: Bool
     }
 
-    /// The latest put line of each digest in `raw[..<end]` with later uses folded into its
-    /// summary, and how many lines there were (damaged ones included), read as
-    /// ``IndexRecord/Summary``s without decoding a string: what `clean`, the trim and
-    /// compaction need.
+    /// The latest put line of each digest in a whole bucket file (`raw[..<end]`: whole
+    /// lines only), table and tail, with later uses folded into its summary, and how many
+    /// lines there were (damaged ones included), read as ``IndexRecord/Summary``s without
+    /// decoding a string: what `clean`, the trim and compaction need. The same answers as
+    /// the lookups give (``entry(for:file:)``).
     static func latestPuts(in raw: UnsafeRawBufferPointer, upTo end: Int)
-        -> (puts: [KeyDigest: LatestPut], lineCount: Int)
+        -> (puts: [KeyDigest: LatestPut], lineCount: Int, table: IndexTable?)
     {
         var puts: [KeyDigest: LatestPut] = [:]
         var lineCount = 0
-        forEachLine(in: raw, upTo: end) { range in
+        func take(_ range: Range<Int>, slotUse: Int64) {
             lineCount += 1
             guard let line = IndexRecord.summary(line: UnsafeRawBufferPointer(rebasing: raw[range])) else { return }
             if line.isPut {
-                puts[line.digest] = LatestPut(line: range, summary: line, isUsedSince: false)
+                var put = LatestPut(line: range, summary: line, isUsedSince: false)
+                if slotUse > line.usedAt {
+                    put.summary.usedAt = slotUse
+                    put.isUsedSince = true
+                }
+                puts[line.digest] = put
             } else if let put = puts[line.digest], line.usedAt > put.summary.usedAt {
                 puts[line.digest]?.summary.usedAt = line.usedAt
                 puts[line.digest]?.isUsedSince = true
             }
         }
-        return (puts, lineCount)
+        let table = IndexTable(file: UnsafeRawBufferPointer(rebasing: raw[..<end]))
+        for block in table?.blocks() ?? [] {
+            let bytes = UnsafeRawBufferPointer(rebasing: raw[block])
+            IndexTable.forEachLine(inBlock: bytes) { range, ordinal in
+                let line = (block.lowerBound + range.lowerBound)..<(block.lowerBound + range.upperBound)
+                take(line, slotUse: IndexTable.slotTime(bytes, at: ordinal * 8))
+            }
+        }
+        let start = min(table?.end ?? 0, end)
+        let region = UnsafeRawBufferPointer(rebasing: raw[start..<end])
+        forEachLine(in: region, upTo: region.count) { range in
+            take((start + range.lowerBound)..<(start + range.upperBound), slotUse: 0)
+        }
+        return (puts, lineCount, table)
     }
 
-    /// Marks the bucket as read when it has no file yet.
-    mutating func markEmpty() {
-        isLoaded = true
+    /// Every entry of a whole bucket file, decoded, with uses folded in.
+    static func entries(in raw: UnsafeRawBufferPointer, upTo end: Int) -> [KeyDigest: CacheEntry] {
+        var entries: [KeyDigest: CacheEntry] = [:]
+        for (digest, put) in latestPuts(in: raw, upTo: end).puts {
+            guard case .put(_, var entry) = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[put.line])) else {
+                continue
+            }
+            if put.summary.usedAt > FileTime.nanoseconds(entry.accessedAt) {
+                entry.accessedAt = FileTime.date(nanoseconds: put.summary.usedAt)
+            }
+            entries[digest] = entry
+        }
+        return entries
+    }
+}
+
+/// A descriptor closed when the last holder lets go.
+final class HeldFile: Sendable {
+    let fd: Int32
+
+    init(_ fd: Int32) {
+        self.fd = fd
+    }
+
+    deinit {
+        close(fd)
     }
 }

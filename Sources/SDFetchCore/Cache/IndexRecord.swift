@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// One line of an index bucket (`index/ab`): the only encoding of entry metadata, format 2
+/// One line of an index bucket (`index/ab`): the only encoding of entry metadata, format 3
 /// (see ``CacheFormat``).
 ///
 /// A line is `LF CHECK SP PAYLOAD LF` (empty lines are skipped), CHECK being 16 hex digits of FNV-1a-64 over PAYLOAD,
@@ -202,6 +202,11 @@ enum IndexRecord: Equatable {
             let found = memchr(base + start, Int32(byte), bytes.count - start)
         else { return nil }
         return base.distance(to: UnsafeRawPointer(found))
+    }
+
+    /// The offset of the last `byte` in `bytes`.
+    static func lastOffset(of byte: UInt8, in bytes: UnsafeRawBufferPointer) -> Int? {
+        bytes.lastIndex(of: byte)
     }
 
     /// Every format's name as bytes, made once: `allCases` builds a new array per call.

@@ -1,0 +1,284 @@
+import Foundation
+import SDFetchTestSupport
+import Testing
+
+@testable import SDFetchCore
+
+/// The index's sorted tables (<doc:OnDiskFormat#Index-tables>): a compacted table plus a log
+/// tail answers as a full parse does, a lookup reads only its own bucket and line, damage
+/// stays in its bucket, a tail that outgrows its limit is folded into the table by the run
+/// that grew it, and a format-2 cache is read and converted.
+@Suite("Index tables", .cleansUp)
+struct IndexTableTests {
+    let directory = TemporaryDirectory("tables")
+    let clock = ManualClock()
+    let cache: DiskCache
+
+    init() throws {
+        cache = try DiskCache(directory: directory.appending("cache"), now: clock.read, useInterval: .zero)
+    }
+
+    private func key(_ name: String) throws -> URLKey { try URLKey(parsing: "http://example.test/\(name).png") }
+
+    @discardableResult
+    private func store(_ key: URLKey, seed: Int, etag: String? = nil, in cache: DiskCache? = nil) throws -> URLKey {
+        try (cache ?? self.cache).store(
+            SampleImages.png(seed: seed), for: key, image: VerifiedImage(format: .png, width: 4, height: 4),
+            etag: etag, lastModified: nil)
+        return key
+    }
+
+    private func reader() throws -> DiskCache {
+        try DiskCache(directory: cache.directory, now: clock.read, useInterval: .zero)
+    }
+
+    private func bucketPath(_ index: Int) -> String { cache.directory + "/index/" + Buckets.name(index) }
+
+    private func bucketBytes(_ index: Int) throws -> [UInt8] {
+        [UInt8](try #require(FileManager.default.contents(atPath: bucketPath(index))))
+    }
+
+    /// What a full parse of bucket `index`'s whole file says, independently of the lookups.
+    private func fullParse(_ index: Int) throws -> [KeyDigest: CacheEntry] {
+        let bytes = try bucketBytes(index)
+        let end = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
+        return bytes.withUnsafeBytes { IndexBucket.entries(in: $0, upTo: end) }
+    }
+
+    /// `count` keys whose digests fall in bucket `bucket`: candidates are hashed as they
+    /// are (they are written normalised) and only the hits parsed, so a search of some
+    /// 256 candidates per key stays cheap.
+    private func keys(_ count: Int, inBucket bucket: Int, prefix: String = "k") throws -> [URLKey] {
+        var found: [URLKey] = []
+        var index = 0
+        while found.count < count {
+            let text = "http://example.test/\(prefix)\(index).png"
+            index += 1
+            guard Buckets.index(of: KeyDigest(of: text)) == bucket else { continue }
+            let key = try URLKey(parsing: text)
+            #expect(key.digest == KeyDigest(of: text))
+            found.append(key)
+        }
+        return found
+    }
+
+    /// Put lines of `count` made-up entries of bucket `bucket`, each like `template` with a
+    /// URL `padding` long: filler for a large bucket, with no key to search for.
+    private func fillerLines(_ count: Int, inBucket bucket: Int, like template: CacheEntry, padding: Int) -> [UInt8] {
+        (0..<count).flatMap { index -> [UInt8] in
+            var entry = template
+            entry.url = "http://filler.test/\(index)/" + String(repeating: "x", count: padding)
+            let digest = KeyDigest(high: UInt64(bucket) << 56 | UInt64(index) << 8, low: UInt64(index))
+            return IndexRecord.put(digest, entry).line
+        }
+    }
+
+    @Test("a compacted table plus a log tail gives the answers of a full parse, and of the log before compaction")
+    func tableAndTailAgree() throws {
+        let keys = try (0..<120).map { try key("e\($0)") }
+        for (seed, key) in keys.enumerated() { try store(key, seed: seed, etag: "\"\(seed)\"") }
+        clock.advance(by: .seconds(10))
+        for key in keys.prefix(40) { cache.touch(key) }
+        cache.flushUses()
+        let before = try reader()
+        let answers = keys.map { before.entry(for: $0) }
+        #expect(answers.allSatisfy { $0 != nil })
+
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let buckets = Set(keys.map { Buckets.index(of: $0.digest) })
+        for bucket in buckets { #expect(try bucketBytes(bucket).starts(with: IndexTable.magic)) }
+        let compacted = try reader()
+        #expect(keys.map { compacted.entry(for: $0) } == answers)
+
+        // A tail over the tables: replacements, uses, new entries.
+        clock.advance(by: .seconds(10))
+        for key in keys[30..<50] { try store(key, seed: 500 + keys.firstIndex(of: key)!, in: compacted) }
+        clock.advance(by: .seconds(10))
+        for key in keys[60..<80] { compacted.touch(key) }
+        let fresh = try (0..<10).map { try store(key("new\($0)"), seed: 900 + $0, in: compacted) }
+        compacted.flushUses()
+        let all = keys + fresh
+        let final = try reader()
+        for key in all {
+            let bucket = Buckets.index(of: key.digest)
+            let expected = try fullParse(bucket)[key.digest]
+            #expect(expected != nil && final.entry(for: key) == expected)
+            #expect(compacted.entry(for: key) == expected)
+        }
+        #expect(final.entry(for: keys[65])?.accessedAt == clock.now)
+        #expect(
+            final.entry(for: keys[35])?.sha256 == SampleImages.png(seed: 535).withUnsafeBytes(EntryFile.sha256(of:)))
+    }
+
+    @Test("a bucket past the whole-file limit is read line by line: a damaged line loses its own entry only")
+    func largeBucketReadsItsLine() throws {
+        let bucket = 0x42
+        let real = try keys(8, inBucket: bucket)
+        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
+        // Filler entries of the same bucket, with long URLs, until the table is past the
+        // limit a bucket file is kept whole under.
+        let template = try #require(cache.entry(for: real[0]))
+        let appended = fillerLines(700, inBucket: bucket, like: template, padding: 200)
+        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(appended))
+        try handle.close()
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        // clean keeps the young lines (a writer may be about to name their files): all 708.
+        var bytes = try bucketBytes(bucket)
+        let table = try #require(bytes.withUnsafeBytes { IndexTable(file: $0) })
+        #expect(table.count == 708 && table.fenceCount == 89 && bytes.count > IndexBucket.wholeFileLimit)
+
+        // Damage one real entry's line inside the table.
+        let block = try #require(table.block(for: real[3].digest))
+        let line = try #require(bytes[block].withUnsafeBytes { IndexTable.line(of: real[3].digest, in: $0) })
+        bytes[block.lowerBound + line.line.lowerBound + 40] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: bucketPath(bucket)))
+        let reader = try reader()
+        for (index, key) in real.enumerated() {
+            let entry = reader.entry(for: key)
+            if index == 3 {
+                #expect(entry == nil)
+            } else {
+                #expect(
+                    entry?.url == key.redacted
+                        && entry?.sha256 == SampleImages.png(seed: index).withUnsafeBytes(EntryFile.sha256(of:)))
+            }
+        }
+    }
+
+    @Test("a forged or damaged table answers nothing wrong and leaves every other bucket alone")
+    func forgedTableStaysInItsBucket() throws {
+        let keys = try (0..<200).map { try key("f\($0)") }
+        for (seed, key) in keys.enumerated() { try store(key, seed: seed) }
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let target = Buckets.index(of: keys[0].digest)
+        let inTarget = keys.filter { Buckets.index(of: $0.digest) == target }
+        let others = keys.filter { Buckets.index(of: $0.digest) != target }
+        var bytes = try bucketBytes(target)
+        let table = try #require(bytes.withUnsafeBytes { IndexTable(file: $0) })
+        let original = bytes
+
+        func check(_ label: Comment) throws {
+            try Data(bytes).write(to: URL(fileURLWithPath: bucketPath(target)))
+            let reader = try reader()
+            for key in others { #expect(reader.entry(for: key)?.url == key.redacted, label) }
+            for key in inTarget {
+                if let entry = reader.entry(for: key) { #expect(entry.url == key.redacted, label) }
+            }
+        }
+        // Each fence row points at the next block: lookups read blocks without their line.
+        if table.fenceCount > 1 {
+            let offsets = (0..<table.fenceCount).map { IndexTable.headerSize + $0 * IndexTable.fenceRowSize + 16 }
+            let rotated = offsets.map { Array(original[$0..<($0 + 8)]) }
+            for (index, at) in offsets.enumerated() {
+                bytes.replaceSubrange(at..<(at + 8), with: rotated[(index + 1) % rotated.count])
+            }
+            try check("fence rows pointing at other blocks")
+        }
+        // A row count far past the file, an end past the file, rows out of order, garbage.
+        bytes = original
+        withUnsafeBytes(of: Int64(1 << 40).bigEndian) { bytes.replaceSubrange(16..<24, with: $0) }
+        try check("a row count past the file")
+        bytes = original
+        withUnsafeBytes(of: Int64(bytes.count + 1).bigEndian) { bytes.replaceSubrange(24..<32, with: $0) }
+        try check("an end past the file")
+        bytes = original
+        bytes.replaceSubrange(
+            IndexTable.headerSize..<table.linesStart,
+            with: (IndexTable.headerSize..<table.linesStart).map { UInt8(truncatingIfNeeded: $0 &* 131) })
+        try check("a garbage fence")
+        bytes = Array(original.prefix(IndexTable.headerSize + 5))
+        try check("a table cut short")
+    }
+
+    @Test("a tail past its limit is folded into a table by the run that grew it, with no clean")
+    func runCompactsLargeTail() throws {
+        let bucket = 0x17
+        let long = String(repeating: "y", count: 1500)
+        let keys = try keys(120, inBucket: bucket, prefix: "tail-\(long)-")
+        for (seed, key) in keys.enumerated() { try store(key, seed: seed % 50) }
+        let bytes = try bucketBytes(bucket)
+        let table = try #require(bytes.withUnsafeBytes { IndexTable(file: $0) })
+        #expect(table.count >= 60 && bytes.count - table.end <= IndexBucket.tailLimit)
+        let reader = try reader()
+        for key in keys { #expect(reader.entry(for: key)?.url == key.redacted) }
+    }
+
+    @Test("a process that reads a bucket with a long log compacts it; a read-only one leaves it")
+    func readerCompactsLongLog() throws {
+        let bucket = 0x23
+        let real = try keys(3, inBucket: bucket)
+        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
+        // Put lines of another writer (a format-2 build, say) past the tail limit, no table.
+        let template = try #require(cache.entry(for: real[0]))
+        let lines = fillerLines(500, inBucket: bucket, like: template, padding: 300)
+        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(lines))
+        try handle.close()
+        let before = try bucketBytes(bucket)
+        #expect(before.count > IndexBucket.tailLimit && !before.starts(with: IndexTable.magic))
+
+        let readOnly = try DiskCache(directory: cache.directory, now: clock.read, readOnly: true)
+        #expect(real.allSatisfy { readOnly.entry(for: $0)?.url == $0.redacted })
+        #expect(try bucketBytes(bucket) == before)
+
+        let writer = try reader()
+        #expect(writer.entry(for: real[1])?.url == real[1].redacted)
+        let after = try bucketBytes(bucket)
+        let table = try #require(after.withUnsafeBytes { IndexTable(file: $0) })
+        #expect(table.count == 503 && table.end == after.count)
+        #expect(real.allSatisfy { writer.entry(for: $0)?.url == $0.redacted })
+        let full = try fullParse(bucket)
+        #expect(full.count == 503 && real.allSatisfy { full[$0.digest] == writer.entry(for: $0) })
+    }
+
+    @Test("a use of a table entry is written in its slot: the file does not grow, and readers and compaction see it")
+    func usesInPlace() throws {
+        let keys = try (0..<40).map { try store(key("u\($0)"), seed: $0) }
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let buckets = Set(keys.map { Buckets.index(of: $0.digest) })
+        let sizes = try buckets.map { try bucketBytes($0).count }
+        clock.advance(by: .seconds(100))
+        let user = try reader()
+        for key in keys { user.touch(key) }
+        user.flushUses()
+        #expect(try buckets.map { try bucketBytes($0).count } == sizes)
+        let after = try reader()
+        #expect(keys.allSatisfy { after.entry(for: $0)?.accessedAt == clock.now })
+        // A new entry in each bucket, then clean: the tables are rewritten with the uses.
+        var index = 0
+        var added: [URLKey] = []
+        for bucket in buckets {
+            let extra = try self.keys(1, inBucket: bucket, prefix: "extra\(index)-")[0]
+            index += 1
+            added.append(try store(extra, seed: 100 + index, in: after))
+        }
+        _ = try after.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let compacted = try reader()
+        #expect(keys.allSatisfy { compacted.entry(for: $0)?.accessedAt == clock.now })
+        #expect(added.allSatisfy { compacted.entry(for: $0) != nil })
+        for bucket in buckets { #expect(try bucketBytes(bucket).withUnsafeBytes { IndexTable(file: $0)?.end } == bucketBytes(bucket).count) }
+    }
+
+    @Test("a format-2 cache is read as it is, converted by the first writer, and named by format-2 builds")
+    func formatTwoConverted() throws {
+        let keys = try (0..<20).map { try store(key("old\($0)"), seed: $0) }
+        let formatFile = cache.directory + "/FORMAT"
+        try "sdfetch cache format 2\nsee README.md, \"Cache format\", of sdfetch\n".write(
+            toFile: formatFile, atomically: true, encoding: .utf8)
+        // Read-only opens (stats, --offline) read it and change nothing.
+        let stats = try DiskCache.stats(directory: cache.directory)
+        #expect(stats.entries == 20)
+        let readOnly = try DiskCache(directory: cache.directory, now: clock.read, readOnly: true)
+        #expect(keys.allSatisfy { readOnly.entry(for: $0) != nil })
+        #expect(try String(contentsOfFile: formatFile, encoding: .utf8).hasPrefix("sdfetch cache format 2\n"))
+        // A writer names it format 3; clean writes the tables.
+        let writer = try reader()
+        #expect(try String(contentsOfFile: formatFile, encoding: .utf8).hasPrefix("sdfetch cache format 3\n"))
+        _ = try writer.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let after = try reader()
+        #expect(keys.allSatisfy { after.entry(for: $0)?.url == $0.redacted })
+    }
+}
