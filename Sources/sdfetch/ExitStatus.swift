@@ -8,7 +8,8 @@ enum ExitStatus: Int32, Sendable {
     case someFailed = 1
     /// A bad command line.
     case usage = 2
-    /// The cache directory is unusable or an input file cannot be read.
+    /// The cache directory is unusable, an input file cannot be read, or the results
+    /// (standard output, `--summary FILE`, `-o DIR`) cannot be written.
     case unusableCacheOrInput = 3
     /// Ctrl-C or SIGTERM, after a clean shutdown.
     case interrupted = 130

@@ -226,4 +226,21 @@ struct FetchCommandTests {
         #expect(errors.contains(" interrupted;") && !errors.contains(" failed"), "\(errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
     }
+
+    @Test("results that cannot be written (a full disk, a --summary nowhere) are told, and exit 3")
+    func unwritableResults() async throws {
+        let server = try await server(["/a.png"])
+        let list = directory.appending("list.txt")
+        try "\(server.url("/a.png"))\n".write(toFile: list, atomically: true, encoding: .utf8)
+        let binary = BuiltProduct.path("sdfetch")
+        let full = try await ProcessRun.launch(
+            "/bin/sh", ["-c", "exec \"$0\" --no-config --progress never --cache-dir \"$1\" \"$2\" > /dev/full", binary, cache, list])
+        #expect(full.status == 3, "\(full.standardError)")
+        #expect(full.standardError.contains("cannot write standard output: no space left on device"))
+        let nowhere = try await sdfetch(["-q", "--summary", directory.appending("missing/s.json"), list])
+        #expect(nowhere.status == 3)
+        #expect(nowhere.standardError.contains("cannot write --summary"))
+        let fine = try await sdfetch(["-q", list])
+        #expect(fine.status == 0, "a cached run that writes its results still exits 0")
+    }
 }

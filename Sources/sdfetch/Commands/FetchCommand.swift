@@ -151,6 +151,7 @@ struct FetchCommand: ParsableCommand {
         }
         // Not silenced by -q: the cache is failing at its job, run after run.
         if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
+        var summaryFailed = false
         if let summaryFile {
             let text = SummaryFile.json(
                 consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize,
@@ -159,8 +160,15 @@ struct FetchCommand: ParsableCommand {
                 console.error(text)  // after the summary line, in order with everything on stderr
             } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
+                summaryFailed = true
             }
         }
-        return ExitStatus(run: consumer.summary, interrupted: interrupted)
+        console.flush()
+        if let reason = OutputFailure.reason {
+            console.error("sdfetch: cannot write standard output: \(reason); results were lost\n")
+        }
+        let status = ExitStatus(run: consumer.summary, interrupted: interrupted)
+        guard status != .interrupted, summaryFailed || OutputFailure.reason != nil else { return status }
+        return .unusableCacheOrInput
     }
 }

@@ -34,7 +34,11 @@ enum HelpText {
         }
         text += "Environment:\n"
         text += "  SDFETCH_CACHE_DIR   cache directory; else $XDG_CACHE_HOME/sdfetch; else ~/.cache/sdfetch\n\n"
-        let notFound = name == PathCommand.name ? " 1 some URL has no entry;" : ""
+        let one: [String: String] = [
+            PathCommand.name: " 1 some URL has no entry;", VerifyCommand.name: " 1 a bad entry was removed;",
+            MergeCommand.name: " 1 a source entry was bad;",
+        ]
+        let notFound = one[name] ?? ""
         text += "Exit status: 0 success;\(notFound) 2 usage error; 3 unusable cache directory.\n"
         return text
     }
@@ -62,8 +66,8 @@ enum HelpText {
         lines with long option names, read by every command; the command line wins.
 
         Exit status: 0 every URL downloaded, cached or revalidated; 1 some URL failed, skipped
-        or invalid (or a 'path' URL has no entry); 2 usage error; 3 unusable cache directory or
-        unreadable input file; 130 interrupted.
+        or invalid (or a 'path' URL has no entry); 2 usage error; 3 unusable cache directory,
+        unreadable input file, or results that cannot be written; 130 interrupted.
 
         """
 

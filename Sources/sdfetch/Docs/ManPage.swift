@@ -86,7 +86,8 @@ enum ManPage {
             as in curl, unless \\fB\\-\\-proxy\\fR is given
             .SH EXIT STATUS
             0 every URL downloaded, cached or revalidated; 1 some URL failed, skipped or invalid;
-            2 usage error; 3 unusable cache directory or unreadable input file; 130 interrupted.
+            2 usage error; 3 unusable cache directory, unreadable input file, or results that cannot be
+            written (standard output, \\fB\\-\\-summary\\fR, \\fB\\-o\\fR); 130 interrupted.
             .SH SEE ALSO
             .BR curl (1),
             .BR parallel (1)

@@ -9,11 +9,11 @@ import SDFetchCore
 /// run; SIGPIPE is ignored by `@main` for the same reason.
 enum FileDescriptorWriter {
     static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
-        _ = FileIO.writeAll(bytes, to: fd)
+        if !FileIO.writeAll(bytes, to: fd) { OutputFailure.note(fd: fd, errno: errno) }
     }
 
     static func write(_ bytes: [UInt8], to fd: Int32) {
-        _ = FileIO.writeAll(bytes, to: fd)
+        bytes.withUnsafeBytes { write($0, to: fd) }
     }
 
     static func write(_ text: String, to fd: Int32) {

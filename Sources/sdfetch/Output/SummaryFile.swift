@@ -44,7 +44,8 @@ enum SummaryFile {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return errnoText() }
         defer { close(fd) }
-        FileDescriptorWriter.write(text, to: fd)
-        return nil
+        var text = text
+        let written = text.withUTF8 { FileIO.writeAll(UnsafeRawBufferPointer($0), to: fd) }
+        return written ? nil : errnoText()
     }
 }
