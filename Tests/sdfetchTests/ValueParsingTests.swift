@@ -46,6 +46,20 @@ struct ValueParsingTests {
         #expect(throws: UsageError.self) { try ValueParsers.size(text, option: "--max-size") }
     }
 
+    @Test(
+        "a proxy is a URL curl can use: a known scheme (or none), a host, a port in range",
+        arguments: ["proxy:3128", "http://proxy:3128", "HTTPS://p.example/", "socks5h://u:p@[::1]:1080", "socks4a://h"])
+    func proxies(_ text: String) throws {
+        #expect(try ValueParsers.proxy(text, option: "--proxy") == text)
+    }
+
+    @Test(
+        "a proxy curl could not use is a usage error, not a failure of every URL",
+        arguments: ["ftp://x", "http://u:pw@[bad", "http://proxy:99999", "http://:80", "http://h:", "http://h/path", "[]:80"])
+    func badProxies(_ text: String) {
+        #expect(throws: UsageError.self) { try ValueParsers.proxy(text, option: "--proxy") }
+    }
+
     @Test("shards are K/N with K below N")
     func shards() throws {
         #expect(try ValueParsers.shard("0/1", option: "--shard") == Shard(index: 0, count: 1))

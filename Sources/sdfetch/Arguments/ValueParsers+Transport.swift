@@ -21,11 +21,47 @@ extension ValueParsers {
 
     /// `--proxy`: a URL with a host, as curl takes it (`http://`, `https://`, `socks5h://`, or a bare `host:port`).
     static func proxy(_ text: String, option: String) throws(UsageError) -> String {
-        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) else {
+        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }),
+            isProxyURL(text)
+        else {
             throw UsageError(
-                "option \(option): '\(Escaping.terminal(text))' is not a proxy URL (e.g. http://proxy:3128)")
+                "option \(option): '\(Escaping.terminal(text))' is not a proxy URL (e.g. http://proxy:3128; "
+                    + "schemes: \(proxySchemes.sorted().joined(separator: ", ")))")
         }
         return text
+    }
+
+    /// The proxy schemes libcurl speaks; none (`proxy:3128`) means `http`.
+    static let proxySchemes: Set = ["http", "https", "socks4", "socks4a", "socks5", "socks5h"]
+
+    /// `[scheme://][user:password@]host[:port][/]`, checked as curl would use it, so a typo is a
+    /// usage error rather than every URL failing with "unsupported proxy syntax".
+    private static func isProxyURL(_ text: String) -> Bool {
+        var rest = Substring(text)
+        if let separator = rest.range(of: "://") {
+            guard proxySchemes.contains(rest[..<separator.lowerBound].lowercased()) else { return false }
+            rest = rest[separator.upperBound...]
+        }
+        var authority = rest.prefix { $0 != "/" }
+        guard rest.dropFirst(authority.count).allSatisfy({ $0 == "/" }) else { return false }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var port: Substring = ""
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]"), close > authority.index(after: authority.startIndex) else {
+                return false
+            }
+            let after = authority[authority.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return false }
+            port = after.dropFirst()
+        } else {
+            if let colon = authority.lastIndex(of: ":") {
+                port = authority[authority.index(after: colon)...]
+                authority = authority[..<colon]
+                guard !port.isEmpty else { return false }
+            }
+            guard !authority.isEmpty, !authority.contains(where: { "[]@".contains($0) }) else { return false }
+        }
+        return port.isEmpty || (port.allSatisfy({ $0.isASCII && $0.isNumber }) && (Int(port) ?? 65536) <= 65535)
     }
 
     /// A file that must be readable now (`--cacert`): a missing bundle is a usage error, not
