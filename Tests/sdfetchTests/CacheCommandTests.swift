@@ -39,6 +39,21 @@ struct CacheCommandTests {
         #expect(!FileManager.default.fileExists(atPath: cache))
     }
 
+    @Test("clean and verify never make a cache: none there is nothing to do, someone's folder an error")
+    func maintenanceNeedsACache() async throws {
+        let foreign = directory.appending("documents")
+        try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+        try "mine".write(toFile: foreign + "/notes.txt", atomically: true, encoding: .utf8)
+        for command in ["clean", "verify"] {
+            let missing = try await ProcessRun.sdfetch([command, "--cache-dir", cache])
+            #expect(missing.status == 0 && missing.standardError.contains("no cache at"), "\(missing.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: cache))
+            let wrong = try await ProcessRun.sdfetch([command, "--cache-dir", foreign])
+            #expect(wrong.status == 3 && wrong.standardError.contains("is not an sdfetch cache"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: foreign) == ["notes.txt"])
+        }
+    }
+
     @Test("stats --json counts entries, formats, dates and failure records")
     func stats() async throws {
         _ = try await fill()

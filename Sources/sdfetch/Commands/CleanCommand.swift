@@ -46,6 +46,7 @@ extension CleanCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let report: CleanReport
         let directory = resolvedCacheDirectory(in: environment)
+        if let refusal = ExistingCache.refusal(directory, command: Self.name, isQuiet: isQuiet) { return refusal }
         var removedFormat = 0
         do throws(CacheError) {
             removedFormat = try DiskCache.removeFormatOne(directory: directory, dryRun: isDryRun)

@@ -27,8 +27,10 @@ struct VerifyCommand: ArgumentlessCommand {
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let report: VerifyReport
+        let directory = resolvedCacheDirectory(in: environment)
+        if let refusal = ExistingCache.refusal(directory, command: Self.name, isQuiet: isQuiet) { return refusal }
         do throws(CacheError) {
-            let cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            let cache = try DiskCache(directory: directory)
             warnIfUntrusted(cache)
             report = await BlockingWork.run("sdfetch-verify") { cache.verify() }
         } catch {
