@@ -10,9 +10,10 @@ struct BlacklistFetchTests {
     let directory = TemporaryDirectory("skip")
     let clock = ManualClock()
 
-    private func fetch(_ url: String, retryFailed: Bool = false) async throws -> FetchResult {
+    private func fetch(_ url: String, retryFailed: Bool = false, maxBytes: Int64? = nil) async throws -> FetchResult {
         var options = FetchOptions()
         options.retryFailed = retryFailed
+        if let maxBytes { options.maxBytes = maxBytes }
         options.retries = 0
         let cache = try DiskCache(directory: directory.appending("cache"), now: clock.read)
         let fetcher = Fetcher.scoped(options: options, cache: cache, now: clock.read)
@@ -33,6 +34,16 @@ struct BlacklistFetchTests {
         #expect(first.status == .failed && first.failure?.kind == .http(404))
         #expect(second.status == .skipped && second.failure == first.failure)
         #expect(server.requests(for: "/gone.png") == 1)
+    }
+
+    @Test("too-large under a limit below the default is not recorded; the usual limit fetches it")
+    func stricterLimitRecordsNothing() async throws {
+        let server = try await LoopbackServer()
+        server.route("/big.png", .ok(SampleImages.png()))
+        let strict = try await fetch(server.url("/big.png"), maxBytes: 16)
+        #expect(strict.status == .failed && strict.failure?.kind == .tooLarge)
+        #expect(try record(server.url("/big.png")) == nil)
+        #expect(try await fetch(server.url("/big.png")).status == .downloaded)
     }
 
     @Test("--retry-failed sends the request, and a success removes the record")

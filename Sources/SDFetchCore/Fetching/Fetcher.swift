@@ -156,7 +156,7 @@ public final class Fetcher: Sendable {
         let result = await request(
             key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
             clearingRecord: hadRecord, pin: pin)
-        if let failure = result.failure, failure.kind.isPermanent {
+        if let failure = result.failure, failure.kind.isPermanent, !Self.isUnderStricterLimit(failure, options) {
             // The record is renamed into place under the bucket's lock: off the cooperative pool.
             await files.run { [blacklist] in _ = blacklist.insert(failure, for: key) }
         }
@@ -164,6 +164,18 @@ public final class Fetcher: Sendable {
     }
 
     /// One request for `key`, conditional when `entry` has validators, and its result; a
+    /// Whether `failure` is a limit's verdict under a limit this run set below the default
+    /// (`--max-bytes 100`): the image is not at fault, and a record would skip the URL for
+    /// `--max-age` in runs with the usual limits (<doc:Fetching#Failed-URL-blacklist>).
+    static func isUnderStricterLimit(_ failure: FetchFailure, _ options: FetchOptions) -> Bool {
+        let defaults = FetchOptions()
+        switch failure.kind {
+        case .tooLarge: return options.maxBytes < defaults.maxBytes
+        case .tooManyPixels: return options.maxPixels < defaults.maxPixels
+        default: return false
+        }
+    }
+
     /// success also removes the key's blacklist record when `clearingRecord`.
     private func request(
         _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool, pin: String?
