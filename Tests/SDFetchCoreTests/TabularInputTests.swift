@@ -114,6 +114,19 @@ struct TabularInputTests {
         #expect(rows.allSatisfy { $0.problem == nil })
     }
 
+    @Test("a plain list gzipped and cut mid-line does not fetch its cut-off last line")
+    func truncatedGzipDropsPartialLine() async throws {
+        let body = (0..<5000).map { "http://h/\(10000 + $0).png" }.joined(separator: "\n")
+        let plain = directory.write(body + "\n", to: "cut.txt")
+        try Gzip.compress(plain)
+        let data = try Data(contentsOf: URL(fileURLWithPath: plain + ".gz"))
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: plain + ".gz"))
+        let (rows, unreadable, _) = await read([.file(plain + ".gz")])
+        #expect(unreadable == ["the gzip data ends early (a truncated file)"])
+        #expect(rows.count > 100)
+        #expect(rows.allSatisfy { $0.text.count == "http://h/10000.png".count }, "\(rows.last?.text ?? "")")
+    }
+
     @Test("JSON Lines: the url key, other members as they came, bad lines at their number")
     func jsonLines() async {
         let jsonl = """

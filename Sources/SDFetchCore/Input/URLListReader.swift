@@ -145,8 +145,13 @@ public final class URLListReader: @unchecked Sendable {
                 }
             }
             bytes.end()
-            splitter.finish(into: &batch)
-            if let failure { batch.append(.unreadable(source: source.name, detail: failure)) }
+            // A read that failed (a gzip cut short, an I/O error) leaves its last line cut off
+            // too: it is not a line the list holds, so it is dropped, not fetched.
+            if let failure {
+                batch.append(.unreadable(source: source.name, detail: failure))
+            } else {
+                splitter.finish(into: &batch)
+            }
             if case .file = source { close(fd) }
             if isCancelled { break }
         }
