@@ -5,10 +5,12 @@ import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout (format 3, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
+/// Layout (format 4, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
 /// - `FORMAT`: the format's version.
 /// - `entries/ab/<digest>`: one file per entry, exactly the image bytes (``EntryFile``);
 ///   `ab` is the digest's first byte, 256 buckets.
+/// - `content/ab/<sha256>`: another hard link to an entry file, named by its bytes'
+///   SHA-256, so entries with identical bytes share one file (``ContentFile``).
 /// - `index/ab`: the bucket's index, the entries' metadata: a sorted table, then an
 ///   append-only log (``CacheIndex``, ``IndexTable``, ``IndexRecord``).
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
@@ -34,6 +36,8 @@ public final class DiskCache: Sendable {
     let root: DirectoryDescriptor
     let entries: BucketFolders
     let failed: BucketFolders
+    /// `content/`: the bucket folders of ``ContentFile``s, by SHA-256.
+    let contents: BucketFolders
     let locks: DirectoryDescriptor
     /// `tmp/`: large downloads arrive here as unnamed files (``SpilledBody``).
     let temporary: DirectoryDescriptor
@@ -72,7 +76,7 @@ public final class DiskCache: Sendable {
         root = DirectoryDescriptor(rootFD)
         switch rootFD < 0 ? .none : CacheFormat.read(in: rootFD) {
         case .current: break
-        // Format 2's files are format 3's without tables: naming the directory anew converts it.
+        // Formats 2 and 3 wrote files format 4 reads as they are: naming the directory anew converts it.
         case .none, .previous: if !readOnly { try Self.writeFormat(in: rootFD, directory: directory) }
         case .other(let version):
             throw CacheError(
@@ -93,6 +97,7 @@ public final class DiskCache: Sendable {
         // records are read only on misses, next to a network request: never held.
         entries = BucketFolders(parent: entriesFolder, holds: BucketFolders.limitAllowsHolding)
         failed = BucketFolders(parent: try folder("failed"), holds: false)
+        contents = BucketFolders(parent: try folder("content"), holds: BucketFolders.limitAllowsHolding)
         locks = try folder("locks")
         index = CacheIndex(folder: try folder("index"), locks: locks, useInterval: useInterval, compacts: !readOnly)
         temporary = try folder("tmp")
@@ -260,21 +265,22 @@ public final class DiskCache: Sendable {
             lastModified: Self.keepable(lastModified), format: image.format, bytes: Int64(body.count),
             width: image.width, height: image.height, sha256: body.withUnsafeBytes(EntryFile.sha256(of:)),
             stamp: EntryFile.stamp(for: date))
-        let isStored = try write(entry, key.digest, bytes: body, spilled: spilled, waitingForLock: waitingForLock)
-        return isStored ? entry : nil
+        return try write(entry, key.digest, bytes: body, spilled: spilled, waitingForLock: waitingForLock)
     }
 
     /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:spilled:for:image:etag:lastModified:waitingForLock:)``
     /// describes; `merge` copies another cache's entries with it. A `spilled` download that
     /// holds the same bytes becomes the entry file itself, without writing them again.
-    /// False only when `waitingForLock` is false and the bucket's lock is held elsewhere.
+    /// Returns the entry as stored: its stamp is an existing content file's when it shares
+    /// that file (``ContentFile``). Nil only when `waitingForLock` is false and the bucket's
+    /// lock is held elsewhere.
     @discardableResult
     func write(
         _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody? = nil,
         waitingForLock: Bool = true
-    ) throws(FetchFailure) -> Bool {
+    ) throws(FetchFailure) -> CacheEntry? {
         let bucket = Buckets.index(of: digest)
-        return try entries.with(bucket, create: true) { (folder) throws(FetchFailure) -> Bool in
+        return try entries.with(bucket, create: true) { (folder) throws(FetchFailure) -> CacheEntry? in
             guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Buckets.name(bucket))") }
             return try write(entry, digest, bytes: bytes, spilled: spilled, in: folder, waitingForLock: waitingForLock)
         }
@@ -283,8 +289,23 @@ public final class DiskCache: Sendable {
     private func write(
         _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody?, in folder: Int32,
         waitingForLock: Bool
-    ) throws(FetchFailure) -> Bool {
+    ) throws(FetchFailure) -> CacheEntry? {
         let bucket = Buckets.index(of: digest)
+        var entry = entry
+        // Identical bytes already stored: link that file as this entry's, under its stamp, and
+        // write nothing (the line first, as for any new file). It may be gone by the link
+        // (a `clean`): the bytes are then written after all, under the same stamp.
+        let contentBucket = ContentFile.bucket(of: entry.sha256)
+        let shared = contents.with(contentBucket, create: false) { folder in
+            ContentFile.open(entry.sha256, bytes: entry.bytes, in: folder, now: EntryFile.stamp(for: now()))
+        }
+        defer { if let shared { close(shared.fd) } }
+        if let shared {
+            entry.stamp = shared.stamp
+            forgetCapRecord()
+            try index.append(IndexRecord.put(digest, entry))
+            if UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
+        }
         let file: NewEntryFile
         if let spilled, let adopted = NewEntryFile(adopting: spilled, in: folder) {
             file = adopted
@@ -293,19 +314,29 @@ public final class DiskCache: Sendable {
             try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
         }
         EntryFile.setStamp(file.fd, entry.stamp)
-        forgetCapRecord()
         let record = IndexRecord.put(digest, entry)
-        try index.append(record)
-        if try file.linkIfAbsent(as: digest.hex) { return true }
+        if shared == nil {
+            forgetCapRecord()
+            try index.append(record)
+        }
+        if try file.linkIfAbsent(as: digest.hex) {
+            // Named after the entry, so a content file always has an entry too, until a removal.
+            if shared == nil {
+                contents.with(contentBucket, create: true) { content in
+                    if content >= 0 { _ = UnnamedFileLink.link(file.fd, as: entry.sha256, in: content) }
+                }
+            }
+            return entry
+        }
         let replace = { [index] () throws(FetchFailure) in
             try file.replace(digest.hex)
             try index.append(record)
         }
         // Not named, so not visible: the line appended above describes no file yet, and a
         // store that comes back here appends its own.
-        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil }
+        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil ? entry : nil }
         try bucketLock(bucket).withLock(replace)
-        return true
+        return entry
     }
 
     /// Where ``TransferRequest/spillFolder`` points: `tmp/`, or -1 for a read-only cache.
