@@ -26,15 +26,17 @@ enum ContentFile {
         name.utf8.count == 64 && name.utf8.allSatisfy { hexValue($0) < 16 }
     }
 
-    /// The content file for `sha256`, open, when it holds exactly `bytes` bytes hashing to
-    /// `sha256` and carries a stamp (whole seconds, not in the future): the descriptor and
-    /// that stamp, which the sharing entry records as its own. Nil otherwise.
+    /// The content file for `sha256`, open, when it is this user's, holds exactly `bytes`
+    /// bytes hashing to `sha256` and carries a stamp (whole seconds, not in the future): the
+    /// descriptor and that stamp, which the sharing entry records as its own. Nil otherwise.
+    /// (Another user's file could be rewritten and stamped again by its owner after it
+    /// became an entry.)
     static func open(_ sha256: String, bytes: Int64, in folder: Int32, now: Int64) -> (fd: Int32, stamp: Int64)? {
         guard folder >= 0 else { return nil }
         let fd = SafeOpen.file(sha256, in: folder, flags: O_RDONLY)
         guard fd >= 0 else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0, Int64(info.st_size) == bytes, info.st_mtim.tv_nsec == 0,
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), Int64(info.st_size) == bytes, info.st_mtim.tv_nsec == 0,
             Int64(info.st_mtim.tv_sec) > 0, Int64(info.st_mtim.tv_sec) <= now,
             EntryFile.sha256(of: fd, expecting: bytes) == sha256
         else {
