@@ -292,42 +292,31 @@ public final class DiskCache: Sendable {
     ) throws(FetchFailure) -> CacheEntry? {
         let bucket = Buckets.index(of: digest)
         var entry = entry
-        // Identical bytes already stored: link that file as this entry's, under its stamp, and
-        // write nothing (the line first, as for any new file). It may be gone by the link
-        // (a `clean`): the bytes are then written after all, under the same stamp.
-        let contentBucket = ContentFile.bucket(of: entry.sha256)
-        let shared = contents.with(contentBucket, create: false) { folder in
-            ContentFile.open(entry.sha256, bytes: entry.bytes, in: folder, now: EntryFile.stamp(for: now()))
-        }
-        defer { if let shared { close(shared.fd) } }
-        if let shared {
-            entry.stamp = shared.stamp
-            forgetCapRecord()
-            try index.append(IndexRecord.put(digest, entry))
-            if UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
-        }
         let file: NewEntryFile
         if let spilled, let adopted = NewEntryFile(adopting: spilled, in: folder) {
             file = adopted
         } else {
-            file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
-            try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+            file = try newFile(holding: bytes, in: folder)
         }
         EntryFile.setStamp(file.fd, entry.stamp)
+        // Named as its content file first: for new bytes, the usual case, that is the one
+        // extra call sharing costs. A name already taken is the file to share, once checked
+        // (<doc:OnDiskFormat#Identical-bytes>): this entry links it under its stamp.
+        let contentBucket = ContentFile.bucket(of: entry.sha256)
+        let shared = contents.with(contentBucket, create: true) { content -> (fd: Int32, stamp: Int64)? in
+            guard content >= 0, !file.link(as: entry.sha256, in: content), errno == EEXIST else { return nil }
+            return ContentFile.open(entry.sha256, bytes: entry.bytes, in: content, now: EntryFile.stamp(for: now()))
+        }
+        defer { if let shared { close(shared.fd) } }
+        forgetCapRecord()
+        if let shared {
+            entry.stamp = shared.stamp
+            EntryFile.setStamp(file.fd, entry.stamp)
+        }
         let record = IndexRecord.put(digest, entry)
-        if shared == nil {
-            forgetCapRecord()
-            try index.append(record)
-        }
-        if try file.linkIfAbsent(as: digest.hex) {
-            // Named after the entry, so a content file always has an entry too, until a removal.
-            if shared == nil {
-                contents.with(contentBucket, create: true) { content in
-                    if content >= 0 { _ = UnnamedFileLink.link(file.fd, as: entry.sha256, in: content) }
-                }
-            }
-            return entry
-        }
+        try index.append(record)
+        if let shared, UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
+        if try link(file, as: digest.hex, bytes: bytes, in: folder) { return entry }
         let replace = { [index] () throws(FetchFailure) in
             try file.replace(digest.hex)
             try index.append(record)
@@ -337,6 +326,29 @@ public final class DiskCache: Sendable {
         guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil ? entry : nil }
         try bucketLock(bucket).withLock(replace)
         return entry
+    }
+
+    private func newFile(holding bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> NewEntryFile {
+        let file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
+        try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+        return file
+    }
+
+    /// ``NewEntryFile/linkIfAbsent(as:)``, and when the file can no longer be linked (it was
+    /// named only as its content file, and a `clean` removed that name meanwhile: a file
+    /// without names cannot be named again), the same bytes written anew under its stamp.
+    private func link(_ file: NewEntryFile, as name: String, bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> Bool {
+        do throws(FetchFailure) {
+            return try file.linkIfAbsent(as: name)
+        } catch {
+            var info = stat()
+            guard fstat(file.fd, &info) == 0, info.st_nlink == 0, Int64(bytes.count) == Int64(info.st_size) else {
+                throw error
+            }
+            let again = try newFile(holding: bytes, in: folder)
+            EntryFile.setStamp(again.fd, Int64(info.st_mtim.tv_sec))
+            return try again.linkIfAbsent(as: name)
+        }
     }
 
     /// Where ``TransferRequest/spillFolder`` points: `tmp/`, or -1 for a read-only cache.
