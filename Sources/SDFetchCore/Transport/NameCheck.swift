@@ -92,7 +92,7 @@ enum NameCheck {
     /// One `getaddrinfo` for any address family, as curl's threaded resolver asks.
     static func lookUp(_ name: String) -> Verdict {
         var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
+        hints.ai_family = 0  // any address family
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(name, nil, &hints, &list)
         if let list { freeaddrinfo(list) }
