@@ -6,11 +6,15 @@ final class HashedFiles: Sendable {
     private let digests = Mutex<[UInt64: String]>([:])
 
     /// The digest of `inode`, computed with `hash` (empty when unreadable) on first ask;
-    /// `isNew` says whether this call hashed it.
+    /// `isNew` is true for exactly one call per inode, the one whose hash counts. (Two
+    /// buckets may hash one file at the same moment: hashing is not done under the lock.)
     func digest(of inode: UInt64, _ hash: () -> String) -> (digest: String, isNew: Bool) {
         if let known = digests.withLock({ $0[inode] }) { return (known, false) }
         let digest = hash()
-        digests.withLock { $0[inode] = digest }
-        return (digest, true)
+        return digests.withLock { digests in
+            if let known = digests[inode] { return (known, false) }
+            digests[inode] = digest
+            return (digest, true)
+        }
     }
 }
