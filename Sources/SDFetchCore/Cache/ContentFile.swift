@@ -27,23 +27,41 @@ enum ContentFile {
     }
 
     /// The content file for `sha256`, open, when it is this user's, holds exactly `bytes`
-    /// bytes hashing to `sha256` and carries a stamp (whole seconds, not in the future): the
+    /// (compared byte for byte: the caller hashed them to `sha256`, and a comparison costs
+    /// a fraction of a hash) and carries a stamp (whole seconds, not in the future): the
     /// descriptor and that stamp, which the sharing entry records as its own. Nil otherwise.
     /// (Another user's file could be rewritten and stamped again by its owner after it
     /// became an entry.)
-    static func open(_ sha256: String, bytes: Int64, in folder: Int32, now: Int64) -> (fd: Int32, stamp: Int64)? {
+    static func open(_ sha256: String, holding bytes: [UInt8], in folder: Int32, now: Int64) -> (fd: Int32, stamp: Int64)? {
         guard folder >= 0 else { return nil }
         let fd = SafeOpen.file(sha256, in: folder, flags: O_RDONLY)
         guard fd >= 0 else { return nil }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), Int64(info.st_size) == bytes, info.st_mtim.tv_nsec == 0,
-            Int64(info.st_mtim.tv_sec) > 0, Int64(info.st_mtim.tv_sec) <= now,
-            EntryFile.sha256(of: fd, expecting: bytes) == sha256
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), Int64(info.st_size) == Int64(bytes.count),
+            info.st_mtim.tv_nsec == 0, Int64(info.st_mtim.tv_sec) > 0, Int64(info.st_mtim.tv_sec) <= now,
+            holds(fd, bytes)
         else {
             close(fd)
             return nil
         }
         return (fd, Int64(info.st_mtim.tv_sec))
+    }
+
+    /// Whether the open file holds exactly `bytes`, read in 64 KiB pieces.
+    private static func holds(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { expected in
+            withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 16) { buffer -> Bool in
+                var offset = 0
+                while true {
+                    let count = pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
+                    if count < 0 && errno == EINTR { continue }
+                    guard count >= 0, offset + count <= expected.count else { return false }
+                    if count == 0 { return offset == expected.count }
+                    guard memcmp(buffer.baseAddress!, expected.baseAddress! + offset, count) == 0 else { return false }
+                    offset += count
+                }
+            }
+        }
     }
 
     /// Calls `body` with every name in content bucket folder `folder` and what `fstatat`

@@ -305,7 +305,8 @@ public final class DiskCache: Sendable {
         let contentBucket = ContentFile.bucket(of: entry.sha256)
         let shared = contents.with(contentBucket, create: true) { content -> (fd: Int32, stamp: Int64)? in
             guard content >= 0, !file.link(as: entry.sha256, in: content), errno == EEXIST else { return nil }
-            return ContentFile.open(entry.sha256, bytes: entry.bytes, in: content, now: EntryFile.stamp(for: now()))
+            guard Int64(bytes.count) == entry.bytes else { return nil }
+            return ContentFile.open(entry.sha256, holding: bytes, in: content, now: EntryFile.stamp(for: now()))
         }
         defer { if let shared { close(shared.fd) } }
         forgetCapRecord()
