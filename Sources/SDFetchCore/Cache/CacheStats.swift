@@ -18,8 +18,9 @@ public struct CacheStats: Sendable, Equatable {
     public var newest: Date?
     /// Blacklist records, expired or not.
     public var failed = 0
-    /// Files in entry folders that are not entries (no record, other bytes, temporaries) and
-    /// anything that is not a regular file (links, FIFOs): `clean` removes them.
+    /// Files in entry folders that are not entries (no record, other bytes, temporaries),
+    /// content files no entry links (as after a `cp -r` copy) and anything that is not a
+    /// regular file (links, FIFOs): `clean` removes them.
     public var strays = 0
 
     public init() {}
