@@ -123,10 +123,10 @@ struct CacheIntegrityTests {
 
         let newer = directory.appending("newer")
         try FileManager.default.createDirectory(atPath: newer, withIntermediateDirectories: true)
-        _ = directory.write("sdfetch cache format 4\n", to: "newer/FORMAT")
+        _ = directory.write("sdfetch cache format 5\n", to: "newer/FORMAT")
         #expect {
             try DiskCache(directory: newer)
-        } throws: { ($0 as? CacheError)?.otherFormat == "4" && "\($0)".contains("format 4") }
+        } throws: { ($0 as? CacheError)?.otherFormat == "5" && "\($0)".contains("format 5") }
         #expect(try DiskCache.removeFormatOne(directory: newer) == 0)
         #expect(FileManager.default.fileExists(atPath: newer + "/FORMAT"))
     }

@@ -77,4 +77,44 @@ struct CachePortabilityTests {
         #expect(revalidated.allSatisfy { $0.status == .revalidated })
         #expect(server.recordedRequests.last?.header("If-None-Match") == "\"e11\"")
     }
+
+    @Test("entries sharing one file survive every copy: tar keeps the sharing, the others make plain files", arguments: [0, 1, 2, 3])
+    func sharedFilesSurviveCopies(_ which: Int) async throws {
+        let tool = Self.roundTrips[which]
+        if tool.name == "rsync -a" && !FileManager.default.fileExists(atPath: "/usr/bin/rsync") {
+            Issue.record("rsync is not installed (Scripts/install-deps.sh installs it)")
+            return
+        }
+        let server = try await LoopbackServer()
+        // A CDN alias pair and a query-string variant: one image under three URLs.
+        let image = SampleImages.png(seed: 40)
+        for path in ["/cdn1/a.png", "/cdn2/a.png", "/other.png"] {
+            server.route(path, .ok(path == "/other.png" ? SampleImages.png(seed: 41) : image))
+        }
+        let urls = [server.url("/cdn1/a.png"), server.url("/cdn2/a.png"), server.url("/cdn1/a.png?v=2"), server.url("/other.png")]
+        server.route("/cdn1/a.png?v=2", .ok(image))
+        let source = directory.appending("source")
+        #expect(try await fetchAll(urls, cache: source).allSatisfy { $0.status == .downloaded })
+        #expect(try DiskCache.stats(directory: source).savedBytes == Int64(image.count) * 2)
+
+        let substitutions = ["ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source, "TARGET": directory.appending("restored")]
+        for argv in tool.save { try run(argv, substitutions) }
+        try FileManager.default.removeItem(atPath: source)
+        for argv in tool.restore { try run(argv, substitutions) }
+        let restored = directory.appending("restored")
+
+        let warm = try await fetchAll(urls, cache: restored)
+        #expect(warm.allSatisfy { $0.status == .cached }, "\(tool.name): \(warm.map(\.status))")
+        #expect(server.totalRequests == 4)
+        // tar keeps hard links; zip, cp -r and rsync -a (no -H) write each name as a file.
+        let stats = try DiskCache.stats(directory: restored)
+        #expect(stats.savedBytes == (tool.name == "tar" ? Int64(image.count) * 2 : 0), "\(tool.name)")
+        #expect(stats.entries == 4)
+        let cache = try DiskCache(directory: restored, now: clock.read)
+        #expect(cache.verify().removed.isEmpty)
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let again = try await fetchAll(urls, cache: restored)
+        #expect(again.allSatisfy { $0.status == .cached }, "\(tool.name): \(again.map(\.status))")
+        #expect(server.totalRequests == 4)
+    }
 }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SDFetchCore
 
-/// The cache on its own: the format-3 record, LRU, cap, expiry, stray files, stats.
+/// The cache on its own: the format-4 record, LRU, cap, expiry, stray files, stats.
 @Suite("Disk cache", .cleansUp)
 struct DiskCacheTests {
     let directory = TemporaryDirectory("cache")
@@ -73,7 +73,7 @@ struct DiskCacheTests {
         #expect(FileManager.default.contents(atPath: cache.bodyPath(for: key)) == Data(body))
     }
 
-    @Test("an entry is one file of image bytes plus one line in its bucket's index; FORMAT names version 3")
+    @Test("an entry is one file of image bytes plus one line in its bucket's index; FORMAT names version 4")
     func layout() throws {
         let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
         let entries = directory.appending("cache/entries")
@@ -84,7 +84,15 @@ struct DiskCacheTests {
         #expect(Set(lines).count == 20 && lines.allSatisfy { $0.split(separator: " ")[1].hasPrefix("P\t") })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
         let format = try String(contentsOfFile: directory.appending("cache/FORMAT"), encoding: .utf8)
-        #expect(format.hasPrefix("sdfetch cache format 3\n"))
+        #expect(format.hasPrefix("sdfetch cache format 4\n"))
+        // Each entry file has one more name, by its bytes' SHA-256: the same inode.
+        for key in keys {
+            let entry = try #require(cache.entry(for: key))
+            let content = directory.appending("cache/content/\(entry.sha256.prefix(2))/\(entry.sha256)")
+            let named = try FileManager.default.attributesOfItem(atPath: content)[.systemFileNumber] as? Int
+            let entryFile = try FileManager.default.attributesOfItem(atPath: cache.bodyPath(for: key))[.systemFileNumber] as? Int
+            #expect(named != nil && named == entryFile)
+        }
     }
 
     @Test("torn, foreign and corrupted index lines are skipped; a line appended after a torn one still reads")
@@ -293,7 +301,7 @@ struct DiskCacheTests {
         #expect(reader.entry(for: a)?.accessedAt == clock.now)
     }
 
-    @Test("stats reports entries, bytes, formats and dates; a missing directory reports zeros, creating nothing")
+    @Test("stats reports entries, bytes (a shared file once), formats and dates; a missing directory reports zeros")
     func stats() throws {
         let missing = directory.appending("nowhere")
         #expect(try DiskCache.stats(directory: missing) == CacheStats())
@@ -304,8 +312,10 @@ struct DiskCacheTests {
         let b = try store("b")
         FailureBlacklist(cache: cache).insert(FetchFailure(.http(404), "server answered 404"), for: try key("gone"))
         let stats = try DiskCache.stats(directory: cache.directory)
-        let expected = try entryBytes(a) + entryBytes(b)
-        #expect(stats.entries == 2 && stats.bytes == expected)
+        // Both hold the same image: one file, counted once, and its size saved.
+        let image = Int64(SampleImages.png().count)
+        let expected = try entryBytes(a) + entryBytes(b) - image
+        #expect(stats.entries == 2 && stats.bytes == expected && stats.savedBytes == image && stats.imageBytes == image)
         #expect(stats.formats == [.png: 2] && stats.failed == 1 && stats.strays == 0)
         #expect(stats.oldest == first && stats.newest == clock.now)
         let file = directory.write("x", to: "a-file")

@@ -262,21 +262,23 @@ struct IndexTableTests {
         for bucket in buckets { #expect(try bucketBytes(bucket).withUnsafeBytes { IndexTable(file: $0)?.end } == bucketBytes(bucket).count) }
     }
 
-    @Test("a format-2 cache is read as it is, converted by the first writer, and named by format-2 builds")
-    func formatTwoConverted() throws {
+    @Test("a format-2 or format-3 cache is read as it is, converted by the first writer", arguments: [2, 3])
+    func previousFormatConverted(version: Int) throws {
         let keys = try (0..<20).map { try store(key("old\($0)"), seed: $0) }
         let formatFile = cache.directory + "/FORMAT"
-        try "sdfetch cache format 2\nsee README.md, \"Cache format\", of sdfetch\n".write(
+        // Those formats had no content files: their entries share nothing.
+        try FileManager.default.removeItem(atPath: cache.directory + "/content")
+        try "sdfetch cache format \(version)\nsee README.md, \"Cache format\", of sdfetch\n".write(
             toFile: formatFile, atomically: true, encoding: .utf8)
         // Read-only opens (stats, --offline) read it and change nothing.
         let stats = try DiskCache.stats(directory: cache.directory)
         #expect(stats.entries == 20)
         let readOnly = try DiskCache(directory: cache.directory, now: clock.read, readOnly: true)
         #expect(keys.allSatisfy { readOnly.entry(for: $0) != nil })
-        #expect(try String(contentsOfFile: formatFile, encoding: .utf8).hasPrefix("sdfetch cache format 2\n"))
-        // A writer names it format 3; clean writes the tables.
+        #expect(try String(contentsOfFile: formatFile, encoding: .utf8).hasPrefix("sdfetch cache format \(version)\n"))
+        // A writer names it format 4; clean writes the tables.
         let writer = try reader()
-        #expect(try String(contentsOfFile: formatFile, encoding: .utf8).hasPrefix("sdfetch cache format 3\n"))
+        #expect(try String(contentsOfFile: formatFile, encoding: .utf8).hasPrefix("sdfetch cache format 4\n"))
         _ = try writer.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
         let after = try reader()
         #expect(keys.allSatisfy { after.entry(for: $0)?.url == $0.redacted })

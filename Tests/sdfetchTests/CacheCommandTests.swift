@@ -246,4 +246,41 @@ struct CacheCommandTests {
         let missing = try await sdfetch(["merge", "--cache-dir", cache, directory.appending("nowhere")])
         #expect(missing.status == 3 && missing.standardError.contains("not a cache directory"))
     }
+
+    @Test("a CDN alias pair is stored once: one file, stats shows the bytes saved, verify removes both when it is damaged")
+    func aliasPairStoredOnce() async throws {
+        let server = try await LoopbackServer()
+        let image = SampleImages.png(width: 32, height: 32, seed: 9)
+        server.route("/cdn-a/logo.png", .ok(image))
+        server.route("/cdn-b/logo.png", .ok(image))
+        let urls = [server.url("/cdn-a/logo.png"), server.url("/cdn-b/logo.png")]
+        let run = try await sdfetch(["--cache-dir", cache], input: urls.joined(separator: "\n"))
+        try await server.shutdown()
+        #expect(run.status == 0, "\(run.standardError)")
+        var paths: [String] = []
+        for url in urls {
+            paths.append(try await sdfetch(["path", "--cache-dir", cache, url]).standardOutput.trimmingCharacters(in: .newlines))
+        }
+        let inodes = try paths.map { try FileManager.default.attributesOfItem(atPath: $0)[.systemFileNumber] as? Int }
+        #expect(paths[0] != paths[1] && inodes[0] != nil && inodes[0] == inodes[1])
+        let object = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        #expect(object["entries"] as? Int == 2 && object["saved_bytes"] as? Int == image.count)
+        #expect(object["image_bytes"] as? Int == image.count)
+        let text = try await sdfetch(["stats", "--cache-dir", cache]).standardOutput
+        #expect(text.contains("saved    \(image.count) ("), "\(text)")
+
+        // One byte flipped in the shared file: both URLs lose their entry.
+        let handle = try #require(FileHandle(forUpdatingAtPath: paths[0]))
+        try handle.seek(toOffset: 40)
+        try handle.write(contentsOf: Data([0xAA]))
+        try handle.close()
+        let verify = try await sdfetch(["verify", "--json", "--cache-dir", cache])
+        #expect(verify.status == 1)
+        let lines = verify.standardOutput.split(separator: "\n").compactMap { try? json(String($0)) }
+        #expect(Set(lines.compactMap { $0["url"] as? String }) == Set(urls))
+        #expect(lines.last?["checked"] as? Int == 2 && lines.last?["removed"] as? Int == 2)
+        #expect(paths.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
+        let after = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
+        #expect(after["entries"] as? Int == 0 && after["strays"] as? Int == 0)
+    }
 }

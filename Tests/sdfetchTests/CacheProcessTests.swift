@@ -12,12 +12,16 @@ struct CacheProcessTests {
     /// A distinct valid PNG per index (the seed byte alone repeats after 256).
     static func body(_ index: Int) -> [UInt8] { SampleImages.png(width: 4 + index / 256, seed: index) }
 
-    private func serve(_ count: Int, delay: (Int) -> Duration) async throws -> (LoopbackServer, [String: [UInt8]]) {
+    /// `distinct` images over `count` URLs: with fewer, URLs share bytes, so entries share files.
+    private func serve(_ count: Int, distinct: Int? = nil, delay: (Int) -> Duration) async throws
+        -> (LoopbackServer, [String: [UInt8]])
+    {
         let server = try await LoopbackServer()
         var bodies: [String: [UInt8]] = [:]
         for index in 0..<count {
-            server.route("/p/\(index).png", ScriptedResponse(status: 200, body: Self.body(index), delay: delay(index)))
-            bodies[server.url("/p/\(index).png")] = Self.body(index)
+            let body = Self.body(index % (distinct ?? count))
+            server.route("/p/\(index).png", ScriptedResponse(status: 200, body: body, delay: delay(index)))
+            bodies[server.url("/p/\(index).png")] = body
         }
         return (server, bodies)
     }
@@ -64,6 +68,16 @@ struct CacheProcessTests {
         return complete
     }
 
+    /// Every content file still links an entry's file: none is left alone after a clean.
+    private func expectNoLoneContent() {
+        let content = cachePath + "/content"
+        let all = FileManager.default.enumerator(atPath: content)?.compactMap { $0 as? String } ?? []
+        for name in all where name.utf8.count == 67 {
+            let links = (try? FileManager.default.attributesOfItem(atPath: content + "/" + name))?[.referenceCount] as? Int
+            #expect((links ?? 0) >= 2, "\(name)")
+        }
+    }
+
     /// Cleans with a clock two hours ahead, so every temporary file counts as stray.
     private func finalClean() throws -> CleanReport {
         let later = Date().addingTimeInterval(7200)
@@ -71,12 +85,12 @@ struct CacheProcessTests {
             maxAge: .seconds(7 * 86400), maxSize: nil, dryRun: false)
     }
 
-    @Test("kill -9 during a 300-URL run leaves only complete entries")
-    func killNine() async throws {
+    @Test("kill -9 during a 300-URL run leaves only complete entries, shared files or not", arguments: [nil, 30])
+    func killNine(distinct: Int?) async throws {
         // Slow enough (about three seconds at -j 8, ten times that under ThreadSanitizer) that
         // the kill lands mid-run even when the machine is so busy that this loop's directory
         // walks take a while.
-        let (server, bodies) = try await serve(300) { ThreadSanitizer.scaled(.milliseconds(60 + $0 % 40)) }
+        let (server, bodies) = try await serve(300, distinct: distinct) { ThreadSanitizer.scaled(.milliseconds(60 + $0 % 40)) }
         let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
         let process = try launch(["--cache-dir", cachePath, "-j", "8", list])
         let deadline = ContinuousClock.now + .seconds(20)
@@ -93,11 +107,12 @@ struct CacheProcessTests {
         _ = try finalClean()
         #expect(temporaryFiles().isEmpty)
         #expect(try expectConsistent(bodies) == entries)
+        expectNoLoneContent()
     }
 
-    @Test("two fetch processes and a concurrent clean leave a consistent cache")
-    func twoFetchesAndClean() async throws {
-        let (server, bodies) = try await serve(200) { .milliseconds(1 + $0 % 3) }
+    @Test("two fetch processes and a concurrent clean leave a consistent cache, shared files or not", arguments: [nil, 20])
+    func twoFetchesAndClean(distinct: Int?) async throws {
+        let (server, bodies) = try await serve(200, distinct: distinct) { .milliseconds(1 + $0 % 3) }
         let urls = bodies.keys.sorted()
         let first = directory.write(urls.shuffled().joined(separator: "\n"), to: "a.txt")
         let second = directory.write(urls.shuffled().joined(separator: "\n"), to: "b.txt")
@@ -124,5 +139,6 @@ struct CacheProcessTests {
         #expect(report.entries == entryFiles().count)
         #expect(temporaryFiles().isEmpty)
         _ = try expectConsistent(bodies)
+        expectNoLoneContent()
     }
 }

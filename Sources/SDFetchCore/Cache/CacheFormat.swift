@@ -3,9 +3,10 @@ import Glibc
 
 /// The on-disk format's version, kept in the file `FORMAT` at the top of a cache directory.
 ///
-/// A directory is read when it says format 3, or format 2, whose files format 3 reads as
-/// they are (an index of log lines is a bucket file without a table): the first process
-/// that writes to a format-2 directory rewrites `FORMAT`, and compaction writes the tables.
+/// A directory is read when it says format 4, or format 2 or 3, whose files format 4 reads
+/// as they are (an index of log lines is a bucket file without a table; an entry file with
+/// no `content/` name is an entry that shares nothing): the first process that writes to
+/// such a directory rewrites `FORMAT`, and compaction writes the tables.
 /// Format 1 (metadata in extended attributes, no `FORMAT` file) and any later format are
 /// named in the error, never misread; `clean` removes a format-1 cache. Since that removal
 /// is recursive, format 1 is recognised only on real evidence (see ``looksLikeFormatOne(_:)``):
@@ -15,14 +16,14 @@ public enum CacheFormat: Equatable, Sendable {
     /// An empty or new directory: the current format may be written.
     case none
     case current
-    /// Format 2: read as it is, converted by the first write (see the type's documentation).
+    /// Format 2 or 3: read as it is, converted by the first write (see the type's documentation).
     case previous
     /// Another version: 1 for the extended-attribute layout, else what `FORMAT` says.
     case other(String)
 
-    public static let version = 3
-    /// The format converted in place: its files are valid files of this one.
-    static let previousVersion = 2
+    public static let version = 4
+    /// The formats converted in place: their files are valid files of this one.
+    static let previousVersions = ["2", "3"]
     static let fileName = "FORMAT"
     static let text = "sdfetch cache format \(version)\nsee README.md, \"Cache format\", of sdfetch\n"
 
@@ -45,7 +46,7 @@ public enum CacheFormat: Equatable, Sendable {
         guard firstLine.hasPrefix(prefix) else { return .other("unknown (\(firstLine.prefix(40)))") }
         let version = String(firstLine.dropFirst(prefix.count))
         if version == String(Self.version) { return .current }
-        return version == String(Self.previousVersion) ? .previous : .other(version)
+        return previousVersions.contains(version) ? .previous : .other(version)
     }
 
     /// What a folder with `entries/` but none of format 1's evidence is called.

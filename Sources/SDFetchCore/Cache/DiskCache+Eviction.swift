@@ -52,9 +52,11 @@ extension DiskCache {
             let removed = remove(
                 victims, broken: broken, swept: sweeps.map(\.indexState), dryRun: dryRun, listing: listing,
                 into: &report)
-            if !dryRun { compactAll(present: sweeps.map { Set($0.live.map(\.digest)) }, removed: removed) }
-            report.entries += kept.count
-            report.bytes += kept.reduce(0) { $0 + $1.bytes }
+            countShared(victims, removed: dryRun ? nil : removed, kept: kept, into: &report)
+            if !dryRun {
+                compactAll(present: sweeps.map { Set($0.live.map(\.digest)) }, removed: removed)
+                report.removedTemp += removeUnusedContent()
+            }
             if let maxSize, !dryRun { recordWithin(maxSize) }
             report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
             return report
@@ -88,9 +90,10 @@ extension DiskCache {
             }
             let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
             report.removedProtectedEntries = victims.count(where: { keys.contains($0.digest) })
-            remove(victims, broken: [], swept: sweeps.map(\.indexState), dryRun: false, listing: listing, into: &report)
-            report.entries += kept.count
-            report.bytes += kept.reduce(0) { $0 + $1.bytes }
+            let removed = remove(
+                victims, broken: [], swept: sweeps.map(\.indexState), dryRun: false, listing: listing, into: &report)
+            countShared(victims, removed: removed, kept: kept, into: &report)
+            if !victims.isEmpty { _ = removeUnusedContent() }
             recordWithin(maxBytes)
             return report
         }
@@ -159,7 +162,8 @@ extension DiskCache {
     static func leastRecentlyUsed(
         _ kept: inout [SweptEntry], over maxBytes: Int64, protecting protected: Set<KeyDigest>
     ) -> [SweptEntry] {
-        var total = kept.reduce(0) { $0 + $1.bytes }
+        var shared = SharedFiles.counts(kept)
+        var total = SharedFiles.footprint(kept, shared: shared)
         guard total > maxBytes else { return [] }
         // Sorting indices, not entries: 100,000 entries are cheaper to rank by key than to move.
         let ranks = kept.map { (isProtected: protected.contains($0.digest), usedAt: $0.accessedAt) }
@@ -169,7 +173,14 @@ extension DiskCache {
         }
         var count = 0
         while total > maxBytes && count < order.count {
-            total -= kept[order[count]].bytes
+            let item = kept[order[count]]
+            // A file other kept entries name stays: only the line goes.
+            if let others = shared[item.inode], others > 1 {
+                shared[item.inode] = others - 1
+                total -= item.bytes - item.fileBytes
+            } else {
+                total -= item.bytes
+            }
             count += 1
         }
         let victims = order[..<count].map { kept[$0] }
@@ -178,6 +189,43 @@ extension DiskCache {
     }
 
     // MARK: - Removing
+
+    /// Counts what remains and what went with shared files once: `removed` are the victims
+    /// actually removed (nil in a dry run: all of them), the rest of `victims` remain.
+    private func countShared(
+        _ victims: [SweptEntry], removed: Set<KeyDigest>?, kept: [SweptEntry], into report: inout CleanReport
+    ) {
+        let gone = removed.map { set in victims.filter { set.contains($0.digest) } } ?? victims
+        let stayed = removed.map { set in victims.filter { !set.contains($0.digest) } } ?? []
+        let remaining = kept + stayed
+        let listed = gone.reduce(0) { $0 + $1.bytes }
+        report.removedBytes += SharedFiles.freed(gone, keeping: remaining) - listed
+        report.entries += kept.count
+        report.bytes = SharedFiles.footprint(remaining)
+    }
+
+    /// Removes the content files no entry links any more, and anything else in `content/`
+    /// that is not a content file (<doc:OnDiskFormat#Identical-bytes>). No lock: an entry
+    /// that links a content file between the check and the removal keeps its bytes, and
+    /// only that sharing is lost. Returns how many names that were not content files went.
+    func removeUnusedContent() -> Int {
+        var strays = 0
+        for fake in CacheScan.fakeBuckets(in: contents.parent.value) where CacheScan.removeStray(fake, in: contents.parent.value) {
+            strays += 1
+        }
+        let counts = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
+            self.contents.with(bucket, create: false) { folder -> Int in
+                var strays = 0
+                ContentFile.forEach(in: folder) { name, info in
+                    guard ContentFile.isUnused(name, info) else { return }
+                    let isStray = !ContentFile.isName(name) || info.map { ($0.st_mode & S_IFMT) != S_IFREG } ?? false
+                    if CacheScan.removeStray(name, in: folder), isStray { strays += 1 }
+                }
+                return strays
+            }
+        }
+        return strays + counts.reduce(0, +)
+    }
 
     /// Deletes `victims` and `broken` files, buckets in parallel, a batch per lock hold,
     /// each checked again under the lock: a file replaced since the sweep is kept and

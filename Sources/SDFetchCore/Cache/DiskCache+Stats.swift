@@ -10,6 +10,7 @@ extension DiskCache {
         let cache = try DiskCache(directory: directory, readOnly: true)
         let partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
             var stats = CacheStats()
+            var items: [SweptEntry] = []
             let sweep = cache.sweep(bucket) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
@@ -17,12 +18,21 @@ extension DiskCache {
                 stats.formats[entry.format, default: 0] += 1
                 stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
                 stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
+                items.append(item)
             }
             stats.strays = sweep.broken.count + sweep.temporaries.count + sweep.strays.count
-            return stats
+            cache.contents.with(bucket, create: false) { folder in
+                ContentFile.forEach(in: folder) { name, info in
+                    if ContentFile.isUnused(name, info) { stats.strays += 1 }
+                }
+            }
+            return (stats, items)
         }
         var stats = CacheStats()
-        for partial in partials {
+        // Files that entries share count once (see ``ContentFile``).
+        let items = partials.flatMap(\.1)
+        let footprint = SharedFiles.footprint(items)
+        for (partial, _) in partials {
             stats.entries += partial.entries
             stats.bytes += partial.bytes
             stats.imageBytes += partial.imageBytes
@@ -31,6 +41,9 @@ extension DiskCache {
             stats.newest = [stats.newest, partial.newest].compactMap { $0 }.max()
             stats.strays += partial.strays
         }
+        stats.savedBytes = stats.bytes - footprint
+        stats.bytes = footprint
+        stats.imageBytes -= stats.savedBytes
         stats.failed = FailureBlacklist(cache: cache).count()
         return stats
     }

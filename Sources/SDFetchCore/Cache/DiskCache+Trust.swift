@@ -7,13 +7,16 @@ extension DiskCache {
     /// others (the world-writable bit, without the sticky bit that keeps others from
     /// replacing files they do not own). Whoever can write a cache feeds images to every
     /// run that reads it, as `cached` (<doc:Security>). Checked on the directory and
-    /// its `entries/` and `index/` folders, as ssh checks a key file and its folders.
+    /// its `entries/`, `content/` and `index/` folders, as ssh checks a key file and its folders.
     ///
     /// Group-writable folders are not named: Debian's user-private groups make them the
     /// norm, and a shared group cache is a deliberate choice.
     public var trustWarning: String? {
         let userID = geteuid()
-        for (name, fd) in [(".", root.value), ("entries", entries.parent.value), ("index", index.folder.value)] {
+        for (name, fd) in [
+            (".", root.value), ("entries", entries.parent.value), ("content", contents.parent.value),
+            ("index", index.folder.value),
+        ] {
             var info = stat()
             guard fstat(fd, &info) == 0 else { continue }
             let place = name == "." ? "the cache directory" : "its \(name)/ folder"

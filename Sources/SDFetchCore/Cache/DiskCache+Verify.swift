@@ -4,15 +4,18 @@ import Glibc
 extension DiskCache {
     /// `sdfetch verify` (<doc:OnDiskFormat#How-it-stays-right>): hashes every entry file
     /// against its record's SHA-256 and removes those that differ, and entry files without a
-    /// record; then compacts the index.
+    /// record; then compacts the index. A file that entries share (``ContentFile``) is hashed
+    /// and counted once, and goes with every entry whose record it does not match.
     ///
     /// Safe while fetches run: a file is removed under its bucket lock only if it is still
     /// the one hashed (same inode and size), so a replacement stored meanwhile survives.
     public func verify() -> VerifyReport {
         maintenanceLock.withLock {
             flushUses()
-            let partials = BucketWorkers.map(Array(0..<Buckets.count)) { self.verify(bucket: $0) }
+            let hashed = HashedFiles()
+            let partials = BucketWorkers.map(Array(0..<Buckets.count)) { self.verify(bucket: $0, hashed: hashed) }
             compactAll(present: partials.map(\.present), removed: [])
+            _ = removeUnusedContent()
             return partials.reduce(into: VerifyReport()) { all, one in
                 all.checked += one.checked
                 all.checkedBytes += one.checkedBytes
@@ -23,20 +26,23 @@ extension DiskCache {
         }
     }
 
-    private func verify(bucket: Int) -> VerifyReport {
-        entries.with(bucket, create: false) { verify(bucket: bucket, folder: $0) }
+    private func verify(bucket: Int, hashed: HashedFiles) -> VerifyReport {
+        entries.with(bucket, create: false) { verify(bucket: bucket, folder: $0, hashed: hashed) }
     }
 
-    private func verify(bucket: Int, folder: Int32) -> VerifyReport {
+    private func verify(bucket: Int, folder: Int32, hashed: HashedFiles) -> VerifyReport {
         var report = VerifyReport()
         var bad: [(ScannedFile, String?, String)] = []
         let sweep = sweep(bucket) { item, entry in
             report.checked += 1
-            report.checkedBytes += item.fileBytes
             let fd = SafeOpen.file(item.digest.hex, in: folder, flags: O_RDONLY)
             guard fd >= 0 else { return }
             defer { close(fd) }
-            guard EntryFile.sha256(of: fd, expecting: entry.bytes) == entry.sha256 else {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return }
+            let hashing = hashed.digest(of: UInt64(info.st_ino)) { EntryFile.sha256(of: fd, expecting: entry.bytes) ?? "" }
+            if hashing.isNew { report.checkedBytes += item.fileBytes }
+            guard hashing.digest == entry.sha256 else {
                 bad.append((item.file, entry.url, "bytes differ from the recorded SHA-256"))
                 return
             }

@@ -5,10 +5,12 @@ import Synchronization
 
 /// The on-disk image cache shared by every `sdfetch` process using one directory.
 ///
-/// Layout (format 3, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
+/// Layout (format 4, see ``CacheFormat``; <doc:OnDiskFormat> has the whole of it):
 /// - `FORMAT`: the format's version.
 /// - `entries/ab/<digest>`: one file per entry, exactly the image bytes (``EntryFile``);
 ///   `ab` is the digest's first byte, 256 buckets.
+/// - `content/ab/<sha256>`: another hard link to an entry file, named by its bytes'
+///   SHA-256, so entries with identical bytes share one file (``ContentFile``).
 /// - `index/ab`: the bucket's index, the entries' metadata: a sorted table, then an
 ///   append-only log (``CacheIndex``, ``IndexTable``, ``IndexRecord``).
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
@@ -34,6 +36,8 @@ public final class DiskCache: Sendable {
     let root: DirectoryDescriptor
     let entries: BucketFolders
     let failed: BucketFolders
+    /// `content/`: the bucket folders of ``ContentFile``s, by SHA-256.
+    let contents: BucketFolders
     let locks: DirectoryDescriptor
     /// `tmp/`: large downloads arrive here as unnamed files (``SpilledBody``).
     let temporary: DirectoryDescriptor
@@ -72,7 +76,7 @@ public final class DiskCache: Sendable {
         root = DirectoryDescriptor(rootFD)
         switch rootFD < 0 ? .none : CacheFormat.read(in: rootFD) {
         case .current: break
-        // Format 2's files are format 3's without tables: naming the directory anew converts it.
+        // Formats 2 and 3 wrote files format 4 reads as they are: naming the directory anew converts it.
         case .none, .previous: if !readOnly { try Self.writeFormat(in: rootFD, directory: directory) }
         case .other(let version):
             throw CacheError(
@@ -93,6 +97,7 @@ public final class DiskCache: Sendable {
         // records are read only on misses, next to a network request: never held.
         entries = BucketFolders(parent: entriesFolder, holds: BucketFolders.limitAllowsHolding)
         failed = BucketFolders(parent: try folder("failed"), holds: false)
+        contents = BucketFolders(parent: try folder("content"), holds: BucketFolders.limitAllowsHolding)
         locks = try folder("locks")
         index = CacheIndex(folder: try folder("index"), locks: locks, useInterval: useInterval, compacts: !readOnly)
         temporary = try folder("tmp")
@@ -260,21 +265,22 @@ public final class DiskCache: Sendable {
             lastModified: Self.keepable(lastModified), format: image.format, bytes: Int64(body.count),
             width: image.width, height: image.height, sha256: body.withUnsafeBytes(EntryFile.sha256(of:)),
             stamp: EntryFile.stamp(for: date))
-        let isStored = try write(entry, key.digest, bytes: body, spilled: spilled, waitingForLock: waitingForLock)
-        return isStored ? entry : nil
+        return try write(entry, key.digest, bytes: body, spilled: spilled, waitingForLock: waitingForLock)
     }
 
     /// Writes `bytes` as `digest`'s entry file and names it, as ``store(_:spilled:for:image:etag:lastModified:waitingForLock:)``
     /// describes; `merge` copies another cache's entries with it. A `spilled` download that
     /// holds the same bytes becomes the entry file itself, without writing them again.
-    /// False only when `waitingForLock` is false and the bucket's lock is held elsewhere.
+    /// Returns the entry as stored: its stamp is an existing content file's when it shares
+    /// that file (``ContentFile``). Nil only when `waitingForLock` is false and the bucket's
+    /// lock is held elsewhere.
     @discardableResult
     func write(
         _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody? = nil,
         waitingForLock: Bool = true
-    ) throws(FetchFailure) -> Bool {
+    ) throws(FetchFailure) -> CacheEntry? {
         let bucket = Buckets.index(of: digest)
-        return try entries.with(bucket, create: true) { (folder) throws(FetchFailure) -> Bool in
+        return try entries.with(bucket, create: true) { (folder) throws(FetchFailure) -> CacheEntry? in
             guard folder >= 0 else { throw FetchFailure(.io, "cannot open the cache folder \(Buckets.name(bucket))") }
             return try write(entry, digest, bytes: bytes, spilled: spilled, in: folder, waitingForLock: waitingForLock)
         }
@@ -283,29 +289,67 @@ public final class DiskCache: Sendable {
     private func write(
         _ entry: CacheEntry, _ digest: KeyDigest, bytes: [UInt8], spilled: SpilledBody?, in folder: Int32,
         waitingForLock: Bool
-    ) throws(FetchFailure) -> Bool {
+    ) throws(FetchFailure) -> CacheEntry? {
         let bucket = Buckets.index(of: digest)
+        var entry = entry
         let file: NewEntryFile
         if let spilled, let adopted = NewEntryFile(adopting: spilled, in: folder) {
             file = adopted
         } else {
-            file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
-            try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+            file = try newFile(holding: bytes, in: folder)
         }
         EntryFile.setStamp(file.fd, entry.stamp)
+        // Named as its content file first: for new bytes, the usual case, that is the one
+        // extra call sharing costs. A name already taken is the file to share, once checked
+        // (<doc:OnDiskFormat#Identical-bytes>): this entry links it under its stamp.
+        let contentBucket = ContentFile.bucket(of: entry.sha256)
+        let shared = contents.with(contentBucket, create: true) { content -> (fd: Int32, stamp: Int64)? in
+            guard content >= 0, !file.link(as: entry.sha256, in: content), errno == EEXIST else { return nil }
+            guard Int64(bytes.count) == entry.bytes else { return nil }
+            return ContentFile.open(entry.sha256, holding: bytes, in: content, now: EntryFile.stamp(for: now()))
+        }
+        defer { if let shared { close(shared.fd) } }
         forgetCapRecord()
+        if let shared {
+            entry.stamp = shared.stamp
+            EntryFile.setStamp(file.fd, entry.stamp)
+        }
         let record = IndexRecord.put(digest, entry)
         try index.append(record)
-        if try file.linkIfAbsent(as: digest.hex) { return true }
+        if let shared, UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
+        if try link(file, as: digest.hex, bytes: bytes, in: folder) { return entry }
         let replace = { [index] () throws(FetchFailure) in
             try file.replace(digest.hex)
             try index.append(record)
         }
         // Not named, so not visible: the line appended above describes no file yet, and a
         // store that comes back here appends its own.
-        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil }
+        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil ? entry : nil }
         try bucketLock(bucket).withLock(replace)
-        return true
+        return entry
+    }
+
+    private func newFile(holding bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> NewEntryFile {
+        let file = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
+        try bytes.withUnsafeBytes { raw in Result { () throws(FetchFailure) in try file.write(raw) } }.get()
+        return file
+    }
+
+    /// ``NewEntryFile/linkIfAbsent(as:)``, and when the file can no longer be linked (it was
+    /// named only as its content file, and a `clean` removed that name meanwhile: a file
+    /// without names cannot be named again), the same bytes written anew under its stamp.
+    private func link(_ file: NewEntryFile, as name: String, bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> Bool {
+        do throws(FetchFailure) {
+            return try file.linkIfAbsent(as: name)
+        } catch {
+            var info = stat()
+            guard fstat(file.fd, &info) == 0, info.st_nlink == 0, Int64(bytes.count) == Int64(info.st_size) else {
+                throw error
+            }
+            let again = try newFile(holding: bytes, in: folder)
+            EntryFile.setStamp(again.fd, Int64(info.st_mtim.tv_sec))
+            return try again.linkIfAbsent(as: name)
+        }
     }
 
     /// Where ``TransferRequest/spillFolder`` points: `tmp/`, or -1 for a read-only cache.

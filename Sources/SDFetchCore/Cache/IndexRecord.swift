@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// One line of an index bucket (`index/ab`): the only encoding of entry metadata, format 3
+/// One line of an index bucket (`index/ab`): the only encoding of entry metadata, format 4
 /// (see ``CacheFormat``).
 ///
 /// A line is `LF CHECK SP PAYLOAD LF` (empty lines are skipped), CHECK being 16 hex digits of FNV-1a-64 over PAYLOAD,

@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// The sorted table at the head of a compacted bucket file (format 3, <doc:OnDiskFormat>):
+/// The sorted table at the head of a compacted bucket file (formats 3 and 4, <doc:OnDiskFormat>):
 /// what lets a lookup read the few lines it needs instead of the whole bucket, so a run's
 /// cost follows its list, not the cache's size.
 ///

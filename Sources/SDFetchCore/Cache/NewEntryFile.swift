@@ -78,6 +78,14 @@ final class NewEntryFile {
         return true
     }
 
+    /// Gives the file one more name, `name` in `other` (a folder on the same file system),
+    /// leaving it as it was otherwise; false with `errno` set when it cannot (`EEXIST`: the
+    /// name is taken).
+    func link(as name: String, in other: Int32) -> Bool {
+        if let temporaryName { return linkat(folder, temporaryName, other, name, 0) == 0 }
+        return UnnamedFileLink.link(fd, as: name, in: other)
+    }
+
     /// Names the file `name`, atomically replacing whatever had that name.
     func replace(_ name: String) throws(FetchFailure) {
         if temporaryName == nil {

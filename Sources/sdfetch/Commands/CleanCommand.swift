@@ -9,7 +9,8 @@ struct CleanCommand: ArgumentlessCommand {
     static let summary = "remove expired entries and trim the cache"
     static let abstract = """
         Remove expired cache entries, expired failed-URL records and stray temporary files, then \
-        trim the cache to --max-size, least recently used first. Safe while fetches run. Says what it \
+        trim the cache to --max-size, least recently used first. A file that URLs with identical \
+        images share counts once and goes with the last of them. Safe while fetches run. Says what it \
         removed, and nothing when it removed nothing. A cache directory of sdfetch's previous on-disk \
         format (1) is removed.
         """

@@ -8,7 +8,8 @@ struct StatsCommand: ArgumentlessCommand {
     static let usage = "stats [--json]"
     static let summary = "show what the cache holds"
     static let abstract = """
-        Show the cache's entries, bytes, per-format counts, oldest and newest entry and the number \
+        Show the cache's entries, bytes (a file that entries with identical images share counted \
+        once, and the bytes that sharing saves), per-format counts, oldest and newest entry and the number \
         of failed-URL records. A cache directory that does not exist yet reports zeros.
         """
     static let options: [OptionSpec<StatsCommand>] = [
@@ -44,6 +45,7 @@ extension StatsCommand {
         return """
             entries  \(stats.entries)
             bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)) on disk: \(HumanReadable.bytes(stats.imageBytes)) of images, the rest index)
+            saved    \(stats.savedBytes) (\(HumanReadable.bytes(stats.savedBytes)) not stored twice: identical images share one file)
             formats  \(formats.isEmpty ? "-" : formats)
             oldest   \(stats.oldest.map(Self.iso8601) ?? "-")
             newest   \(stats.newest.map(Self.iso8601) ?? "-")
@@ -58,6 +60,7 @@ extension StatsCommand {
         object.add("entries", stats.entries)
         object.add("bytes", stats.bytes)
         object.add("image_bytes", stats.imageBytes)
+        object.add("saved_bytes", stats.savedBytes)
         object.add("formats", counts: Dictionary(uniqueKeysWithValues: stats.formats.map { ($0.key.name, $0.value) }))
         object.add("oldest", stats.oldest.map(Self.iso8601))
         object.add("newest", stats.newest.map(Self.iso8601))

@@ -9,7 +9,9 @@ struct VerifyCommand: ArgumentlessCommand {
     static let summary = "re-check every entry's bytes; remove bad ones"
     static let abstract = """
         Read every cache entry and compare its bytes with the SHA-256 recorded when it was stored; \
-        remove entries that differ (edited, truncated, replaced) and files without a record. Safe \
+        remove entries that differ (edited, truncated, replaced) and files without a record. A file \
+        that URLs with identical images share is read once, and a damaged one takes all their \
+        entries. Safe \
         while fetches run. Exits 1 when something was removed.
         """
     static let options: [OptionSpec<VerifyCommand>] = [
