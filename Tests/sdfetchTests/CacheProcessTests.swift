@@ -87,12 +87,12 @@ struct CacheProcessTests {
 
     @Test("kill -9 during a 300-URL run leaves only complete entries, shared files or not", arguments: [nil, 30])
     func killNine(distinct: Int?) async throws {
-        // Slow enough (about three seconds at -j 8, ten times that under ThreadSanitizer) that
-        // the kill lands mid-run even when the machine is so busy that this loop's directory
-        // walks take a while.
-        let (server, bodies) = try await serve(300, distinct: distinct) { ThreadSanitizer.scaled(.milliseconds(60 + $0 % 40)) }
+        // Slow enough (about thirteen seconds at -j 4, ten times that under ThreadSanitizer)
+        // that the kill lands mid-run even when the whole suite beside it keeps this loop's
+        // directory walks waiting for seconds; the kill comes after about two.
+        let (server, bodies) = try await serve(300, distinct: distinct) { ThreadSanitizer.scaled(.milliseconds(150 + $0 % 40)) }
         let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
-        let process = try launch(["--cache-dir", cachePath, "-j", "8", list])
+        let process = try launch(["--cache-dir", cachePath, "-j", "4", list])
         let deadline = ContinuousClock.now + .seconds(20)
         while entryFiles().count < 40 && process.isRunning && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
