@@ -38,9 +38,10 @@ extension ValueParsers {
     /// usage error rather than every URL failing with "unsupported proxy syntax".
     private static func isProxyURL(_ text: String) -> Bool {
         var rest = Substring(text)
-        if let separator = rest.range(of: "://") {
-            guard proxySchemes.contains(rest[..<separator.lowerBound].lowercased()) else { return false }
-            rest = rest[separator.upperBound...]
+        let parts = rest.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard proxySchemes.contains(parts[0].lowercased()) else { return false }
+            rest = parts[1]
         }
         var authority = rest.prefix { $0 != "/" }
         guard rest.dropFirst(authority.count).allSatisfy({ $0 == "/" }) else { return false }
