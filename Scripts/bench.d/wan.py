@@ -32,6 +32,10 @@ import sys
 import threading
 import time
 
+from benchcommon import CURRENT, LABEL, LOGFILE, fill, log, on_signal
+
+LABEL[0] = 'wan '
+
 DOMAIN = 'wan.test'
 RESOLVER = '127.0.53.53'
 DIRECT = 'direct.' + DOMAIN  # no latency: the byte term is measured against it
@@ -45,28 +49,6 @@ DEFAULT_SHAPES = ';'.join([
 ])
 BIG_SHAPE = 'huge:hosts=10000,urls=100000,dead=5,slow=3,throttle=1,reset=1,nxdomain=20,tls=0'
 SHAPE_KEYS = ('hosts', 'urls', 'dead', 'slow', 'throttle', 'reset', 'nxdomain', 'tls')
-
-CURRENT = [None]
-T0 = time.monotonic()
-LOGFILE = [None]
-
-
-def log(msg):
-    msg = '[wan %6.1fs] %s' % (time.monotonic() - T0, msg)
-    print(msg, file=sys.stderr, flush=True)
-    if LOGFILE[0]:
-        LOGFILE[0].write(msg + '\n')
-        LOGFILE[0].flush()
-
-
-def on_signal(signum, _frame):
-    p = CURRENT[0]
-    if p is not None and p.poll() is None:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    sys.exit(128 + signum)
 
 
 # ---------------------------------------------------------------- shapes
@@ -477,13 +459,6 @@ def tools_for(a, shape, ca):
                     % (procs, threads, ct, shard), env))
         out.append(('img2dataset', 'defaults (1 process x 256 threads, --timeout 10)', base, env))
     return out
-
-
-def fill(template, **values):
-    outs = template
-    for k, v in values.items():
-        outs = outs.replace('{%s}' % k, shlex.quote(str(v)))
-    return outs
 
 
 # ---------------------------------------------------------------- runs
