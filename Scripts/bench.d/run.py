@@ -392,66 +392,82 @@ class Runner:
 
     # -- a run's cost over a large cache
     def scale_case(self, j, template, small, entries):
-        """Writes two caches in the on-disk format (bench.d/big-cache.c): `small` and
-        `entries` entries of one small thumbs PNG, the first `small` URLs the same in
-        both. Times the same `small`-URL warm list over each, interleaved (one untimed
-        warm-up each: a first hit writes its use line), then runs every URL of the large
-        cache once without -o (mem-warm: peak RSS). Both caches are removed afterwards."""
+        """Builds the caches as users do, through real fetch runs against the bench's nginx
+        (unique `?e=N` URLs of the thumbs PNGs, no -o): `small`, 200,000 (when `entries` is
+        larger) and `entries` entries; the cold run that fills the largest is a row itself
+        (end-of-run trim included). Then, side by side in one run: 10 new URLs stored into
+        the small and the largest cache; `small` warm URLs over each cache; and `stats`,
+        `clean`, `clean --max-size` (to nine tenths) and `verify` over the largest. Every
+        row gives wall, CPU and peak RSS: on a shared machine CPU is the steadier number."""
         a = self.a
-        helper = build_helper(a, 'big-cache', ['crypto'])
-        if helper is None:
-            return 'scale not run: Scripts/bench.d/big-cache.c did not build (cc, libssl-dev)'
         thumbs = os.path.join(a.www, a.thumbs)
         pngs = []
         with open(os.path.join(thumbs, 'manifest.tsv')) as f:
             for line in f:
                 p = line.rstrip('\n').split('\t')
                 if len(p) >= 5 and p[1] == 'png':
-                    pngs.append((int(p[2]), p[0], p[3], p[4]))
-        size, path, width, height = min(pngs)
-        prefix = '%s/%s/%s' % (a.base, a.thumbs, path)
-        stamp = str(int(time.time()) - 60)
+                    pngs.append((int(p[2]), p[0]))
+        pngs.sort()
+        # A few distinct images, so entries share files as a real cache's aliases do, at most 1 in 64.
+        paths = [p for _, p in pngs[:64]]
+        url = lambda i: '%s/%s/%s?e=%d' % (a.base, a.thumbs, paths[i % len(paths)], i)
         root = os.path.join(self.work, 'scale')
         subprocess.run(['rm', '-rf', root])
         os.makedirs(root)
-        caches = {}
-        for n in (small, entries):
-            cache = os.path.join(root, 'cache-%d' % n)
-            t0 = time.monotonic()
-            subprocess.run([helper, cache, str(n), prefix, os.path.join(thumbs, path), 'png', width, height, '3',
-                            stamp], check=True)
-            log('  scale: wrote %d entries of %s (%d bytes) in %.1f s' % (n, path, size, time.monotonic() - t0))
-            caches[n] = cache
-        lst = write_list(os.path.join(root, 'list.txt'), ['%s?e=%d' % (prefix, i) for i in range(small)])
-        tools = [('sdfetch (%s entries)' % format(n, ','), n) for n in (small, entries)]
-        samples = {name: [] for name, _ in tools}
-        note = ''
-        for rep in range(0, a.runs + 1):
-            for name, n in tools:
-                out = os.path.join(root, 'out-%d' % n)
-                os.makedirs(out, exist_ok=True)
-                so = os.path.join(self.work, 'stdout.txt')
-                r = self.execute(fill(template, list=lst, j=j, out=out, cache=caches[n]), 'scale', stdout_path=so)
-                st = self.sdfetch_statuses(so)
-                r['statuses'] = st
-                note = self.fmt_counts(st)
-                if rep == 0:
-                    log('  scale      j=%-3d %-16s warm-up (untimed) %.3fs rc=%s req=%d' % (
-                        j, name, r['wall'], r['rc'], r['requests']))
-                    continue
-                self.record('scale', j, name, small, r, rep, note=note)
-                samples[name].append(r)
-        for name, n in tools:
-            bad = [x['requests'] for x in samples[name] if x['requests']]
-            self.add_row('scale', j, name, small, samples[name], '%s; %s warm over %s entries written by '
-                         'bench.d/big-cache.c; requests: %s' % (note, format(small, ','), format(n, ','),
-                                                                 '0 as required' if not bad else 'NOT ZERO (%s)' % bad))
-        # Every URL of the large cache, once: memory over a large cache (no -o: a million
-        # output files would measure the file system).
-        everything = write_list(os.path.join(root, 'all.txt'), ['%s?e=%d' % (prefix, i) for i in range(entries)])
         plain = re.sub(r'\s-o\s+\{out\}', '', template)
-        self.mem_case('mem-warm', everything, j, plain, '%d URLs warm over a cache of %d entries, no -o' % (
-            entries, entries), a.timeout, cache=caches[entries])
+        sizes = [small] + ([200000] if entries > 200000 else []) + [entries]
+        caches = {}
+        for n in sizes:
+            cache = os.path.join(root, 'cache-%d' % n)
+            lst = write_list(os.path.join(root, 'fill-%d.txt' % n), [url(i) for i in range(n)])
+            r = self.execute(fill(plain, list=lst, j=j, out=root, cache=cache), 'scale-fill', timeout=a.fill_timeout)
+            log('  scale: filled %d entries by a cold run in %.1f s (cpu %.1f s, rss %.1f MiB, rc %s)' % (
+                n, r['wall'], r['cpu_s'] or 0, r['rss_mib'] or 0, r['rc']))
+            if n == entries:
+                self.record('scale', j, 'cold %s' % format(n, ','), n, r, 1)
+                self.add_row('scale', j, 'cold %s' % format(n, ','), n, [r], 'cold run filling the cache, '
+                             'end-of-run trim included; peak RSS target 100 MB')
+            os.unlink(lst)
+            caches[n] = cache
+        bin_ = a.sdfetch_bin
+        reps = range(a.runs)
+        # 10 new URLs into the small and the large cache, interleaved; each rep its own URLs.
+        samples = {n: [] for n in (small, entries)}
+        for rep in reps:
+            for n in (small, entries):
+                lst = write_list(os.path.join(root, 'new.txt'), [url(10000000 + 100 * rep + i) for i in range(10)])
+                r = self.execute(fill(plain, list=lst, j=j, out=root, cache=caches[n]), 'scale-new')
+                self.record('scale', j, '10 new into %s' % format(n, ','), 10, r, rep + 1)
+                samples[n].append(r)
+        for n in (small, entries):
+            self.add_row('scale', j, '10 new into %s' % format(n, ','), 10, samples[n],
+                         'store + end-of-run trim; target: within 1.2x of the small cache, under 50 MB')
+        # Warm: the first `small` URLs, in every cache (one untimed warm-up each: a first hit writes its use).
+        warm = write_list(os.path.join(root, 'warm.txt'), [url(i) for i in range(small)])
+        samples = {n: [] for n in sizes}
+        for rep in range(a.runs + 1):
+            for n in sizes:
+                r = self.execute(fill(plain, list=warm, j=j, out=root, cache=caches[n]), 'scale-warm')
+                if rep == 0:
+                    continue
+                self.record('scale', j, '%s warm over %s' % (format(small, ','), format(n, ',')), small, r, rep)
+                samples[n].append(r)
+        for n in sizes:
+            bad = [x['requests'] for x in samples[n] if x['requests']]
+            self.add_row('scale', j, '%s warm over %s' % (format(small, ','), format(n, ',')), small, samples[n],
+                         'target: within 1.2x of over %s; requests: %s' % (
+                             format(small, ','), '0 as required' if not bad else 'NOT ZERO (%s)' % bad))
+        # Commands over the largest cache, once each (clean --max-size last: it removes a tenth).
+        big = caches[entries]
+        du = int(subprocess.run(['du', '-sb', big], capture_output=True, text=True).stdout.split()[0])
+        for name, cmd in (('stats', '%s stats --cache-dir %s' % (bin_, big)),
+                          ('clean (nothing to remove)', '%s clean --cache-dir %s' % (bin_, big)),
+                          ('verify', '%s verify --cache-dir %s' % (bin_, big)),
+                          ('clean --max-size 90%', '%s clean --cache-dir %s --max-size %d' % (bin_, big, du * 9 // 10))):
+            r = self.execute(cmd, 'scale-cmd', timeout=a.fill_timeout)
+            self.record('scale', j, name, entries, r, 1)
+            self.add_row('scale', j, '%s over %s' % (name, format(entries, ',')), entries, [r],
+                         'target: peak RSS at most 100 MB%s' % ('; under 2 s' if name.startswith('clean (') else ''))
         # rm -rf: shutil.rmtree takes minutes over a million files.
         subprocess.run(['rm', '-rf', root])
         return None
@@ -657,13 +673,20 @@ def targets(rows, a):
             scale = '' if r['lines'] >= 1000000 else ' (list has %d lines, not 1,000,000: indicative only)' % r['lines']
             out.append('%s: peak RSS %.1f MiB (<= 100 MB)%s: %s' % (
                 case, r['rss_mib'], scale, verdict(r['rss_mib'] * 2**20 <= 100e6 and not r['capped'])))
-    small = [r for r in rows if r['case'] == 'scale']
-    if len(small) == 2:
-        ref, big = small
-        ratio = big['median'] / ref['median'] if ref['median'] > 0 else float('inf')
-        out.append('scale -j %d: %d URLs warm, %s %.3f s vs %s %.3f s = %.2fx (<= 1.2x), %.1f vs %.1f MiB: %s' % (
-            ref['j'], ref['lines'], big['tool'], big['median'], ref['tool'], ref['median'], ratio,
-            big['rss_mib'] or 0, ref['rss_mib'] or 0, verdict(ratio <= 1.2 and big['req_max'] == 0)))
+    scale = {r['tool']: r for r in rows if r['case'] == 'scale'}
+    small_tools = [t for t in scale if t.startswith('10 new into') or ' warm over ' in t]
+    for prefix in sorted(set(t.rsplit(' ', 1)[0] for t in small_tools)):
+        cells = sorted((int(t.rsplit(' ', 1)[1].replace(',', '')), scale[t]) for t in small_tools if t.startswith(prefix + ' '))
+        (n0, ref), rest = cells[0], cells[1:]
+        for n, big in rest:
+            ratio = (big['cpu'] or 0) / ref['cpu'] if ref.get('cpu') else float('inf')
+            out.append('scale: %s %s vs %s: CPU %.3f s vs %.3f s = %.2fx (<= 1.2x), wall %.3f vs %.3f s, %.1f vs %.1f MiB: %s' % (
+                prefix, format(n, ','), format(n0, ','), big['cpu'] or 0, ref['cpu'] or 0, ratio, big['median'],
+                ref['median'], big['rss_mib'] or 0, ref['rss_mib'] or 0, verdict(ratio <= 1.2)))
+    for t, r in scale.items():
+        if t not in small_tools and r['rss_mib'] is not None:
+            out.append('scale: %s: peak RSS %.1f MiB (<= 100 MB), wall %.2f s, CPU %.2f s: %s' % (
+                t, r['rss_mib'], r['median'], r['cpu'] or 0, verdict(r['rss_mib'] * 2**20 <= 100e6)))
     c = by.get(('clean', 0, 'sdfetch clean'))
     if c:
         scale = '' if c['lines'] >= 100000 else ' (%d entries, not 100,000: indicative only)' % c['lines']
@@ -831,8 +854,8 @@ def main():
         os.unlink(lst)
     if 'scale' in cases:
         j = max(js)
-        log('bench: scale, %d URLs warm over %d and %d entries, then all %d once (mem-warm)' % (
-            a.scale_small, a.scale_small, a.scale_entries, a.scale_entries))
+        log('bench: scale, caches of %d and %d entries filled by cold runs; 10 new, %d warm, commands' % (
+            a.scale_small, a.scale_entries, a.scale_small))
         skipped = r.scale_case(j, sd_tpl, a.scale_small, a.scale_entries)
         if skipped:
             header.append(skipped)

@@ -47,7 +47,8 @@ public final class FailureBlacklist: Sendable {
                 let temporary = try? AtomicWrite.writeTemporary(
                     record.fileBytes, in: cache.temporaryDirectory, modified: record.recordedAt)
             else { return false }
-            return cache.bucketLock(bucket).withLock {
+            // A fetch writes records: a holder stuck past the wait is not waited for.
+            return cache.bucketLock(bucket).withLock(waitingAtMost: DirectoryLock.fetchWait) {
                 guard renameat(AT_FDCWD, temporary, folder, digest.hex) == 0 else {
                     unlink(temporary)
                     return false

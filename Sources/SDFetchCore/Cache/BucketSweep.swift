@@ -7,4 +7,7 @@ struct BucketSweep: Sendable {
     var strays: [String] = []
     /// The bucket's index file before the folder was read (see ``CacheIndex/fileState(_:)``).
     var indexState: BucketFileState?
+    /// The part of the index file the sweep read (its inode and the end of its last whole
+    /// line): what counters made from this sweep account for (``BucketUsage``).
+    var countedState: BucketFileState?
 }

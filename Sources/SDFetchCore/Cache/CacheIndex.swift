@@ -32,6 +32,8 @@ final class CacheIndex: Sendable {
     let folder: DirectoryDescriptor
     /// The `locks/` folder, for the bucket locks compaction takes.
     let locks: DirectoryDescriptor
+    /// The `usage/` folder of the buckets' counters (``BucketUsage``).
+    let usage: DirectoryDescriptor
     private let slots: [Slot]
     /// A use is appended only when the last recorded one is older than this, so warm runs
     /// close together add nothing and the bucket grows by at most one line per entry per
@@ -44,14 +46,20 @@ final class CacheIndex: Sendable {
     /// Uses queued per bucket before they are written: a run of a million hits holds a
     /// few thousand, not a million.
     static let pendingLimit = 256
+    /// This process's changes to each bucket, for its counters (``BucketUsage``).
+    let ledger = UsageLedger()
 
     private final class Slot: Sendable {
         let bucket = Mutex(IndexBucket())
     }
 
-    init(folder: DirectoryDescriptor, locks: DirectoryDescriptor, useInterval: Duration, compacts: Bool = true) {
+    init(
+        folder: DirectoryDescriptor, locks: DirectoryDescriptor, usage: DirectoryDescriptor = DirectoryDescriptor(-1),
+        useInterval: Duration, compacts: Bool = true
+    ) {
         self.folder = folder
         self.locks = locks
+        self.usage = usage
         self.useInterval = useInterval
         self.compacts = compacts
         holdsFiles = BucketFolders.limitAllowsHolding
@@ -109,25 +117,31 @@ final class CacheIndex: Sendable {
     }
 
     /// Bucket `index`'s whole file (at most ``SafeOpen/maxReadBytes``) and the end of its
-    /// last whole line, read without keeping it.
-    private func wholeFile(_ index: Int) -> (bytes: [UInt8], end: Int)? {
-        let bytes = withFile(index) { SafeOpen.readAll($0) } ?? nil
-        guard let bytes, let end = bytes.withUnsafeBytes({ IndexRecord.lastOffset(of: 0x0A, in: $0) }) else {
-            return nil
-        }
-        return (bytes, end + 1)
+    /// last whole line, read without keeping it, with the file's inode and that end: the
+    /// part of the file the caller accounts for.
+    private func wholeFile(_ index: Int) -> (bytes: [UInt8], end: Int, state: BucketFileState)? {
+        let read = withFile(index) { fd -> ([UInt8], UInt64)? in
+            var info = stat()
+            guard fstat(fd, &info) == 0, let bytes = SafeOpen.readAll(fd) else { return nil }
+            return (bytes, UInt64(info.st_ino))
+        } ?? nil
+        guard let (bytes, inode) = read else { return nil }
+        let end = (bytes.withUnsafeBytes({ IndexRecord.lastOffset(of: 0x0A, in: $0) }) ?? -1) + 1
+        return (bytes, end, BucketFileState(inode: inode, size: Int64(end)))
     }
 
-    /// Bucket `index`'s entries as the file holds them now, decoded, read without keeping them.
-    func entries(_ index: Int) -> [KeyDigest: CacheEntry] {
-        guard let (bytes, end) = wholeFile(index) else { return [:] }
-        return bytes.withUnsafeBytes { IndexBucket.entries(in: $0, upTo: end) }
+    /// Bucket `index`'s entries as the file holds them now, decoded, read without keeping
+    /// them, and the part of the file read (nil when there is none).
+    func entries(_ index: Int) -> (entries: [KeyDigest: CacheEntry], state: BucketFileState?) {
+        guard let (bytes, end, state) = wholeFile(index) else { return ([:], nil) }
+        return (bytes.withUnsafeBytes { IndexBucket.entries(in: $0, upTo: end) }, state)
     }
 
-    /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it.
-    func summaries(_ index: Int) -> [KeyDigest: IndexRecord.Summary] {
-        guard let (bytes, end) = wholeFile(index) else { return [:] }
-        return bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end).puts.mapValues(\.summary) }
+    /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it, and the
+    /// part of the file read (nil when there is none).
+    func summaries(_ index: Int) -> (summaries: [KeyDigest: IndexRecord.Summary], state: BucketFileState?) {
+        guard let (bytes, end, state) = wholeFile(index) else { return ([:], nil) }
+        return (bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end).puts.mapValues(\.summary) }, state)
     }
 
     /// Forgets bucket `index`'s index, so the next use reads it afresh (after a compaction).
@@ -146,6 +160,16 @@ final class CacheIndex: Sendable {
     }
 
     private func lookUp(_ digest: KeyDigest, in bucket: inout IndexBucket, _ index: Int) -> CacheEntry? {
+        if let found = lookUpOnce(digest, in: &bucket, index) { return found }
+        guard bucket.foundBadLine else { return nil }
+        // A line mapped unchecked was torn or forged: map the log again, each line checked.
+        bucket.invalidate()
+        bucket.isTailChecked = true
+        load(index, into: &bucket)
+        return lookUpOnce(digest, in: &bucket, index)
+    }
+
+    private func lookUpOnce(_ digest: KeyDigest, in bucket: inout IndexBucket, _ index: Int) -> CacheEntry? {
         guard bucket.needsFile(for: digest) else { return bucket.entry(for: digest) }
         // A large file this process does not hold open: opened for this read, and read
         // afresh if it is no longer the file the bucket was read from.
@@ -166,6 +190,7 @@ final class CacheIndex: Sendable {
             guard let (inode, end) = Self.append(line, to: Buckets.name(index), in: folder.value) else {
                 throw FetchFailure(.io, "cannot write the cache index: \(errnoText())")
             }
+            ledger.appended(index, inode: inode, count: line.count)
             bucket.appended([record], lengths: [line.count], bytes: line, inode: inode, end: end)
             return bucket.isTailLarge && !bucket.triedCompaction
         }
@@ -231,6 +256,7 @@ final class CacheIndex: Sendable {
         let lines = records.map(\.line)
         let bytes = Array(lines.joined())
         guard let (inode, end) = Self.append(bytes, to: Buckets.name(index), in: folder.value) else { return }
+        ledger.appended(index, inode: inode, count: bytes.count)
         if bucket.isLoaded {
             bucket.appended(records, lengths: lines.map(\.count), bytes: bytes, inode: inode, end: end)
         }
@@ -265,6 +291,8 @@ final class CacheIndex: Sendable {
         let lock = DirectoryLock(folder: locks.value, name: Buckets.name(index))
         _ = lock.withLockIfFree {
             guard let state = fileState(index), state.size > Int64(IndexBucket.tailLimit) else { return }
+            // Reported first, so that counters this process kept current carry over to the table.
+            if let pending = ledger.take(index) { report(index, pending) }
             compact(index) { _, _ in true }
         }
     }
@@ -303,11 +331,46 @@ final class CacheIndex: Sendable {
             unlinkat(folder.value, temporary, 0)
             return puts.count
         }
+        if live.count == puts.count { carryUsage(index, from: old, read: consumed) }
         // Lines appended to the old file after it was read: carry them over.
         if let tail = SafeOpen.readAll(old, from: consumed), !tail.isEmpty {
             _ = Self.append(tail, to: name, in: folder.value)
         }
         forget(index)
         return live.count
+    }
+
+    // MARK: - Counters
+
+    /// Adds this process's `pending` change of bucket `index` to the bucket's counters
+    /// (<doc:OnDiskFormat#Counters-and-trimming>). Call under the bucket's lock. Counters
+    /// of another index file than the one appended to are left behind, for a recount; so
+    /// are missing ones, unless the whole file is this process's appends (a new bucket).
+    func report(_ index: Int, _ pending: UsageLedger.Pending) {
+        guard !pending.isLost else { return }
+        var counters = BucketUsage.read(index, in: usage.value)
+        if counters == nil, let state = fileState(index), state.inode == pending.inode, state.size == pending.appended {
+            counters = BucketUsage(inode: pending.inode)
+        }
+        guard var counters, counters.inode == pending.inode else { return }
+        counters.length += pending.appended
+        counters.entries = max(0, counters.entries + pending.entries)
+        counters.bytes = max(0, counters.bytes + pending.bytes)
+        if pending.oldest > 0 { counters.oldest = counters.oldest == 0 ? pending.oldest : min(counters.oldest, pending.oldest) }
+        counters.write(index, in: usage.value)
+    }
+
+    /// After a compaction that kept every entry: counters that were current for the old
+    /// file `old` (read up to `consumed`) describe the table just renamed into place too.
+    private func carryUsage(_ index: Int, from old: Int32, read consumed: Int) {
+        var oldInfo = stat()
+        var newInfo = stat()
+        guard var counters = BucketUsage.read(index, in: usage.value), fstat(old, &oldInfo) == 0,
+            counters.isCurrent(for: BucketFileState(inode: UInt64(oldInfo.st_ino), size: Int64(consumed))),
+            fstatat(folder.value, Buckets.name(index), &newInfo, AT_SYMLINK_NOFOLLOW) == 0
+        else { return }
+        counters.inode = UInt64(newInfo.st_ino)
+        counters.length = Int64(newInfo.st_size)
+        counters.write(index, in: usage.value)
     }
 }

@@ -17,6 +17,9 @@ public struct CleanReport: Sendable, Equatable {
     /// The trim knew the cache was within the cap without scanning it: nothing was
     /// removed, and `entries` and `bytes` were not counted.
     public var wasSkipped = false
+    /// The end-of-run trim found the maintenance lock held (a `clean`, `verify` or `merge`
+    /// running, or stopped): it did nothing and left the work to the next run or `clean`.
+    public var wasDeferred = false
     /// The end-of-run trim's entries to keep to last (the run's own): how many it found
     /// and their bytes, before anything was removed.
     public var protectedEntries = 0

@@ -12,23 +12,33 @@ import Glibc
 ///   Replacing an existing entry (a re-fetch of a stale one, or losing a race to store the
 ///   same key) renames and appends its index line again under the bucket's lock (`locks/ab`),
 ///   so the last line always describes the file in place, and the rename cannot fall
-///   between `clean`'s check of the old file and its unlink.
-/// - **`clean`, `verify` and the end-of-run trim** hold `locks/maintenance` for their whole
-///   run and take a bucket's lock only while deleting a small batch or compacting its
-///   bucket. Under the lock each victim is checked again (same inode and size as scanned).
+///   between `clean`'s check of the old file and its unlink. A fetch waits for that lock
+///   at most ``fetchWait`` (``withLock(waitingAtMost:_:)``), then goes on without it.
+/// - **`clean`, `verify` and `merge`** hold `locks/maintenance` for their whole run, which
+///   orders them among themselves, and take a bucket's lock only while deleting a small
+///   batch or compacting its bucket. Under the lock each victim is checked again (same
+///   inode and size as scanned). The end-of-run trim only tries the maintenance lock: no
+///   fetch waits for maintenance (<doc:OnDiskFormat#Locks>).
 /// - `flock` locks belong to an open file description, so each acquisition opens its own
 ///   descriptor: threads of one process exclude each other as separate processes do. A lock
-///   file that cannot be opened (read-only cache, a planted non-file) degrades to no
-///   locking; the guarded writes then fail on their own and report `io`.
+///   file that cannot be opened (read-only cache, a planted non-file, another user's file
+///   mode 0600) degrades to no locking; the guarded writes then fail on their own and
+///   report `io`.
+/// - Lock files are created mode 0600: `flock` needs only a descriptor, and any user who
+///   could open one could stop every writer of the cache.
 struct DirectoryLock: Sendable {
     /// The `locks/` folder's descriptor (held by the cache).
     let folder: Int32
     let name: String
 
+    /// How long a fetch waits for a bucket lock before it takes the holder as stuck (a
+    /// stopped process): every holder keeps one for milliseconds.
+    static let fetchWait: Duration = .seconds(2)
+
     /// Runs `body` while holding the lock exclusively, waiting for it as long as it takes:
-    /// call it off the cooperative pool (another process may hold it for a while).
+    /// for maintenance, off the cooperative pool (another process may hold it for a while).
     func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        let fd = SafeOpen.file(name, in: folder, flags: O_RDWR | O_CREAT)
+        let fd = open()
         if fd < 0 { return try body() }
         defer { close(fd) }  // closing the descriptor releases the lock
         // A lock that cannot be taken (ENOLCK) is a lock not held: the writes stay atomic on their own.
@@ -36,11 +46,38 @@ struct DirectoryLock: Sendable {
         return try body()
     }
 
+    /// Runs `body` holding the lock when it can be had within `limit`, and without it
+    /// after that: for fetches, which never wait on a stuck holder.
+    func withLock<T, E: Error>(waitingAtMost limit: Duration, _ body: () throws(E) -> T) throws(E) -> T {
+        if let result = try withLock(within: limit, body) { return result }
+        return try body()
+    }
+
+    /// Runs `body` holding the lock when it can be had within `limit`; nil, without running
+    /// `body`, when another holder kept it all that time. Polls rather than blocks, so a
+    /// holder stopped with `SIGSTOP` costs `limit`, no more.
+    func withLock<T, E: Error>(within limit: Duration, _ body: () throws(E) -> T) throws(E) -> T? {
+        let fd = open()
+        if fd < 0 { return try body() }
+        defer { close(fd) }
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            // A lock that cannot be taken (ENOLCK) is a lock not held, as in withLock(_:).
+            guard errno == EWOULDBLOCK || errno == EINTR else { break }
+            guard ContinuousClock.now < deadline else { return nil }
+            nanosleep(&pause, nil)
+            pause.tv_nsec = min(pause.tv_nsec * 2, 20_000_000)
+        }
+        return try body()
+    }
+
     /// Runs `body` while holding the lock when it is free now (`LOCK_NB`); nil, without
     /// running `body`, when another holder has it. For callers on the cooperative pool,
-    /// which then take the wait to a ``BlockingPool`` thread: free is the common case.
+    /// which then take the wait to a ``BlockingPool`` thread, and for work that can be
+    /// left for later (the trim, a compaction): free is the common case.
     func withLockIfFree<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T? {
-        let fd = SafeOpen.file(name, in: folder, flags: O_RDWR | O_CREAT)
+        let fd = open()
         if fd < 0 { return try body() }
         defer { close(fd) }
         do throws(SystemCallError) {
@@ -49,6 +86,16 @@ struct DirectoryLock: Sendable {
             if error.errno == EWOULDBLOCK { return nil }
         }
         return try body()
+    }
+
+    /// The lock file, created 0600; one of an earlier build (0644) is narrowed when this
+    /// user owns it. -1 when it cannot be opened.
+    private func open() -> Int32 {
+        let fd = SafeOpen.file(name, in: folder, flags: O_RDWR | O_CREAT, mode: 0o600)
+        guard fd >= 0 else { return -1 }
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_mode & 0o077 != 0, info.st_uid == geteuid() { _ = fchmod(fd, 0o600) }
+        return fd
     }
 }
 
@@ -63,7 +110,8 @@ extension DiskCache {
         DirectoryLock(folder: locks.value, name: Buckets.name(index))
     }
 
-    /// Held for a whole `clean`, `verify` or trim, so only one runs at a time per directory.
+    /// Held for a whole `clean`, `verify` or `merge`, so only one runs at a time per
+    /// directory; the end-of-run trim only tries it.
     var maintenanceLock: DirectoryLock {
         DirectoryLock(folder: locks.value, name: "maintenance")
     }

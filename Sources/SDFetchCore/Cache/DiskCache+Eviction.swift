@@ -14,13 +14,16 @@ extension DiskCache {
     /// recently used first, and compacts the index. With `dryRun` nothing is removed but
     /// the report is the same. Without `listing`, `removedURLs` stays empty.
     ///
-    /// Idempotent, and safe while fetches run (see ``DirectoryLock``). Blocks while another
-    /// `clean`, `verify` or trim runs on the same directory.
+    /// Works one bucket at a time (memory holds a bucket's entries, not the cache's), each
+    /// under its lock only while removing a batch or compacting; idempotent, and safe while
+    /// fetches run (see ``DirectoryLock``). Waits while another `clean`, `verify` or `merge`
+    /// runs on the same directory.
     public func clean(
         maxAge: Duration, maxSize: Int64?, dryRun: Bool, listing: Bool = true
     ) throws(CacheError) -> CleanReport {
         maintenanceLock.withLock { () -> CleanReport in
             flushUses()
+            reportUsage()
             let nowNanoseconds = FileTime.nanoseconds(now())
             let expiredUpTo = Freshness(maxAge: maxAge).expiredUpTo(now: nowNanoseconds)
             let latest = Freshness.latestBelievable(now: nowNanoseconds)
@@ -30,73 +33,107 @@ extension DiskCache {
             for fake in CacheScan.fakeBuckets(in: entries.parent.value) {
                 if dryRun || CacheScan.removeStray(fake, in: entries.parent.value) { report.removedTemp += 1 }
             }
-            let sweeps = BucketWorkers.map(Array(0..<Buckets.count)) { self.sweep($0) }
-            var kept: [SweptEntry] = []
-            var victims: [SweptEntry] = []
-            var broken: [(Int, ScannedFile)] = []
-            for (bucket, sweep) in sweeps.enumerated() {
-                for item in sweep.live {
-                    let isFresh = item.storedAt > expiredUpTo && item.storedAt <= latest
-                    if isFresh { kept.append(item) } else { victims.append(item) }
-                }
-                broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
-                broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
-                report.removedTemp += sweep.strays.count
-                if !dryRun {
-                    entries.with(bucket, create: false) { folder in
-                        for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
-                    }
-                }
+            let partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
+                self.clean(bucket, isFresh: { $0 > expiredUpTo && $0 <= latest }, strayLimit: strayLimit, dryRun: dryRun,
+                    listing: listing)
             }
-            if let maxSize { victims += Self.leastRecentlyUsed(&kept, over: maxSize, protecting: []) }
-            let removed = remove(
-                victims, broken: broken, swept: sweeps.map(\.indexState), dryRun: dryRun, listing: listing,
-                into: &report)
-            countShared(victims, removed: dryRun ? nil : removed, kept: kept, into: &report)
-            if !dryRun {
-                compactAll(present: sweeps.map { Set($0.live.map(\.digest)) }, removed: removed)
-                report.removedTemp += removeUnusedContent()
+            var usages: [BucketUsage] = []
+            var expired: [Int: Set<KeyDigest>] = [:]
+            for (bucket, (partial, usage, gone)) in partials.enumerated() {
+                report.removedEntries += partial.removedEntries
+                report.removedBytes += partial.removedBytes
+                report.removedTemp += partial.removedTemp
+                report.removedURLs += partial.removedURLs
+                usages.append(usage)
+                if !gone.isEmpty { expired[bucket] = gone }
             }
-            if let maxSize, !dryRun { recordWithin(maxSize) }
+            if let maxSize {
+                trim(
+                    &usages, to: maxSize, protecting: [], dryRun: dryRun, listing: listing, wait: .always, gone: expired,
+                    into: &report)
+            }
+            report.entries = usages.reduce(0) { $0 + $1.entries }
+            report.bytes = usages.reduce(0) { $0 + $1.bytes }
+            if !dryRun { report.removedTemp += removeUnusedContent() }
+            if let maxSize, !dryRun, report.bytes <= maxSize { recordWithin(maxSize) }
             report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
             return report
         }
+    }
+
+    /// `clean`'s work in one bucket: its expired entries, stray and broken files go, its
+    /// index is compacted, and its counters are returned (and stored); in a dry run, with
+    /// the expired entries that would go.
+    private func clean(
+        _ bucket: Int, isFresh: (Int64) -> Bool, strayLimit: Int64, dryRun: Bool, listing: Bool
+    ) -> (CleanReport, BucketUsage, Set<KeyDigest>) {
+        var report = CleanReport()
+        let sweep = sweep(bucket)
+        var kept: [SweptEntry] = []
+        var victims: [SweptEntry] = []
+        for item in sweep.live {
+            if isFresh(item.storedAt) { kept.append(item) } else { victims.append(item) }
+        }
+        let broken = (sweep.broken + sweep.temporaries).filter { $0.modifiedAt < strayLimit }
+        report.removedTemp += sweep.strays.count
+        if dryRun {
+            report.removedEntries += victims.count
+            report.removedBytes += victims.reduce(0) { $0 + $1.bytes }
+            report.removedTemp += broken.count
+            if listing && !victims.isEmpty {
+                let records = index.entries(bucket).entries
+                report.removedURLs += victims.map { records[$0.digest]?.url ?? $0.digest.hex }
+            }
+            return (report, Self.usage(of: kept, state: nil), Set(victims.map(\.digest)))
+        }
+        entries.with(bucket, create: false) { folder in
+            for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
+        }
+        let removal = remove(
+            victims.enumerated().map { ($0.offset, $0.element) }, broken: broken, in: bucket, swept: sweep.indexState,
+            listing: listing)
+        report.removedEntries += removal.report.removedEntries
+        report.removedBytes += removal.report.removedBytes
+        report.removedTemp += removal.report.removedTemp
+        report.removedURLs += removal.urls.map(\.url)
+        // Victims a replacement saved stay, as entries the next sweep sees.
+        kept += victims.filter { !removal.digests.contains($0.digest) }
+        return (report, compact(bucket, keeping: kept, swept: sweep.countedState), [])
     }
 
     /// `--max-cache-size` (sdfetch(1) FETCH OPTIONS): trims the cache to `maxBytes`,
     /// least recently used first, entries in `keys` (those used by the current run) last.
     /// Call it after a fetch run; it writes the run's noted uses first.
     ///
-    /// Costs a scan of every bucket, unless nothing was stored since the last trim to a cap
-    /// no larger (see ``isKnownWithin(_:)``); expired entries are left for `clean`.
+    /// Sizes the cache from the buckets' counters (<doc:OnDiskFormat#Counters-and-trimming>)
+    /// and reads only the buckets whose counters are behind and those holding its victims;
+    /// nothing at all when nothing was stored since the last trim to a cap no larger (see
+    /// ``isKnownWithin(_:)``). Never waits for maintenance: when another process holds the
+    /// maintenance lock the trim is left for later (``CleanReport/wasDeferred``). Expired
+    /// entries are left for `clean`.
     public func enforceLimit(
         maxBytes: Int64, protecting keys: Set<KeyDigest>, listing: Bool = true
     ) throws(CacheError) -> CleanReport {
         flushUses()
-        return maintenanceLock.withLock { () -> CleanReport in
+        reportUsage()
+        var skipped = CleanReport()
+        skipped.wasSkipped = true
+        // Nothing stored since a trim to this cap or less: not even the lock is asked.
+        if isKnownWithin(maxBytes) { return skipped }
+        let trimmed = maintenanceLock.withLockIfFree { () -> CleanReport in
             var report = CleanReport()
-            if isKnownWithin(maxBytes) {
-                report.wasSkipped = true
-                return report
-            }
-            let sweeps = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
-                let sweep = self.sweep(bucket)
-                return (live: sweep.live, indexState: sweep.indexState)
-            }
-            var kept = sweeps.flatMap(\.live)
-            for item in kept where keys.contains(item.digest) {
-                report.protectedEntries += 1
-                report.protectedBytes += item.bytes
-            }
-            let victims = Self.leastRecentlyUsed(&kept, over: maxBytes, protecting: keys)
-            report.removedProtectedEntries = victims.count(where: { keys.contains($0.digest) })
-            let removed = remove(
-                victims, broken: [], swept: sweeps.map(\.indexState), dryRun: false, listing: listing, into: &report)
-            countShared(victims, removed: removed, kept: kept, into: &report)
-            if !victims.isEmpty { _ = removeUnusedContent() }
-            recordWithin(maxBytes)
+            if isKnownWithin(maxBytes) { return skipped }
+            var usages = allUsage()
+            trim(&usages, to: maxBytes, protecting: keys, dryRun: false, listing: listing, wait: .bounded, into: &report)
+            report.entries = usages.reduce(0) { $0 + $1.entries }
+            report.bytes = usages.reduce(0) { $0 + $1.bytes }
+            if report.bytes <= maxBytes { recordWithin(maxBytes) }
             return report
         }
+        if let trimmed { return trimmed }
+        var report = CleanReport()
+        report.wasDeferred = true
+        return report
     }
 
     // MARK: - Planning
@@ -106,6 +143,7 @@ extension DiskCache {
     func sweep(_ bucket: Int, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil) -> BucketSweep {
         var sweep = BucketSweep()
         sweep.indexState = index.fileState(bucket)
+        sweep.countedState = sweep.indexState
         guard let each else {
             // Numbers only (clean, the trim): no record decoded into strings, and no `stat` of
             // an entry file the index describes (its size is the record's; `verify` and every
@@ -114,7 +152,8 @@ extension DiskCache {
             sweep.temporaries = scan.temporaries
             sweep.strays = scan.strays
             guard !scan.files.isEmpty else { return sweep }
-            let summaries = index.summaries(bucket)
+            let (summaries, counted) = index.summaries(bucket)
+            sweep.countedState = counted
             for scanned in scan.files {
                 guard let digest = KeyDigest(hex: scanned.name), let line = summaries[digest],
                     scanned.bytes < 0 || line.bytes == scanned.bytes
@@ -144,7 +183,8 @@ extension DiskCache {
         sweep.temporaries = scan.temporaries
         sweep.strays = scan.strays
         guard !scan.files.isEmpty else { return sweep }
-        let records = index.entries(bucket)
+        let (records, counted) = index.entries(bucket)
+        sweep.countedState = counted
         for file in scan.files {
             guard let digest = KeyDigest(hex: file.name), let entry = records[digest], entry.bytes == file.bytes else {
                 sweep.broken.append(file)
@@ -157,52 +197,7 @@ extension DiskCache {
         return sweep
     }
 
-    /// Moves the least recently used of `kept` out until the rest fit in `maxBytes`;
-    /// entries whose digest is in `protected` go only after all others.
-    static func leastRecentlyUsed(
-        _ kept: inout [SweptEntry], over maxBytes: Int64, protecting protected: Set<KeyDigest>
-    ) -> [SweptEntry] {
-        var shared = SharedFiles.counts(kept)
-        var total = SharedFiles.footprint(kept, shared: shared)
-        guard total > maxBytes else { return [] }
-        // Sorting indices, not entries: 100,000 entries are cheaper to rank by key than to move.
-        let ranks = kept.map { (isProtected: protected.contains($0.digest), usedAt: $0.accessedAt) }
-        let order = kept.indices.sorted { lhs, rhs in
-            ranks[lhs].isProtected != ranks[rhs].isProtected
-                ? !ranks[lhs].isProtected : ranks[lhs].usedAt < ranks[rhs].usedAt
-        }
-        var count = 0
-        while total > maxBytes && count < order.count {
-            let item = kept[order[count]]
-            // A file other kept entries name stays: only the line goes.
-            if let others = shared[item.inode], others > 1 {
-                shared[item.inode] = others - 1
-                total -= item.bytes - item.fileBytes
-            } else {
-                total -= item.bytes
-            }
-            count += 1
-        }
-        let victims = order[..<count].map { kept[$0] }
-        kept = order[count...].map { kept[$0] }
-        return victims
-    }
-
     // MARK: - Removing
-
-    /// Counts what remains and what went with shared files once: `removed` are the victims
-    /// actually removed (nil in a dry run: all of them), the rest of `victims` remain.
-    private func countShared(
-        _ victims: [SweptEntry], removed: Set<KeyDigest>?, kept: [SweptEntry], into report: inout CleanReport
-    ) {
-        let gone = removed.map { set in victims.filter { set.contains($0.digest) } } ?? victims
-        let stayed = removed.map { set in victims.filter { !set.contains($0.digest) } } ?? []
-        let remaining = kept + stayed
-        let listed = gone.reduce(0) { $0 + $1.bytes }
-        report.removedBytes += SharedFiles.freed(gone, keeping: remaining) - listed
-        report.entries += kept.count
-        report.bytes = SharedFiles.footprint(remaining)
-    }
 
     /// Removes the content files no entry links any more, and anything else in `content/`
     /// that is not a content file (<doc:OnDiskFormat#Identical-bytes>). No lock: an entry
@@ -227,51 +222,6 @@ extension DiskCache {
         return strays + counts.reduce(0, +)
     }
 
-    /// Deletes `victims` and `broken` files, buckets in parallel, a batch per lock hold,
-    /// each checked again under the lock: a file replaced since the sweep is kept and
-    /// counted as remaining. `removedURLs` keeps the victims' order. Returns the digests of
-    /// the entries removed.
-    @discardableResult
-    private func remove(
-        _ victims: [SweptEntry], broken: [(Int, ScannedFile)], swept indexStates: [BucketFileState?], dryRun: Bool,
-        listing: Bool, into report: inout CleanReport
-    ) -> Set<KeyDigest> {
-        if dryRun {
-            report.removedEntries += victims.count
-            report.removedBytes += victims.reduce(0) { $0 + $1.bytes }
-            report.removedTemp += broken.count
-            if listing {
-                var records: [Int: [KeyDigest: CacheEntry]] = [:]
-                for item in victims {
-                    if records[item.bucket] == nil { records[item.bucket] = index.entries(item.bucket) }
-                    report.removedURLs.append(records[item.bucket]?[item.digest]?.url ?? item.digest.hex)
-                }
-            }
-            return []
-        }
-        let byBucket = Dictionary(grouping: victims.enumerated(), by: \.element.bucket)
-        let brokenByBucket = Dictionary(grouping: broken, by: \.0)
-        let buckets = Set(byBucket.keys).union(brokenByBucket.keys).sorted()
-        let partials = BucketWorkers.map(buckets) { bucket in
-            self.remove(
-                (byBucket[bucket] ?? []).map { ($0.offset, $0.element) },
-                broken: (brokenByBucket[bucket] ?? []).map(\.1), in: bucket, swept: indexStates[bucket], listing: listing)
-        }
-        var removedURLs: [(position: Int, url: String)] = []
-        var removed = Set<KeyDigest>()
-        for partial in partials {
-            report.entries += partial.report.entries
-            report.bytes += partial.report.bytes
-            report.removedEntries += partial.report.removedEntries
-            report.removedBytes += partial.report.removedBytes
-            report.removedTemp += partial.report.removedTemp
-            removedURLs += partial.urls
-            removed.formUnion(partial.digests)
-        }
-        report.removedURLs += removedURLs.sorted { $0.position < $1.position }.map(\.url)
-        return removed
-    }
-
     /// One bucket's share of a removal.
     private struct Removal: Sendable {
         var report = CleanReport()
@@ -279,6 +229,9 @@ extension DiskCache {
         var digests = Set<KeyDigest>()
     }
 
+    /// Deletes bucket `bucket`'s `victims` and `broken` files, a batch per lock hold, each
+    /// checked again under the lock: a file replaced since the sweep is kept and counted as
+    /// remaining. `urls` keeps the victims' order.
     private func remove(
         _ items: [(Int, SweptEntry)], broken: [ScannedFile], in bucket: Int, swept indexState: BucketFileState?,
         listing: Bool
@@ -294,7 +247,7 @@ extension DiskCache {
     ) -> Removal {
         var removal = Removal()
         // Only listings need URLs: the index is read again for them, once per bucket.
-        let records = listing ? index.entries(bucket) : [:]
+        let records = listing ? index.entries(bucket).entries : [:]
         for start in stride(from: 0, to: items.count, by: Self.removalBatch) {
             bucketLock(bucket).withLock {
                 // An index untouched since the sweep proves no file of the bucket was replaced
@@ -328,31 +281,16 @@ extension DiskCache {
         return removal
     }
 
-    /// Rewrites every index bucket with garbage in it, keeping one line per entry whose file
-    /// the sweep saw (`present`, less what was removed since) and the lines of the last
-    /// hour, whose files a writer may be about to name (it appends before it links).
-    func compactAll(present: [Set<KeyDigest>], removed: Set<KeyDigest>) {
-        let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
-        _ = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
-            self.bucketLock(bucket).withLock {
-                self.index.compact(bucket) { digest, storedAt in
-                    // A young line may be a store made after the sweep (even of a key just removed).
-                    storedAt > limit || (present[bucket].contains(digest) && !removed.contains(digest))
-                }
-            }
-        }
-    }
-
-    /// Removes temporary files left in `tmp/` and `index/` by crashed writers (last modified
-    /// before `limit`, ns since 1970), and anything there that is not a regular file.
+    /// Removes temporary files left in `tmp/`, `index/` and `usage/` by crashed writers (last
+    /// modified before `limit`, ns since 1970), and anything there that is not a regular file.
     func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
         var removed = 0
-        for folder in [temporary.value, index.folder.value] where folder >= 0 {
+        for folder in [temporary.value, index.folder.value, index.usage.value] where folder >= 0 {
             let scan = CacheScan.bucket(folder)
             for file in scan.temporaries where file.modifiedAt < limit {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
             }
-            for stray in scan.strays where Buckets.index(named: stray) == nil || folder == index.folder.value {
+            for stray in scan.strays where Buckets.index(named: stray) == nil || folder != temporary.value {
                 if dryRun || CacheScan.removeStray(stray, in: folder) { removed += 1 }
             }
         }

@@ -33,7 +33,7 @@ extension DiskCache {
             for bucket in 0..<Buckets.count {
                 other.entries.with(bucket, create: false) { folder in
                     guard folder >= 0 else { return }
-                    for (digest, entry) in other.index.entries(bucket) {
+                    for (digest, entry) in other.index.entries(bucket).entries {
                         merge(entry, digest, from: folder, verifier: verifier, maxBytes: maxBytes, into: &report)
                     }
                 }
@@ -44,6 +44,7 @@ extension DiskCache {
                 if let current = blacklist.record(digest), current.recordedAt >= record.recordedAt { continue }
                 if blacklist.write(record, for: digest) { report.mergedFailed += 1 }
             }
+            reportUsage()
             return report
         }
     }

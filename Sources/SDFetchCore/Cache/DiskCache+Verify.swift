@@ -9,19 +9,18 @@ extension DiskCache {
     ///
     /// Safe while fetches run: a file is removed under its bucket lock only if it is still
     /// the one hashed (same inode and size), so a replacement stored meanwhile survives.
+    /// Works one bucket at a time, each under its lock only while removing or compacting.
     public func verify() -> VerifyReport {
         maintenanceLock.withLock {
             flushUses()
             let hashed = HashedFiles()
             let partials = BucketWorkers.map(Array(0..<Buckets.count)) { self.verify(bucket: $0, hashed: hashed) }
-            compactAll(present: partials.map(\.present), removed: [])
             _ = removeUnusedContent()
             return partials.reduce(into: VerifyReport()) { all, one in
                 all.checked += one.checked
                 all.checkedBytes += one.checkedBytes
                 all.removed += one.removed
                 all.restamped += one.restamped
-                all.present.formUnion(one.present)
             }
         }
     }
@@ -40,7 +39,10 @@ extension DiskCache {
             defer { close(fd) }
             var info = stat()
             guard fstat(fd, &info) == 0 else { return }
-            let hashing = hashed.digest(of: UInt64(info.st_ino)) { EntryFile.sha256(of: fd, expecting: entry.bytes) ?? "" }
+            // Only a file other entries name too is remembered (a few per shared file, not a
+            // million strings): an entry's name and its content name make two links.
+            let hash = { EntryFile.sha256(of: fd, expecting: entry.bytes) ?? "" }
+            let hashing = info.st_nlink > 2 ? hashed.digest(of: UInt64(info.st_ino), hash) : (digest: hash(), isNew: true)
             if hashing.isNew { report.checkedBytes += item.fileBytes }
             guard hashing.digest == entry.sha256 else {
                 bad.append((item.file, entry.url, "bytes differ from the recorded SHA-256"))
@@ -54,6 +56,8 @@ extension DiskCache {
         }
         let strayLimit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
+        // Then the bucket's index is compacted and counted, before the next bucket's work.
+        defer { _ = compact(bucket, keeping: sweep.live.filter { report.present.contains($0.digest) }, swept: sweep.countedState) }
         guard !bad.isEmpty else { return report }
         bucketLock(bucket).withLock {
             for (file, url, reason) in bad

@@ -99,7 +99,9 @@ public final class DiskCache: Sendable {
         failed = BucketFolders(parent: try folder("failed"), holds: false)
         contents = BucketFolders(parent: try folder("content"), holds: BucketFolders.limitAllowsHolding)
         locks = try folder("locks")
-        index = CacheIndex(folder: try folder("index"), locks: locks, useInterval: useInterval, compacts: !readOnly)
+        index = CacheIndex(
+            folder: try folder("index"), locks: locks, usage: try folder(BucketUsage.folderName), useInterval: useInterval,
+            compacts: !readOnly)
         temporary = try folder("tmp")
         guard readOnly || faccessat(rootFD, "tmp", W_OK, 0) == 0 else {
             throw CacheError(path: directory, detail: "not writable: \(errnoText())")
@@ -315,18 +317,45 @@ public final class DiskCache: Sendable {
             EntryFile.setStamp(file.fd, entry.stamp)
         }
         let record = IndexRecord.put(digest, entry)
+        // What the entry changes in its bucket's counters (<doc:OnDiskFormat#Counters-and-trimming>),
+        // noted before its line is appended: a compaction that line may start reports the
+        // counters first, and they must hold the entry with its line. Taken back if it fails.
+        let previous = index.entry(for: digest)
+        let added = previous == nil ? 1 : 0
+        let change = entry.bytes + Int64(IndexRecord.lineLength(of: entry))
+            - (previous.map { $0.bytes + Int64(IndexRecord.lineLength(of: $0)) } ?? 0)
+        index.ledger.changed(bucket, entries: added, bytes: change, usedAt: FileTime.nanoseconds(entry.accessedAt))
+        do throws(FetchFailure) {
+            let stored = try name(
+                file, shared: shared, record, digest, bucket: bucket, bytes: bytes, in: folder,
+                waitingForLock: waitingForLock)
+            if !stored { index.ledger.changed(bucket, entries: -added, bytes: -change, usedAt: 0) }
+            return stored ? entry : nil
+        } catch {
+            index.ledger.changed(bucket, entries: -added, bytes: -change, usedAt: 0)
+            throw error
+        }
+    }
+
+    /// Appends `record` and names `file` (or the `shared` content file) as `digest`'s entry;
+    /// false only when `waitingForLock` is false and the bucket's lock is held elsewhere.
+    private func name(
+        _ file: NewEntryFile, shared: (fd: Int32, stamp: Int64)?, _ record: IndexRecord, _ digest: KeyDigest,
+        bucket: Int, bytes: [UInt8], in folder: Int32, waitingForLock: Bool
+    ) throws(FetchFailure) -> Bool {
         try index.append(record)
-        if let shared, UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
-        if try link(file, as: digest.hex, bytes: bytes, in: folder) { return entry }
+        if let shared, UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return true }
+        if try link(file, as: digest.hex, bytes: bytes, in: folder) { return true }
         let replace = { [index] () throws(FetchFailure) in
             try file.replace(digest.hex)
             try index.append(record)
         }
         // Not named, so not visible: the line appended above describes no file yet, and a
         // store that comes back here appends its own.
-        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil ? entry : nil }
-        try bucketLock(bucket).withLock(replace)
-        return entry
+        guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil }
+        // A holder stuck past the wait (a stopped process) is not waited for (<doc:OnDiskFormat#Locks>).
+        try bucketLock(bucket).withLock(waitingAtMost: DirectoryLock.fetchWait, replace)
+        return true
     }
 
     private func newFile(holding bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> NewEntryFile {
@@ -372,7 +401,16 @@ public final class DiskCache: Sendable {
         renewed.accessedAt = renewed.storedAt
         renewed.etag = Self.keepable(etag) ?? entry.etag
         renewed.lastModified = Self.keepable(lastModified) ?? entry.lastModified
-        try index.append(.put(key.digest, renewed))
+        // Noted before the append, as a store's change is (see write).
+        let bucket = Buckets.index(of: key.digest)
+        let bytes = Int64(IndexRecord.lineLength(of: renewed) - IndexRecord.lineLength(of: entry))
+        index.ledger.changed(bucket, entries: 0, bytes: bytes, usedAt: 0)
+        do throws(FetchFailure) {
+            try index.append(.put(key.digest, renewed))
+        } catch {
+            index.ledger.changed(bucket, entries: 0, bytes: -bytes, usedAt: 0)
+            throw error
+        }
         return renewed
     }
 

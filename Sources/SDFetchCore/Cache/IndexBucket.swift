@@ -62,13 +62,16 @@ struct IndexBucket {
     /// `digest`'s latest entry with every use known here folded in; nil when there is none
     /// or its line does not parse as `digest`'s put (damaged or forged). `fd` is the open
     /// bucket file when ``needsFile(for:)``, else -1.
-    func entry(for digest: KeyDigest, file fd: Int32 = -1) -> CacheEntry? {
+    mutating func entry(for digest: KeyDigest, file fd: Int32 = -1) -> CacheEntry? {
         let ref = tail[digest]
         var entry: CacheEntry
         var usedAtInTable: Int64 = 0
         if let ref, ref.putOffset >= 0 {
             let line = ref.putOffset..<(ref.putOffset + ref.putLength)
-            guard let found = read(line, fd, { Self.put(digest, $0) }) else { return nil }
+            guard let found = read(line, fd, { Self.put(digest, $0) }) else {
+                if !isTailChecked { foundBadLine = true }
+                return nil
+            }
             entry = found
         } else if let block = table?.block(for: digest) {
             guard let (found, slotUse) = read(block, fd, { Self.put(digest, inBlock: $0) }) else { return nil }
@@ -174,9 +177,18 @@ struct IndexBucket {
     /// Makes the next use read the file afresh (it was rewritten), keeping queued uses.
     mutating func invalidate() {
         let pending = pendingUses
+        let checked = isTailChecked
         self = IndexBucket()
         pendingUses = pending
+        isTailChecked = checked
     }
+
+    /// Whether the log is mapped with each line's check: set once a line mapped without it
+    /// failed its check when looked up (a torn or forged line), so that an earlier, whole
+    /// line of the same entry is found again.
+    var isTailChecked = false
+    /// A line mapped unchecked failed its check on lookup: the caller maps the log again, checked.
+    private(set) var foundBadLine = false
 
     // MARK: - Reading
 
@@ -243,14 +255,24 @@ struct IndexBucket {
         guard start < raw.count, let last = IndexRecord.lastOffset(of: 0x0A, in: raw), last >= start else { return }
         let region = UnsafeRawBufferPointer(rebasing: raw[start...last])
         tail.reserveCapacity(tail.count + region.count / 150)
+        // Mapped without each line's check (a third of the cost of a warm run over a large
+        // cache was checking log lines it never looked up): a lookup checks the line it reads,
+        // and one that fails has the log mapped again, checked (``isTailChecked``).
+        let checks = isTailChecked
         Self.forEachLine(in: region, upTo: region.count) { range in
             let line = UnsafeRawBufferPointer(rebasing: region[range])
-            guard let summary = IndexRecord.summary(line: line) else { return }
-            if summary.isPut {
-                tail[summary.digest] = TailRef(
-                    putOffset: base + start + range.lowerBound, putLength: range.count, usedAt: summary.usedAt)
+            let found: (digest: KeyDigest, isPut: Bool, usedAt: Int64)?
+            if checks {
+                found = IndexRecord.summary(line: line).map { ($0.digest, $0.isPut, $0.usedAt) }
             } else {
-                tail[summary.digest, default: TailRef()].usedAt = max(tail[summary.digest]?.usedAt ?? 0, summary.usedAt)
+                found = IndexRecord.peek(line: line)
+            }
+            guard let found else { return }
+            if found.isPut {
+                tail[found.digest] = TailRef(
+                    putOffset: base + start + range.lowerBound, putLength: range.count, usedAt: found.usedAt)
+            } else {
+                tail[found.digest, default: TailRef()].usedAt = max(tail[found.digest]?.usedAt ?? 0, found.usedAt)
             }
         }
         offset = base + last + 1

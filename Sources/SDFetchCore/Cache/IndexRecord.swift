@@ -181,6 +181,34 @@ enum IndexRecord: Equatable {
         }
     }
 
+    /// The digest, kind and last use of one line without its newlines, read without its
+    /// check: how a lookup maps a bucket's log (``IndexBucket``), whose lines are checked
+    /// when a lookup reads them. Nil for a line that is not shaped as one.
+    static func peek(line: UnsafeRawBufferPointer) -> (digest: KeyDigest, isPut: Bool, usedAt: Int64)? {
+        // CHECK(16) SP kind TAB digest(32) TAB ...
+        guard line.count > 52, line[16] == 0x20, line[18] == 0x09, line[51] == 0x09,
+            let digest = KeyDigest(hexBytes: UnsafeRawBufferPointer(rebasing: line[19..<51]))
+        else { return nil }
+        switch line[17] {
+        case UInt8(ascii: "U"):
+            guard let used = time(UnsafeRawBufferPointer(rebasing: line[52...])) else { return nil }
+            return (digest, false, used)
+        case UInt8(ascii: "P"):
+            // stamp TAB stored TAB used TAB ...
+            var start = 52
+            for _ in 0..<2 {
+                guard let tab = offset(of: 0x09, in: line, from: start) else { return nil }
+                start = tab + 1
+            }
+            guard let end = offset(of: 0x09, in: line, from: start),
+                let used = time(UnsafeRawBufferPointer(rebasing: line[start..<end]))
+            else { return nil }
+            return (digest, true, used)
+        default:
+            return nil
+        }
+    }
+
     /// The tab-separated fields of `payload`, at most `limit` of them (the last then runs to
     /// the end of the line, tabs and all; a full parse asks for one more than it accepts).
     private static func fields(of payload: UnsafeRawBufferPointer, upTo limit: Int) -> [Range<Int>] {

@@ -1,49 +1,16 @@
-/// Sizes of swept entries when some share one file (``ContentFile``): a file counts once
-/// however many entries name it, and removing an entry frees its file only with the last
-/// entry that names it. Entries share a file when they name one inode.
+/// Sizes of entries when some share one file (``ContentFile``): a file counts once however
+/// many entries name it. Entries share a file when they name one inode. (`stats` counts
+/// this way; the cap counts each entry's own bytes, see <doc:OnDiskFormat#Counters-and-trimming>.)
 enum SharedFiles {
-    /// The inodes that more than one of `items` name, with how many name each: sorted
-    /// numbers, not a dictionary of every entry, so a sweep of a million costs 8 MB here.
-    static func counts(_ items: [SweptEntry]) -> [UInt64: Int] {
-        var inodes = items.map(\.inode)
-        inodes.sort()
-        var shared: [UInt64: Int] = [:]
-        var start = 0
-        while start < inodes.count {
-            var end = start + 1
-            while end < inodes.count && inodes[end] == inodes[start] { end += 1 }
-            if end - start > 1 { shared[inodes[start]] = end - start }
-            start = end
-        }
-        return shared
-    }
-
-    /// What `items` take on disk: every index line, and every file once.
-    static func footprint(_ items: [SweptEntry]) -> Int64 {
-        footprint(items, shared: counts(items))
-    }
-
-    static func footprint(_ items: [SweptEntry], shared: [UInt64: Int]) -> Int64 {
-        var total: Int64 = 0
-        var counted = Set<UInt64>()
-        for item in items {
-            total += item.bytes
-            if shared[item.inode] != nil, !counted.insert(item.inode).inserted { total -= item.fileBytes }
-        }
-        return total
-    }
-
-    /// What removing `removed` freed, when `kept` remain: their index lines, and the files
-    /// no kept entry names (each once).
-    static func freed(_ removed: [SweptEntry], keeping kept: [SweptEntry]) -> Int64 {
-        let removedInodes = Set(removed.map(\.inode))
-        var stillNamed = Set<UInt64>()
-        for item in kept where removedInodes.contains(item.inode) { stillNamed.insert(item.inode) }
-        var total: Int64 = 0
-        var counted = Set<UInt64>()
-        for item in removed {
-            total += item.bytes - item.fileBytes
-            if !stillNamed.contains(item.inode), counted.insert(item.inode).inserted { total += item.fileBytes }
+    /// What entries take on disk from their sizes alone: `lines`, the sum of every entry's
+    /// bytes (file and line), less each file counted more than once (`files`: each entry's
+    /// file inode and size; sorted here, not hashed, so a million cost 16 MB).
+    static func footprint(lines: Int64, files: [(inode: UInt64, bytes: Int64)]) -> Int64 {
+        var sorted = files
+        sorted.sort { $0.inode < $1.inode }
+        var total = lines
+        for index in sorted.indices.dropFirst() where sorted[index].inode == sorted[index - 1].inode {
+            total -= sorted[index].bytes
         }
         return total
     }

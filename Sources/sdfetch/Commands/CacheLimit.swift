@@ -2,16 +2,22 @@ import SDFetchCore
 
 /// `--max-cache-size`: trims the cache after a fetch run, keeping this run's entries to last.
 enum CacheLimit {
+    /// Said under `-v` when another process holds the maintenance lock: the trim never waits.
+    static let deferredNote =
+        "sdfetch: cache trim left for the next run or `sdfetch clean`: another sdfetch holds the cache's maintenance lock\n"
+
     /// What the trim did; nil when it failed (said on the console).
     @discardableResult
     static func enforce(
-        on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console
+        on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, verbose: Bool = false, console: Console
     ) async -> CleanReport? {
         do throws(CacheError) {
-            // Off the cooperative pool: it may wait on the maintenance lock of a clean elsewhere.
-            return try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
+            // Off the cooperative pool: it reads counter files and may remove entries.
+            let report = try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
                 try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
             }
+            if report.wasDeferred && verbose { console.error(deferredNote) }
+            return report
         } catch {
             console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
             return nil

@@ -146,7 +146,8 @@ struct FetchCommand: ParsableCommand {
         var overflow: CacheOverflow?
         if !interrupted && !options.offline {
             let report = await CacheLimit.enforce(
-                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, console: console)
+                on: cache, maxBytes: options.maxCacheSize, protecting: consumer.summary.usedKeys, verbose: isVerbose,
+                console: console)
             overflow = report.flatMap { CacheOverflow($0, maxBytes: options.maxCacheSize) }
         }
         // Not silenced by -q: the cache is failing at its job, run after run.

@@ -68,7 +68,11 @@ enum ManPage {
             \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory owned
             by another user or writable by every user is named in a warning: whoever can write it feeds
             images to every run. \\fBmerge\\fR verifies what it imports; \\fBclean\\fR removes only what it
-            recognises as a cache.
+            recognises as a cache. Lock files under \\fIlocks/\\fR are created mode 0600: a user who
+            can only read the cache cannot hold its locks. No fetch waits for \\fBclean\\fR, \\fBverify\\fR or
+            \\fBmerge\\fR: the end-of-run trim is left for the next run (said under \\fB\\-v\\fR) when one of
+            them holds the cache, and a bucket lock held longer than 2 s (a stopped process) is not
+            waited for.
             .SH ENVIRONMENT
             .TP
             .B SDFETCH_CACHE_DIR

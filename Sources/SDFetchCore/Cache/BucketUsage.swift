@@ -1,0 +1,74 @@
+import FoundationEssentials
+import Glibc
+
+/// One bucket's counters, `usage/ab` (<doc:OnDiskFormat#Counters-and-trimming>): its live
+/// entries, their bytes (each entry's file and index line) and their oldest last use, as of
+/// `length` bytes of the index file `inode`. A summary of the bucket files, never the only
+/// copy of anything: counters that do not match their index file are recounted from it.
+struct BucketUsage: Sendable, Equatable {
+    var inode: UInt64 = 0
+    var length: Int64 = 0
+    var entries = 0
+    var bytes: Int64 = 0
+    /// The earliest last use of the bucket's entries (ns since 1970); 0 when it has none.
+    var oldest: Int64 = 0
+
+    static let magic = "sdfetch-usage 1"
+    static let folderName = "usage"
+
+    /// Whether these counters account for exactly the index file as it is now (`state`;
+    /// nil when the bucket has no index file, which an empty bucket's counters match).
+    func isCurrent(for state: BucketFileState?) -> Bool {
+        guard let state else { return length == 0 && entries == 0 }
+        return state.inode == inode && state.size == length
+    }
+
+    /// Adds an entry's `bytes` and last use `usedAt`.
+    mutating func add(bytes: Int64, usedAt: Int64) {
+        entries += 1
+        self.bytes += bytes
+        oldest = oldest == 0 ? usedAt : min(oldest, usedAt)
+    }
+
+    var fileBytes: [UInt8] {
+        LineRecord.encode(magic: Self.magic, [String(inode), String(length), String(entries), String(bytes), String(oldest)])
+    }
+
+    /// Parses a counters file; nil for anything malformed or out of bounds (a forged file
+    /// never sizes anything: at worst it moves a trim, and only until its index changes).
+    init?(fileBytes bytes: UnsafeRawBufferPointer) {
+        guard let fields = LineRecord.decode(magic: Self.magic, count: 5, from: bytes) else { return nil }
+        let values = fields.map { LineRecord.integer(bytes, $0) }
+        guard let inode = values[0], let length = values[1], let entries = values[2], let total = values[3],
+            let oldest = values[4], length >= 0, entries >= 0, entries <= 1 << 32, total >= 0,
+            total <= IndexRecord.maxEntryBytes << 24, oldest >= 0
+        else { return nil }
+        self.init(inode: UInt64(bitPattern: inode), length: length, entries: Int(entries), bytes: total, oldest: oldest)
+    }
+
+    init(inode: UInt64 = 0, length: Int64 = 0, entries: Int = 0, bytes: Int64 = 0, oldest: Int64 = 0) {
+        self.inode = inode
+        self.length = length
+        self.entries = entries
+        self.bytes = bytes
+        self.oldest = oldest
+    }
+
+    /// Bucket `bucket`'s counters in the `usage/` folder `folder`, or nil.
+    static func read(_ bucket: Int, in folder: Int32) -> BucketUsage? {
+        guard folder >= 0 else { return nil }
+        return LineRecord.read(Buckets.name(bucket), relativeTo: folder) { bytes, _ in BucketUsage(fileBytes: bytes) }
+    }
+
+    /// Writes these counters as bucket `bucket`'s, atomically (a temporary name in the same
+    /// folder, renamed). Best effort: counters that are not written are recounted later.
+    func write(_ bucket: Int, in folder: Int32) {
+        guard folder >= 0 else { return }
+        let temporary = FileIO.temporaryName(prefix: ".\(Buckets.name(bucket))-")
+        let fd = SafeOpen.file(temporary, in: folder, flags: O_WRONLY | O_CREAT | O_EXCL)
+        guard fd >= 0 else { return }
+        let written = FileIO.writeAll(fileBytes, to: fd)
+        close(fd)
+        if !written || renameat(folder, temporary, folder, Buckets.name(bucket)) != 0 { unlinkat(folder, temporary, 0) }
+    }
+}
