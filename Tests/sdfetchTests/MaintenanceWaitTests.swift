@@ -12,27 +12,41 @@ struct MaintenanceWaitTests {
 
     private var cachePath: String { directory.appending("cache") }
 
-    /// `flock` (util-linux) holding `locks/NAME` of the cache, then stopped: kill it by PID.
+    /// `flock --no-fork` (util-linux) holding `locks/NAME` of the cache in the very process
+    /// that then sleeps, stopped once it holds the lock: kill it by PID (``release(_:)``).
     private func stoppedHolder(of name: String) throws -> Process {
         try FileManager.default.createDirectory(atPath: cachePath + "/locks", withIntermediateDirectories: true)
-        let held = directory.appending("held-\(name)")
+        let path = cachePath + "/locks/" + name
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        process.arguments = [cachePath + "/locks/" + name, "-c", "touch '\(held)'; exec sleep 120"]
+        process.arguments = ["--no-fork", path, "sleep", "120"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<500 where !FileManager.default.fileExists(atPath: held) { usleep(10_000) }
-        #expect(FileManager.default.fileExists(atPath: held), "the child holds the lock")
+        #expect(Self.waitUntilHeld(path), "the child holds the lock")
         kill(process.processIdentifier, SIGSTOP)
         return process
     }
 
+    /// Whether `path` becomes locked by another process within a few seconds.
+    private static func waitUntilHeld(_ path: String) -> Bool {
+        for _ in 0..<500 {
+            let fd = open(path, O_RDONLY)
+            if fd >= 0 {
+                let free = flock(fd, LOCK_EX | LOCK_NB) == 0
+                close(fd)  // lets go of the lock when this test took it
+                if !free { return true }
+            }
+            usleep(10_000)
+        }
+        return false
+    }
+
     /// Runs sdfetch and returns its exit status and standard error, or nil (and ends it)
     /// when it has not exited within `limit` seconds.
-    private func run(_ arguments: [String], limit: Double = 20) throws -> (status: Int32, stderr: String)? {
+    private func run(_ arguments: [String], limit: Double = 20) async throws -> (status: Int32, stderr: String)? {
         let errors = directory.appending("stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errors, contents: nil)
+        #expect(FileManager.default.createFile(atPath: errors, contents: nil))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = arguments
@@ -42,18 +56,19 @@ struct MaintenanceWaitTests {
         process.standardError = FileHandle(forWritingAtPath: errors)
         try process.run()
         let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         guard !process.isRunning else {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await process.exited()
             return nil
         }
+        await process.exited()
         return (process.terminationStatus, (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
     }
 
-    private func release(_ holder: Process) {
+    private func release(_ holder: Process) async {
         kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        await holder.exited()
     }
 
     /// A server of `count` images and the list file naming them.
@@ -71,8 +86,8 @@ struct MaintenanceWaitTests {
     func trimDoesNotWaitForMaintenance() async throws {
         let (server, list, _) = try await serve(3)
         let holder = try stoppedHolder(of: "maintenance")
-        defer { release(holder) }
-        let result = try run(["-v", "--cache-dir", cachePath, "--max-cache-size", "1G", list])
+        let result = try await run(["-v", "--cache-dir", cachePath, "--max-cache-size", "1G", list])
+        await release(holder)
         let finished = try #require(result, "the fetch did not exit within 20 s")
         #expect(finished.status == 0)
         #expect(finished.stderr.contains("cache trim left for the next run"), "\(finished.stderr)")
@@ -83,7 +98,7 @@ struct MaintenanceWaitTests {
     @Test("a fetch that replaces an entry finishes while its bucket's lock is held by a stopped process")
     func replaceDoesNotWaitForStoppedHolder() async throws {
         let (server, list, urls) = try await serve(1)
-        let first = try #require(try run(["--cache-dir", cachePath, list]))
+        let first = try #require(try await run(["--cache-dir", cachePath, list]))
         #expect(first.status == 0)
         // The entry's bucket: the folder its file is in.
         let key = try URLKey(parsing: urls[0])
@@ -91,9 +106,9 @@ struct MaintenanceWaitTests {
         let bucket = URL(fileURLWithPath: cache.bodyPath(for: key)).deletingLastPathComponent().lastPathComponent
         let before = try #require(cache.entry(for: key))
         let holder = try stoppedHolder(of: bucket)
-        defer { release(holder) }
         // No validators and --max-age 0: downloaded again, and the entry's file replaced.
-        let result = try run(["--cache-dir", cachePath, "--max-age", "0", list])
+        let result = try await run(["--cache-dir", cachePath, "--max-age", "0", list])
+        await release(holder)
         let finished = try #require(result, "the fetch did not exit within 20 s")
         #expect(finished.status == 0, "\(finished.stderr)")
         let after = try #require(try DiskCache(directory: cachePath).entry(for: key))

@@ -10,4 +10,7 @@ struct BucketSweep: Sendable {
     /// The part of the index file the sweep read (its inode and the end of its last whole
     /// line): what counters made from this sweep account for (``BucketUsage``).
     var countedState: BucketFileState?
+    /// The index read was a table of exactly one line per entry it names, every one of
+    /// them live: compacting it would change nothing (``DiskCache/compact(_:keeping:swept:)``).
+    var isCompact = false
 }

@@ -137,11 +137,17 @@ final class CacheIndex: Sendable {
         return (bytes.withUnsafeBytes { IndexBucket.entries(in: $0, upTo: end) }, state)
     }
 
-    /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it, and the
-    /// part of the file read (nil when there is none).
-    func summaries(_ index: Int) -> (summaries: [KeyDigest: IndexRecord.Summary], state: BucketFileState?) {
-        guard let (bytes, end, state) = wholeFile(index) else { return ([:], nil) }
-        return (bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end).puts.mapValues(\.summary) }, state)
+    /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it, the
+    /// part of the file read (nil when there is none), and whether that is already a table
+    /// of one line per entry and nothing else (a compaction would leave it as it is).
+    func summaries(_ index: Int)
+        -> (summaries: [KeyDigest: IndexRecord.Summary], state: BucketFileState?, isCompact: Bool)
+    {
+        guard let (bytes, end, state) = wholeFile(index) else { return ([:], nil, false) }
+        let (puts, lineCount, table) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end) }
+        let isCompact = table.map { $0.end == end && end == bytes.count && $0.count == lineCount } == true
+            && puts.count == lineCount
+        return (puts.mapValues(\.summary), state, isCompact)
     }
 
     /// Forgets bucket `index`'s index, so the next use reads it afresh (after a compaction).

@@ -78,7 +78,14 @@ extension DiskCache {
         report.removedTemp += sweep.strays.count
         if dryRun {
             report.removedEntries += victims.count
-            report.removedBytes += victims.reduce(0) { $0 + $1.bytes }
+            // What removing would free: a file other entries name stays (as ``remove`` counts).
+            report.removedBytes += entries.with(bucket, create: false) { folder in
+                victims.reduce(0) { total, item in
+                    var info = stat()
+                    let isShared = fstatat(folder, item.digest.hex, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_nlink > 2
+                    return total + (isShared ? item.bytes - item.fileBytes : item.bytes)
+                }
+            }
             report.removedTemp += broken.count
             if listing && !victims.isEmpty {
                 let records = index.entries(bucket).entries
@@ -98,7 +105,8 @@ extension DiskCache {
         report.removedURLs += removal.urls.map(\.url)
         // Victims a replacement saved stay, as entries the next sweep sees.
         kept += victims.filter { !removal.digests.contains($0.digest) }
-        return (report, compact(bucket, keeping: kept, swept: sweep.countedState), [])
+        let unchanged = sweep.isCompact && victims.isEmpty && broken.isEmpty
+        return (report, compact(bucket, keeping: kept, swept: sweep.countedState, unchanged: unchanged), [])
     }
 
     /// `--max-cache-size` (sdfetch(1) FETCH OPTIONS): trims the cache to `maxBytes`,
@@ -152,7 +160,7 @@ extension DiskCache {
             sweep.temporaries = scan.temporaries
             sweep.strays = scan.strays
             guard !scan.files.isEmpty else { return sweep }
-            let (summaries, counted) = index.summaries(bucket)
+            let (summaries, counted, isCompact) = index.summaries(bucket)
             sweep.countedState = counted
             for scanned in scan.files {
                 guard let digest = KeyDigest(hex: scanned.name), let line = summaries[digest],
@@ -177,6 +185,7 @@ extension DiskCache {
                         bucket: bucket, digest: digest, file: file, storedAt: line.storedAt, accessedAt: line.usedAt,
                         lineBytes: line.lineBytes))
             }
+            sweep.isCompact = isCompact && sweep.live.count == summaries.count && sweep.broken.isEmpty
             return sweep
         }
         let scan = entries.with(bucket, create: false) { CacheScan.bucket($0) }
@@ -255,12 +264,13 @@ extension DiskCache {
                 let untouched = indexState != nil && index.fileState(bucket) == indexState
                 for (position, item) in items[start..<min(start + Self.removalBatch, items.count)] {
                     // Still the file swept (same inode): one replaced since is kept. Its size is
-                    // not asked: an entry chosen to go goes, edited or not.
-                    if untouched || CacheScan.isUnchanged(item.file.name, in: folder, as: item.fileIdentity),
-                        unlinkat(folder, item.file.name, 0) == 0
-                    {
+                    // not asked: an entry chosen to go goes, edited or not. Its links say
+                    // whether its file goes with it (the entry's name and a content name).
+                    var info = stat()
+                    let found = fstatat(folder, item.file.name, &info, AT_SYMLINK_NOFOLLOW) == 0
+                    if found, untouched || UInt64(info.st_ino) == item.inode, unlinkat(folder, item.file.name, 0) == 0 {
                         removal.report.removedEntries += 1
-                        removal.report.removedBytes += item.bytes
+                        removal.report.removedBytes += info.st_nlink <= 2 ? item.bytes : item.bytes - item.fileBytes
                         removal.digests.insert(item.digest)
                         if listing { removal.urls.append((position, records[item.digest]?.url ?? item.digest.hex)) }
                     } else {

@@ -143,13 +143,19 @@ extension DiskCache {
     /// Compacts bucket `bucket` after removals, keeping the lines of `kept` (what the sweep
     /// found, less what went) and of the last hour (a writer may be about to name its file),
     /// and returns its counters; stored when nothing was appended since the sweep read the
-    /// index (`swept`), else recounted.
-    func compact(_ bucket: Int, keeping kept: [SweptEntry], swept: BucketFileState?) -> BucketUsage {
+    /// index (`swept`), else recounted. An `unchanged` bucket (already a table of exactly
+    /// its live entries, nothing removed) is only counted: `clean` over a tidy cache reads
+    /// each index once.
+    func compact(
+        _ bucket: Int, keeping kept: [SweptEntry], swept: BucketFileState?, unchanged: Bool = false
+    ) -> BucketUsage {
         let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         let keep = Set(kept.map(\.digest))
         let written: BucketUsage? = bucketLock(bucket).withLockIfFree {
             let untouched = swept != nil && index.fileState(bucket) == swept
-            index.compact(bucket) { digest, storedAt in storedAt > limit || keep.contains(digest) }
+            if !(unchanged && untouched) {
+                index.compact(bucket) { digest, storedAt in storedAt > limit || keep.contains(digest) }
+            }
             guard untouched else { return nil }
             let counted = Self.usage(of: kept, state: index.fileState(bucket))
             counted.write(bucket, in: index.usage.value)

@@ -41,8 +41,9 @@ extension DiskCache {
             guard fstat(fd, &info) == 0 else { return }
             // Only a file other entries name too is remembered (a few per shared file, not a
             // million strings): an entry's name and its content name make two links.
-            let hash = { EntryFile.sha256(of: fd, expecting: entry.bytes) ?? "" }
-            let hashing = info.st_nlink > 2 ? hashed.digest(of: UInt64(info.st_ino), hash) : (digest: hash(), isNew: true)
+            let hashing = hashed.digest(of: UInt64(info.st_ino), remember: info.st_nlink > 2) {
+                EntryFile.sha256(of: fd, expecting: entry.bytes) ?? ""
+            }
             if hashing.isNew { report.checkedBytes += item.fileBytes }
             guard hashing.digest == entry.sha256 else {
                 bad.append((item.file, entry.url, "bytes differ from the recorded SHA-256"))

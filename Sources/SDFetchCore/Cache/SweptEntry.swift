@@ -31,7 +31,4 @@ struct SweptEntry: Sendable {
     }
 
     var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode) }
-
-    /// The file by inode alone, for the check before removal.
-    var fileIdentity: ScannedFile { ScannedFile(name: digest.hex, bytes: -1, modifiedAt: modifiedAt, inode: inode) }
 }
