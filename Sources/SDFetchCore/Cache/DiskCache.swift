@@ -319,7 +319,10 @@ public final class DiskCache: Sendable {
         if let shared, UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
         if try link(file, as: digest.hex, bytes: bytes, in: folder) { return entry }
         let replace = { [index] () throws(FetchFailure) in
-            try file.replace(digest.hex)
+            // Bytes already held replace through their content file, as a new store shares it.
+            if shared.map({ SharedReplacement.replace(digest.hex, in: folder, with: $0.fd) }) != true {
+                try file.replace(digest.hex)
+            }
             try index.append(record)
         }
         // Not named, so not visible: the line appended above describes no file yet, and a

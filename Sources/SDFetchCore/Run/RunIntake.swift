@@ -109,6 +109,8 @@ struct RunIntake {
             let duration = ContinuousClock.now - started
             if case .answered(var hit) = probe {
                 delivery?.deliver(&hit)
+                // Delivered: the held file (a pinned hit's) is closed here, not with the batch.
+                hit.heldImage = nil
                 hit.duration = duration
                 unique.line.mark(&hit)
                 probe = .answered(hit)
@@ -195,6 +197,7 @@ struct RunIntake {
         group.addTask {
             var result = await fetcher.fetch(unique.key, spelling: unique.line.text, after: stale, pin: unique.line.pin)
             delivery?.deliver(&result)
+            result.heldImage = nil
             unique.line.mark(&result)
             ledger.publish([result])
         }

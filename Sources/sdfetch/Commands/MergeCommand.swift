@@ -11,8 +11,9 @@ struct MergeCommand: ParsableCommand {
         Copy the entries and failed-URL records of each SRC_CACHE into the cache (--cache-dir), \
         where this cache has none for the URL or an older one: the newer stored time wins. Every \
         copied file is checked against its SHA-256, then sniffed and verified as a download would \
-        be; an entry over --max-bytes, or not the image its record names, is left out, and a time \
-        in the future is taken as now. So N sharded jobs' caches become one.
+        be; an entry over --max-bytes, not the image its record names, or filed under another URL's \
+        name is left out, and a time in the future is taken as now. So N sharded jobs' caches become \
+        one. A write the cache refuses (a full disk) stops the merge with exit 3.
         """
     static let options: [OptionSpec<MergeCommand>] = [
         OptionSpec("json", help: "one JSON object per source") { command, _, _ in command.isJSON = true },
@@ -68,6 +69,10 @@ struct MergeCommand: ParsableCommand {
                 continue
             }
             if report.bad > 0 && status == .success { status = .someFailed }
+            if let failure = report.writeFailure {
+                // The destination's failure, not the source's entries: exit 3, as for any unusable cache.
+                status = cacheFailure(CacheError(path: cache.directory, detail: "merge stopped: \(failure)"))
+            }
             guard !isQuiet else { continue }
             if isJSON {
                 var object = JSONLine()
