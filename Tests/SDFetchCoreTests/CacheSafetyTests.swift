@@ -69,7 +69,8 @@ struct CacheSafetyTests {
 
         #expect(report.removedEntries == 1)
         #expect(inode(contentPath(cache, sha)) == nil)
-        #expect(FileManager.default.contents(atPath: directory.appending("out/a.png")) == Data(SampleImages.png(seed: 4)))
+        #expect(
+            FileManager.default.contents(atPath: directory.appending("out/a.png")) == Data(SampleImages.png(seed: 4)))
     }
 
     @Test("clean removes a killed writer's temporary at once and keeps a live writer's")
@@ -78,8 +79,11 @@ struct CacheSafetyTests {
         let dead = cache.directory + "/tmp/" + FileIO.temporaryName()
         let live = cache.directory + "/tmp/" + FileIO.temporaryName()
         let bucketDead = cache.directory + "/entries/ab/" + FileIO.temporaryName()
-        try FileManager.default.createDirectory(atPath: cache.directory + "/entries/ab", withIntermediateDirectories: true)
-        for path in [dead, live, bucketDead] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
+        try FileManager.default.createDirectory(
+            atPath: cache.directory + "/entries/ab", withIntermediateDirectories: true)
+        for path in [dead, live, bucketDead] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        }
         let writer = open(live, O_WRONLY)
         defer { close(writer) }
         WriterTemporary.hold(writer)
@@ -114,16 +118,23 @@ struct CacheSafetyTests {
         // A destination that refuses writes (a file-size limit: EFBIG, as a full disk's
         // ENOSPC) is the destination's failure: exit 3, said, and no source entry `bad`.
         let big = try DiskCache(directory: directory.appending("big"))
-        for index in 0..<3 { _ = try store("big\(index)", SampleImages.png(width: 256, height: 256, seed: index), in: big) }
+        for index in 0..<3 {
+            _ = try store("big\(index)", SampleImages.png(width: 256, height: 256, seed: index), in: big)
+        }
         let target = directory.appending("target")
         _ = try DiskCache(directory: target)
         let binary = BuiltProduct.path("sdfetch")
         let run = try await ProcessRun.launch(
             "/bin/sh",
-            ["-c", "ulimit -f 8; trap '' XFSZ; exec \"$0\" merge --no-config --cache-dir \"$1\" \"$2\"", binary, target,
-             big.directory])
+            [
+                "-c", "ulimit -f 8; trap '' XFSZ; exec \"$0\" merge --no-config --cache-dir \"$1\" \"$2\"", binary,
+                target,
+                big.directory,
+            ])
         #expect(run.status == 3, "\(run.standardError)")
-        #expect(run.standardError.contains("merge stopped") && run.standardError.contains("file too large"), "\(run.standardError)")
+        #expect(
+            run.standardError.contains("merge stopped") && run.standardError.contains("file too large"),
+            "\(run.standardError)")
         #expect(!run.standardOutput.contains("1 bad") && !run.standardOutput.contains("3 bad"))
     }
 
@@ -210,7 +221,9 @@ struct CacheSafetyTests {
         }
         // Failure records dated 2^63 - 1 and -2^63 ns, for the URL fetched and another.
         let fetched = try URLKey(parsing: server.url("/a.png"))
-        for (url, time) in [(server.url("/a.png"), "9223372036854775807"), ("http://example.test/z.png", "-9223372036854775808")] {
+        for (url, time) in [
+            (server.url("/a.png"), "9223372036854775807"), ("http://example.test/z.png", "-9223372036854775808"),
+        ] {
             let digest = try URLKey(parsing: url).digest
             let folder = path + "/failed/" + Buckets.name(Buckets.index(of: digest))
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -226,7 +239,8 @@ struct CacheSafetyTests {
         ].joined(separator: "\t")
         let check = String(Array(payload.utf8).withUnsafeBytes(IndexRecord.checksum), radix: 16)
         let line = "\n" + String(repeating: "0", count: 16 - check.count) + check + " " + payload + "\n"
-        let bucket = try #require(FileHandle(forWritingAtPath: path + "/index/" + Buckets.name(Buckets.index(of: key.digest))))
+        let bucket = try #require(
+            FileHandle(forWritingAtPath: path + "/index/" + Buckets.name(Buckets.index(of: key.digest))))
         try bucket.seekToEnd()
         try bucket.write(contentsOf: Data(line.utf8))
         try bucket.close()
