@@ -14,8 +14,8 @@ import Glibc
 ///   `fstatat` saw (`st_dev`, `st_ino`), and its names removed with `unlinkat` relative to it;
 ///   a folder swapped for a link meanwhile is never entered, and a link is removed as a link.
 /// - **Only the owner's, only private.** A folder of another user, or one others can write
-///   (by every user, or by a group other than the user's own), is refused whole: whoever can
-///   write it can swap names under the walk.
+///   (by every user, or by a group other than the user's private one), is refused whole:
+///   whoever can write it can swap names under the walk.
 enum FormatOneCache {
     /// What a name may be at one place of format 1's layout.
     enum Shape {
@@ -68,10 +68,11 @@ enum FormatOneCache {
     /// The first folder (or the root) that others can write, as a path below the cache, or
     /// nil when the whole cache is private to this user.
     static func writableByOthers(in root: Int32) -> String? {
+        let group = DiskCache.privateGroup(of: geteuid())
         var info = stat()
-        guard fstat(root, &info) == 0, isPrivate(info) else { return "." }
+        guard fstat(root, &info) == 0, isPrivate(info, group) else { return "." }
         for name in names {
-            if let found = writableByOthers(name, in: root) { return found }
+            if let found = writableByOthers(name, in: root, group) { return found }
         }
         return nil
     }
@@ -80,7 +81,8 @@ enum FormatOneCache {
     /// it must be; returns how many top-level names went. Leaves any name it does not
     /// recognise, and so the folder holding it.
     static func remove(in root: Int32) -> Int {
-        names.count(where: { name in layout(name).map { remove(name, in: root, as: $0) } ?? false })
+        let group = DiskCache.privateGroup(of: geteuid())
+        return names.count(where: { name in layout(name).map { remove(name, in: root, as: $0, group) } ?? false })
     }
 
     // MARK: - The walk
@@ -98,32 +100,32 @@ enum FormatOneCache {
         }
     }
 
-    private static func remove(_ name: String, in parent: Int32, as shape: Shape) -> Bool {
+    private static func remove(_ name: String, in parent: Int32, as shape: Shape, _ group: gid_t?) -> Bool {
         var info = stat()
         guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return false }
         guard case .folder(let child) = shape, (info.st_mode & S_IFMT) == S_IFDIR else {
             // A file, or a link or node where a folder was expected: the name itself goes.
             return (info.st_mode & S_IFMT) != S_IFDIR && unlinkat(parent, name, 0) == 0
         }
-        guard let fd = openFolder(name, in: parent, as: info), isPrivate(info) else { return false }
+        guard let fd = openFolder(name, in: parent, as: info), isPrivate(info, group) else { return false }
         defer { close(fd) }
         for inner in CacheScan.names(in: fd, limit: Int.max) ?? [] {
-            if let shape = child(inner) { _ = remove(inner, in: fd, as: shape) }
+            if let shape = child(inner) { _ = remove(inner, in: fd, as: shape, group) }
         }
         // Relative to the held parent: a link swapped in at `name` is not a directory, and stays.
         return unlinkat(parent, name, AT_REMOVEDIR) == 0
     }
 
-    private static func writableByOthers(_ name: String, in parent: Int32) -> String? {
+    private static func writableByOthers(_ name: String, in parent: Int32, _ group: gid_t?) -> String? {
         var info = stat()
         guard fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             return nil
         }
-        guard isPrivate(info) else { return name }
+        guard isPrivate(info, group) else { return name }
         guard let fd = openFolder(name, in: parent, as: info) else { return name }
         defer { close(fd) }
         for inner in CacheScan.names(in: fd, limit: evidenceLimit) ?? [] {
-            if let found = writableByOthers(inner, in: fd) { return name + "/" + found }
+            if let found = writableByOthers(inner, in: fd, group) { return name + "/" + found }
         }
         return nil
     }
@@ -142,10 +144,9 @@ enum FormatOneCache {
     }
 
     /// Owned by this user and writable by no one else: not by every user, nor by a group
-    /// other than the user's own (Debian's user-private groups make 0775 the norm).
-    private static func isPrivate(_ info: stat) -> Bool {
-        info.st_uid == geteuid() && info.st_mode & S_IWOTH == 0
-            && (info.st_mode & S_IWGRP == 0 || info.st_gid == getegid())
+    /// other than the user's private one (``DiskCache/trustWarning`` judges the same way).
+    private static func isPrivate(_ info: stat, _ group: gid_t?) -> Bool {
+        info.st_uid == geteuid() && DiskCache.otherWriters(info, privateGroup: group, stickyProtects: false) == nil
     }
 
     private static func isHex(_ text: some StringProtocol, digits: Int) -> Bool {
