@@ -23,7 +23,7 @@ enum ExitStatus: Int32, Sendable {
 
     /// A fetch run's status, most severe first: interruption, an unusable input, a URL
     /// whose status is in `failOn` (`--fail-on`).
-    init(run summary: RunSummary, interrupted: Bool, failOn: Set<FetchStatus> = [.failed, .skipped, .invalid]) {
+    init(run summary: RunSummary, interrupted: Bool, failOn: [FetchStatus] = [.failed, .skipped, .invalid]) {
         if interrupted || summary.wasInterrupted {
             self = .interrupted
         } else if summary.unreadableInputs > 0 {

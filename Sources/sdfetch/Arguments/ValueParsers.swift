@@ -93,7 +93,8 @@ enum ValueParsers {
 
     /// `--fail-on`: a comma-separated list of the statuses that are not a success
     /// (`failed,skipped,invalid`), or `none`.
-    static func failingStatuses(_ text: String, option: String) throws(UsageError) -> Set<FetchStatus> {
+    /// In ``FetchStatus/allCases`` order, so equal lists compare and print alike.
+    static func failingStatuses(_ text: String, option: String) throws(UsageError) -> [FetchStatus] {
         if text == "none" { return [] }
         let names = FetchStatus.allCases.filter { !$0.isSuccess }.map(\.rawValue)
         var statuses: Set<FetchStatus> = []
@@ -106,7 +107,7 @@ enum ValueParsers {
             }
             statuses.insert(status)
         }
-        return statuses
+        return FetchStatus.allCases.filter(statuses.contains)
     }
 
     /// `K/N` with 0 <= K < N.

@@ -29,7 +29,7 @@ struct FetchCommand: ParsableCommand {
     var isJSON = false
     var isQuiet = false
     /// `--fail-on`: the statuses that make the exit status 1.
-    var failOn: Set<FetchStatus> = [.failed, .skipped, .invalid]
+    var failOn: [FetchStatus] = [.failed, .skipped, .invalid]
     static let defaultFailOn = "failed,skipped,invalid"
     var progress = ProgressMode.auto
     /// `--summary FILE`: the run's totals as one JSON object, apart from the result lines.
