@@ -112,10 +112,11 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         let encodedTail = PercentEncoding.tail(tail)
         // Most lines are written normalised already: the key is then the line's own text.
         let isPortAsWritten = portBytes == nil || (portBytes?.first != UInt8(ascii: "0") && !portSuffix.isEmpty)
+        let hasPlainSlashes = bytes[colon + 1] == UInt8(ascii: "/") && bytes[colon + 2] == UInt8(ascii: "/")
+        let isEncodedAsWritten = encodedTail == nil && encodedUser == nil && encodedPassword == nil
         let isAsWritten =
             writtenScheme != nil && isHostLower && isPortAsWritten && tail.first == UInt8(ascii: "/")
-            && tail.endIndex == bytes.endIndex && bytes[colon + 1] == UInt8(ascii: "/")
-            && bytes[colon + 2] == UInt8(ascii: "/") && encodedTail == nil && encodedUser == nil && encodedPassword == nil
+            && tail.endIndex == bytes.endIndex && hasPlainSlashes && isEncodedAsWritten
         let normalised: String
         if isAsWritten {
             normalised = String(text)

@@ -120,7 +120,8 @@ enum ManPage {
             .SH EXIT STATUS
             0 every URL downloaded, cached or revalidated; 1 some URL ended with a status that
             \\fB\\-\\-fail\\-on\\fR names (\\fBfailed,skipped,invalid\\fR by default: CI that tolerates known\\-dead
-            URLs gives \\fB\\-\\-fail\\-on failed,invalid\\fR); 2 usage error; 3 unusable cache directory, unreadable input file, or results that cannot be
+            URLs gives \\fB\\-\\-fail\\-on failed,invalid\\fR); 2 usage error; 3 unusable cache directory,
+            unreadable input file, or results that cannot be
             written (standard output, \\fB\\-\\-summary\\fR, \\fB\\-o\\fR); 130 interrupted.
             .SH SEE ALSO
             .BR curl (1),

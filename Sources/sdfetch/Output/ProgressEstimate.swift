@@ -57,7 +57,8 @@ struct ProgressEstimate: Equatable {
         let byBytes = byteRate > 0 && bytesLeft > 0 ? bytesLeft / byteRate : nil
         var seconds: Double?
         switch (byURLs, byBytes) {
-        case (let urls?, let bytes?): seconds = remainingBytes == nil ? max(urls, bytes) : share * bytes + (1 - share) * urls
+        case (let urls?, let bytes?):
+            seconds = remainingBytes == nil ? max(urls, bytes) : share * bytes + (1 - share) * urls
         case (let urls?, nil): seconds = urls
         case (nil, let bytes?): seconds = bytes
         case (nil, nil): seconds = nil
