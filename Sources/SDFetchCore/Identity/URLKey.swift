@@ -8,9 +8,11 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The normalised URL text; also what is sent on the wire.
     public let string: String
     /// The fixed-size hash that names cache files and fills de-duplication sets: of
-    /// ``redacted``, not ``string``, so a cache holds nothing a password guess could be
-    /// checked against (<doc:OnDiskFormat>). URLs that differ only in their password
-    /// name one image.
+    /// ``string`` with the password of its authority written `***`, so a cache holds
+    /// nothing a password guess could be checked against (<doc:OnDiskFormat>). URLs that
+    /// differ only in that password name one image; ``redacted``, which masks anything
+    /// that looks like a password (in a query too), is what is printed and stored, and
+    /// for such a URL it is not the text hashed here.
     public let digest: KeyDigest
     /// `https` or `http`.
     public let scheme: String
