@@ -25,7 +25,9 @@ public enum CacheFormat: Equatable, Sendable {
     /// The formats converted in place: their files are valid files of this one.
     static let previousVersions = ["2", "3"]
     static let fileName = "FORMAT"
-    static let text = "sdfetch cache format \(version)\nsee README.md, \"Cache format\", of sdfetch\n"
+    static let text =
+        "sdfetch cache format \(version)\n"
+        + "see Sources/SDFetchCore/SDFetchCore.docc/OnDiskFormat.md in sdfetch's repository\n"
 
     /// The names format 1 used at the top of a cache directory, for ``DiskCache/removeOtherFormat()``.
     public static let formatOneNames = FormatOneCache.names

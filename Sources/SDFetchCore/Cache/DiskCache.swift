@@ -179,6 +179,12 @@ public final class DiskCache: Sendable {
         return isIntact(entry, key.digest) ? entry : nil
     }
 
+    /// Whether the index holds a record of `key`, whatever its file holds now: told apart
+    /// from a miss when ``entry(for:)`` refuses an entry whose bytes changed.
+    func hasRecord(for key: URLKey) -> Bool {
+        index.entry(for: key.digest)?.url == key.redacted
+    }
+
     /// The cache-lookup step of one URL: the warm-run hit, or what the network step needs.
     ///
     /// A servable record costs a search of its bucket's table, the parse of its line and

@@ -176,8 +176,12 @@ public final class Fetcher: Sendable {
                 result.sha256 = held.sha256
                 return result
             }
-            return failedResult(
-                key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
+            // An entry whose file no longer holds its bytes is not served; say so, not "missing".
+            let detail =
+                cache.hasRecord(for: key)
+                ? "the cached file's bytes changed since they were stored (sdfetch verify removes the entry)"
+                : "not in the cache"
+            return failedResult(key, spelling: spelling, FetchFailure(.offlineMiss, detail), httpStatus: nil)
         }
         // The record's read (one `openat`, nearly always ENOENT) stays on this task, as the
         // lookup's `fstatat` does: no lock, no pipe, and a hop would cost more than the call.

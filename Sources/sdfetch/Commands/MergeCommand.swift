@@ -54,9 +54,18 @@ struct MergeCommand: ParsableCommand {
         for source in sources {
             let path = ProcessEnvironment.absolute(source)
             var info = stat()
-            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                StandardError.write("sdfetch: merge: \(Escaping.terminal(source)) is not a cache directory\n")
-                status = ExitStatus(CacheError(path: path, detail: "not a directory"))
+            let isFolder = stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+            // A folder without a cache (an empty one, or an artifact one level off) would add
+            // nothing and exit 0: refused as a missing one is.
+            guard isFolder, ExistingCache.verdict(path) == .present else {
+                var hint = ""
+                if isFolder, let inside = ExistingCache.cachesOneLevelDown(path).first {
+                    let nested = (source.hasSuffix("/") ? source : source + "/") + inside
+                    hint = "; a cache sits one level down: did you mean \(Escaping.terminal(nested))?"
+                }
+                StandardError.write(
+                    "sdfetch: merge: \(Escaping.terminal(source)) is not a cache directory (no FORMAT file)\(hint)\n")
+                status = ExitStatus(CacheError(path: path, detail: "not a cache directory"))
                 continue
             }
             let report: MergeReport

@@ -8,6 +8,9 @@ struct OutputDelivery: ResultDelivery {
     let placer: OutputPlacer
     /// Where the image comes from: ``DiskCache/openImage(for:)``, never a path.
     let cache: DiskCache
+    /// `-o FILE` for a single URL: the one name in DIR (the file's folder); nil: each
+    /// image's ``NameTemplate`` name.
+    var fixedName: String? = nil
 
     func deliver(_ result: inout FetchResult) {
         guard let key = result.key, result.status.isSuccess else { return }
@@ -16,7 +19,7 @@ struct OutputDelivery: ResultDelivery {
             // A hit whose output file still has the entry's size and stamp is left alone.
             let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
             result.path = try placer.place(
-                at: placer.template.render(key, format: result.format),
+                at: fixedName ?? placer.template.render(key, format: result.format),
                 placed: result.status == .downloaded ? nil : placed
             ) { () throws(CachedImage.Unreadable) in
                 // A file held since its check (a 304's, a pinned hit's) is the one to deliver.
