@@ -2,8 +2,9 @@ import FoundationEssentials
 import Glibc
 
 extension DiskCache {
-    /// A temporary file older than this belongs to a crashed writer: live writes take
-    /// seconds, so an hour leaves a wide margin for slow disks and huge bodies. Index lines
+    /// A temporary file older than this belongs to a crashed writer, locked or not (one whose
+    /// lock is free goes at once, ``WriterTemporary``): live writes take seconds, so an hour
+    /// leaves a wide margin for slow disks and huge bodies. Index lines
     /// younger than this are kept by compaction even without their file, which a writer may
     /// be about to name.
     static let strayTemporaryAge: Duration = .seconds(3600)
@@ -29,6 +30,7 @@ extension DiskCache {
             let latest = Freshness.latestBelievable(now: nowNanoseconds)
             let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
+            let sweepStart = ContentLiveness.sweepStartNow()
             report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
             for fake in CacheScan.fakeBuckets(in: entries.parent.value) {
                 if dryRun || CacheScan.removeStray(fake, in: entries.parent.value) { report.removedTemp += 1 }
@@ -39,34 +41,57 @@ extension DiskCache {
             }
             var usages: [BucketUsage] = []
             var expired: [Int: Set<KeyDigest>] = [:]
-            for (bucket, (partial, usage, gone)) in partials.enumerated() {
-                report.removedEntries += partial.removedEntries
-                report.removedBytes += partial.removedBytes
-                report.removedTemp += partial.removedTemp
-                report.removedURLs += partial.removedURLs
-                usages.append(usage)
-                if !gone.isEmpty { expired[bucket] = gone }
+            // Inodes of the entry files kept and removed, for ``ContentLiveness``: 8 bytes an entry.
+            var keptInodes = Set<UInt64>()
+            var removedInodes = Set<UInt64>()
+            for (bucket, partial) in partials.enumerated() {
+                report.removedEntries += partial.report.removedEntries
+                report.removedBytes += partial.report.removedBytes
+                report.removedTemp += partial.report.removedTemp
+                report.removedURLs += partial.report.removedURLs
+                usages.append(partial.usage)
+                if !partial.expired.isEmpty { expired[bucket] = partial.expired }
+                keptInodes.formUnion(partial.keptInodes)
+                removedInodes.formUnion(partial.removedInodes)
             }
             if let maxSize {
+                var trimmed = Set<UInt64>()
                 trim(
                     &usages, to: maxSize, protecting: [], dryRun: dryRun, listing: listing, wait: .always, gone: expired,
-                    into: &report)
+                    removedInodes: &trimmed, into: &report)
+                keptInodes.subtract(trimmed)
+                removedInodes.formUnion(trimmed)
             }
             report.entries = usages.reduce(0) { $0 + $1.entries }
             report.bytes = usages.reduce(0) { $0 + $1.bytes }
-            if !dryRun { report.removedTemp += removeUnusedContent() }
+            if !dryRun {
+                let liveness = ContentLiveness(kept: keptInodes, removed: removedInodes, sweepStart: sweepStart)
+                report.removedTemp += removeUnusedContent(judging: liveness)
+            }
             if let maxSize, !dryRun, report.bytes <= maxSize { recordWithin(maxSize) }
             report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
             return report
         }
     }
 
+    /// What `clean` did in one bucket.
+    private struct BucketClean: Sendable {
+        var report = CleanReport()
+        /// The bucket's counters afterwards.
+        var usage = BucketUsage()
+        /// In a dry run, the expired entries that would go.
+        var expired = Set<KeyDigest>()
+        /// Entry files kept (live, or broken and too young to judge) and removed.
+        var keptInodes: [UInt64] = []
+        var removedInodes: [UInt64] = []
+    }
+
     /// `clean`'s work in one bucket: its expired entries, stray and broken files go, its
-    /// index is compacted, and its counters are returned (and stored); in a dry run, with
-    /// the expired entries that would go.
+    /// index is compacted, and its counters are returned (and stored).
     private func clean(
         _ bucket: Int, isFresh: (Int64) -> Bool, strayLimit: Int64, dryRun: Bool, listing: Bool
-    ) -> (CleanReport, BucketUsage, Set<KeyDigest>) {
+    ) -> BucketClean {
+        var result = BucketClean()
         var report = CleanReport()
         let sweep = sweep(bucket)
         var kept: [SweptEntry] = []
@@ -74,7 +99,10 @@ extension DiskCache {
         for item in sweep.live {
             if isFresh(item.storedAt) { kept.append(item) } else { victims.append(item) }
         }
-        let broken = (sweep.broken + sweep.temporaries).filter { $0.modifiedAt < strayLimit }
+        let abandoned = entries.with(bucket, create: false) { folder in
+            sweep.temporaries.filter { WriterTemporary.isAbandoned($0, in: folder, orBefore: strayLimit) }
+        }
+        let broken = sweep.broken.filter { $0.modifiedAt < strayLimit || !FileTime.isInRange($0.modifiedAt) } + abandoned
         report.removedTemp += sweep.strays.count
         if dryRun {
             report.removedEntries += victims.count
@@ -91,7 +119,11 @@ extension DiskCache {
                 let records = index.entries(bucket).entries
                 report.removedURLs += victims.map { records[$0.digest]?.url ?? $0.digest.hex }
             }
-            return (report, Self.usage(of: kept, state: nil), Set(victims.map(\.digest)))
+            result.report = report
+            result.usage = Self.usage(of: kept, state: nil)
+            result.expired = Set(victims.map(\.digest))
+            result.keptInodes = kept.map(\.inode) + sweep.broken.map(\.inode)
+            return result
         }
         entries.with(bucket, create: false) { folder in
             for stray in sweep.strays { _ = CacheScan.removeStray(stray, in: folder) }
@@ -106,7 +138,11 @@ extension DiskCache {
         // Victims a replacement saved stay, as entries the next sweep sees.
         kept += victims.filter { !removal.digests.contains($0.digest) }
         let unchanged = sweep.isCompact && victims.isEmpty && broken.isEmpty
-        return (report, compact(bucket, keeping: kept, swept: sweep.countedState, unchanged: unchanged), [])
+        result.report = report
+        result.usage = compact(bucket, keeping: kept, swept: sweep.countedState, unchanged: unchanged)
+        result.keptInodes = kept.map(\.inode) + sweep.broken.map(\.inode)
+        result.removedInodes = victims.filter { removal.digests.contains($0.digest) }.map(\.inode)
+        return result
     }
 
     /// `--max-cache-size` (sdfetch(1) FETCH OPTIONS): trims the cache to `maxBytes`,
@@ -132,7 +168,10 @@ extension DiskCache {
             var report = CleanReport()
             if isKnownWithin(maxBytes) { return skipped }
             var usages = allUsage()
-            trim(&usages, to: maxBytes, protecting: keys, dryRun: false, listing: listing, wait: .bounded, into: &report)
+            var removedInodes = Set<UInt64>()
+            trim(
+                &usages, to: maxBytes, protecting: keys, dryRun: false, listing: listing, wait: .bounded,
+                removedInodes: &removedInodes, into: &report)
             report.entries = usages.reduce(0) { $0 + $1.entries }
             report.bytes = usages.reduce(0) { $0 + $1.bytes }
             if report.bytes <= maxBytes { recordWithin(maxBytes) }
@@ -212,7 +251,11 @@ extension DiskCache {
     /// that is not a content file (<doc:OnDiskFormat#Identical-bytes>). No lock: an entry
     /// that links a content file between the check and the removal keeps its bytes, and
     /// only that sharing is lost. Returns how many names that were not content files went.
-    func removeUnusedContent() -> Int {
+    ///
+    /// - Parameter liveness: `clean`'s judgement from its sweep (``ContentLiveness``), which
+    ///   also drops content files that only links outside the cache keep (`-o --link`);
+    ///   without it, a link count of 1 alone.
+    func removeUnusedContent(judging liveness: ContentLiveness? = nil) -> Int {
         var strays = 0
         for fake in CacheScan.fakeBuckets(in: contents.parent.value) where CacheScan.removeStray(fake, in: contents.parent.value) {
             strays += 1
@@ -221,7 +264,8 @@ extension DiskCache {
             self.contents.with(bucket, create: false) { folder -> Int in
                 var strays = 0
                 ContentFile.forEach(in: folder) { name, info in
-                    guard ContentFile.isUnused(name, info) else { return }
+                    guard ContentFile.isUnused(name, info) || (info.map { liveness?.isDead($0) ?? false } ?? false)
+                    else { return }
                     let isStray = !ContentFile.isName(name) || info.map { ($0.st_mode & S_IFMT) != S_IFREG } ?? false
                     if CacheScan.removeStray(name, in: folder), isStray { strays += 1 }
                 }
@@ -291,13 +335,14 @@ extension DiskCache {
         return removal
     }
 
-    /// Removes temporary files left in `tmp/`, `index/` and `usage/` by crashed writers (last
-    /// modified before `limit`, ns since 1970), and anything there that is not a regular file.
+    /// Removes temporary files left in `tmp/`, `index/` and `usage/` by crashed writers
+    /// (unlocked, see ``WriterTemporary``, or last modified before `limit`, ns since 1970),
+    /// and anything there that is not a regular file.
     func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
         var removed = 0
         for folder in [temporary.value, index.folder.value, index.usage.value] where folder >= 0 {
             let scan = CacheScan.bucket(folder)
-            for file in scan.temporaries where file.modifiedAt < limit {
+            for file in scan.temporaries where WriterTemporary.isAbandoned(file, in: folder, orBefore: limit) {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
             }
             for stray in scan.strays where Buckets.index(named: stray) == nil || folder != temporary.value {

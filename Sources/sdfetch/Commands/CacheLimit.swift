@@ -12,10 +12,7 @@ enum CacheLimit {
         on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, verbose: Bool = false, console: Console
     ) async -> CleanReport? {
         do throws(CacheError) {
-            // Off the cooperative pool: it reads counter files and may remove entries.
-            let report = try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
-                try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
-            }
+            let report = try await cache.trim(to: maxBytes, protecting: keys)
             if report.wasDeferred && verbose { console.error(deferredNote) }
             return report
         } catch {
