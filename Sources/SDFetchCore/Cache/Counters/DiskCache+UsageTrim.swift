@@ -47,12 +47,21 @@ extension DiskCache {
             let live = swept.live.filter { gone[bucket]?.contains($0.digest) != true }
             protected[bucket] = live.filter { keys.contains($0.digest) }.reduce((0, 0)) { ($0.0 + 1, $0.1 + $1.bytes) }
             let candidates = live.filter { takesProtected || !keys.contains($0.digest) }.sorted { $0.accessedAt < $1.accessedAt }
-            // Down to the next bucket's oldest: older entries elsewhere go first.
-            var over = total() - maxBytes
+            // Down to the next bucket's oldest (older entries elsewhere go first), and at
+            // least this bucket's share of what must go: buckets fill side by side, so exact
+            // global order would take one entry per visit. LRU within the bucket, then.
+            let all = total()
+            var over = all - maxBytes
+            let share = Int64(Double(usages[bucket].bytes) * Double(over) / Double(max(all, 1)))
+            var taken: Int64 = 0
             var victims: [SweptEntry] = []
-            for item in candidates where over > 0 && item.accessedAt <= next {
+            // Counters whose oldest use was older than the bucket's now (a use since) only
+            // move the bucket back in the order.
+            let isOldest = (candidates.first?.accessedAt ?? Int64.max) <= next
+            for item in candidates where isOldest && over > 0 && (item.accessedAt <= next || taken < share) {
                 victims.append(item)
                 over -= item.bytes
+                taken += item.bytes
             }
             oldest[bucket] = candidates.dropFirst(victims.count).first?.accessedAt ?? Int64.max
             guard !victims.isEmpty else { continue }
