@@ -59,7 +59,7 @@ extension FetchCommand {
                 command, _, _ in
                 command.options.ignoreOptOuts = true
             },
-            OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") {
+            OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record) and hosts found down") {
                 command, _, _ in
                 command.options.retryFailed = true
             },
@@ -95,6 +95,15 @@ extension FetchCommand {
             ) {
                 command, value, name in
                 command.options.hostFailures = try ValueParsers.integer(value, option: name, in: 0...1_000_000)
+            },
+            OptionSpec(
+                "host-down-for", .value("DUR"),
+                help: "remember a host found down (no answer, unresolvable) in the cache for DUR, up to 1d; 0 = off",
+                default: ValueText.duration(defaults.hostDownFor)
+            ) {
+                command, value, name in
+                command.options.hostDownFor = try ValueParsers.duration(
+                    value, option: name, atMost: HostDownMemory.longest)
             },
             OptionSpec("header", short: "H", .value("'NAME: VALUE'"), help: "extra request header, repeatable") {
                 command, value, name in

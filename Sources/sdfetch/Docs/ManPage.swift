@@ -47,10 +47,27 @@ enum ManPage {
             yet gets one transfer until its first connection is made. A host that answers over HTTP/2
             gets one connection carrying up to 100 transfers. A \\fB429\\fR or \\fB503\\fR with
             \\fIRetry\\-After\\fR pauses that host's other requests for as long (at most 30 s); other
-            hosts go on. A host that no request has reached is given up at its first connect timeout, or
-            when the resolver, asked once more, says its name does not exist (a resolver that did not
-            answer is retried); one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
-            in a row: its remaining URLs fail at once as \\fBhost\\-down\\fR, told in one line per host.
+            hosts go on. A host that has not answered yet in the run (no transfer to it came to an
+            end) is given up at its first timeout, before or after connecting (it swallows connections,
+            accepts and says nothing, or trickles), or when the resolver, asked once more, says its name
+            does not exist (a resolver that did not answer is retried); one that answered before keeps
+            its retries and is given up after \\fB\\-\\-host\\-failures\\fR failed connections in a row.
+            The URLs that met the failure keep their own kind (\\fBtimeout\\fR, \\fBdns\\fR, \\fBconnect\\fR);
+            the host's other URLs fail at once as \\fBhost\\-down\\fR, with the host's cause in
+            \\fB\\-\\-json\\fR's \\fBhost_cause\\fR and \\fB\\-\\-summary\\fR's \\fBhost_causes\\fR, told in one
+            line per host. A host given up for a timeout or for a name that does not resolve is
+            remembered in the cache directory (\\fIhosts/\\fR) for \\fB\\-\\-host\\-down\\-for\\fR (1h): a run
+            within that time reports its URLs \\fBhost\\-down\\fR at once without dialling it, and
+            \\fB\\-\\-retry\\-failed\\fR tries it again.
+            .PP
+            Every transfer ends in bounded time. Besides \\fB\\-\\-timeout\\fR (no byte for 15 s), a
+            transfer that receives fewer than \\fB\\-\\-speed\\-limit\\fR bytes a second (100), counted over
+            each window of \\fB\\-\\-speed\\-time\\fR seconds (30) from its start, fails as \\fBtimeout\\fR:
+            a server that sends its head or its body a byte at a time costs at most a window per try,
+            and a host that never answered is then given up. The floor is low on purpose:
+            \\fB\\-j\\fR transfers share one line, and 256 of them on a 2 Mbit/s line still get about
+            1 KB/s each; \\fB\\-\\-limit\\-rate\\fR's own pauses never count against it; \\fB\\-\\-speed\\-limit 0\\fR
+            turns it off.
             Hosts whose answers take a second or more are named at the end. TLS certificates are
             checked against one CA bundle, libcurl's default (\\fI/etc/ssl/certs/ca\\-certificates.crt\\fR)
             or \\fB\\-\\-cacert\\fR's, read once per run however many hosts the list names.
