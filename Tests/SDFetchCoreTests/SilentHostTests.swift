@@ -135,4 +135,38 @@ struct SilentHostTests {
         }
         #expect(fetcher.downHosts.isEmpty)
     }
+
+    @Test("a dead host met late is probed while -j is busy: its URLs never hold a slot in a connect")
+    func deadHostIsProbedAhead() async throws {
+        let dead = try BlackholePort()
+        // Four live hosts fill -j 4 with answers that take a while; the dead host's URLs come
+        // last, waiting for a slot while its probe runs outside -j.
+        var urls: [String] = []
+        var live: [LoopbackServer] = []
+        for host in 0..<4 {
+            let server = try await LoopbackServer()
+            for index in 0..<3 {
+                var response = ScriptedResponse.ok(SampleImages.png(seed: host * 10 + index))
+                response.delay = .milliseconds(500)
+                server.route("/\(index).png", response)
+                urls.append(server.url("/\(index).png"))
+            }
+            live.append(server)
+        }
+        urls += (0..<3).map { dead.url("/\($0).png") }
+        let fetcher = try fetcher {
+            $0.concurrency = 4
+            $0.timeout = .seconds(2)
+            $0.retries = 0
+        }
+        let collected = await run(fetcher, urls)
+
+        #expect(collected.results.filter { $0.status == .downloaded }.count == 12)
+        let deadResults = collected.results.filter { $0.url.contains(":\(dead.port)/") }
+        #expect(deadResults.count == 3)
+        // No URL of the dead host met the timeout itself: the probe did, outside -j.
+        #expect(deadResults.allSatisfy { $0.failure?.kind == .hostDown }, "\(deadResults.map(\.failure))")
+        #expect(deadResults.allSatisfy { $0.failure?.hostCause == .timeout })
+        #expect(deadResults.allSatisfy { $0.failure?.detail.contains("no TCP connection") == true })
+    }
 }

@@ -106,6 +106,11 @@ struct TransportProcessTests {
         let before = silent.connections
         _ = try await fetch(["--host-down-for", "0"])
         #expect(silent.connections > before)
+
+        // `failed clear` forgets the hosts too.
+        let clear = try await ProcessRun.sdfetch(["failed", "clear", "--cache-dir", directory.appending("cache")])
+        #expect(clear.standardOutput.contains("removed 1 host-down record"), "\(clear.standardOutput)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/hosts")).isEmpty)
     }
 
     @Test("-v reports a retry with its wait and a redirect, escaped")
