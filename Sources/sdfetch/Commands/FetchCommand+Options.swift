@@ -90,7 +90,7 @@ extension FetchCommand {
             },
             OptionSpec(
                 "host-failures", .value("N"),
-                help: "connect failures in a row before a host is 'host-down' (never reached: 1 timeout), 0 = off",
+                help: "connect failures in a row before a host is 'host-down' (never answered: 1 timeout), 0 = off",
                 default: "\(defaults.hostFailures)"
             ) {
                 command, value, name in
