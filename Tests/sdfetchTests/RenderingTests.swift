@@ -13,6 +13,10 @@ struct RenderingTests {
         #expect(Escaping.terminal("a\u{1B}[2Jb\u{7}\t\n") == "a\\x1b[2Jb\\x07\\t\\n")
         #expect(Escaping.terminal("x\u{9B}y\u{202E}z") == "x\\u{009b}y\\u{202e}z")
         #expect(Escaping.terminal("héllo 画像") == "héllo 画像")
+        // Invisible characters that make two URLs print alike, tag characters included.
+        #expect(
+            Escaping.terminal("http://h/a\u{200B}b\u{2060}c\u{FEFF}d\u{AD}e\u{E0041}.png")
+                == "http://h/a\\u{200b}b\\u{2060}c\\u{feff}d\\u{00ad}e\\u{e0041}.png")
     }
 
     @Test("a text result line is status, path and URL, tab-separated, password masked, escaped")
@@ -25,7 +29,7 @@ struct RenderingTests {
 
     @Test("JSON strings escape quotes, backslashes and every unsafe character, and decode back")
     func jsonEscaping() throws {
-        let original = "q\"b\\s\u{0}e\u{1B}c\u{9B}r\u{202E}é"
+        let original = "q\"b\\s\u{0}e\u{1B}c\u{9B}r\u{202E}é\u{200B}t\u{E0041}"
         let text = Escaping.json(original)
         #expect(!text.unicodeScalars.contains { Escaping.isUnsafe($0) })
         let decoded = try JSONSerialization.jsonObject(with: Data("[\(text)]".utf8)) as? [String]
@@ -129,11 +133,33 @@ struct RenderingTests {
         held.hold("{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n", digest: b)
         held.hold("{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n", digest: nil)
         var out: [String] = []
-        await held.release(duplicates: [a: 12, b: 0]) { out.append($0) }
+        await held.release(duplicates: [a: 12, b: 0], waiting: WaitingRows()) { out.append($0) }
         #expect(out == [
             "{\"url\":\"x,\\\"duplicates\\\":0\",\"duplicates\":12,\"ms\":1}\n",
             "{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n",
             "{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n",
         ])
+    }
+
+    @Test("rows waiting for their key's line: in memory up to the budget, the rest spilled and written at the end")
+    func waitingRowsSpill() async throws {
+        let a = try URLKey(parsing: "http://h/a").digest
+        let b = try URLKey(parsing: "http://h/b").digest
+        let waiting = WaitingRows()
+        let caption = String(repeating: "c", count: 1000)
+        let rows = WaitingRows.memoryBudget / 1000 * 2
+        for index in 0..<rows { waiting.add(",\"source\":\"l:\(index)\",\"f\":\"\(caption)\"}\n", digest: a) }
+        waiting.add(",\"source\":\"l:b\"}\n", digest: b)
+        #expect(waiting.memoryBytes <= WaitingRows.memoryBudget)
+
+        let line = "{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:0\"}\n"
+        let first = waiting.lines(after: line, digest: a)
+        #expect(first.count > 1000 && first.count < rows)
+        #expect(first.allSatisfy { $0.hasPrefix("{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:") })
+        var rest: [String] = []
+        await waiting.finish { rest.append($0) }
+        // b's line never came: its row is not written.
+        #expect(first.count + rest.count == rows)
+        #expect(rest.last == "{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:\(rows - 1)\",\"f\":\"\(caption)\"}\n")
     }
 }

@@ -220,6 +220,10 @@ public final class Fetcher: Sendable {
         case .notModified(let response):
             // isConditional implies an entry lent the validators.
             guard let entry else { preconditionFailure("a 304 outcome without a conditional request") }
+            // A publisher who opts out later says so on the 304 too: the entry is not renewed.
+            if response.optsOut && !options.ignoreOptOuts {
+                return failedResult(key, spelling: spelling, Self.optedOut, httpStatus: 304)
+            }
             return revalidated(entry, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
@@ -227,6 +231,8 @@ public final class Fetcher: Sendable {
             return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord, pin: pin)
         }
     }
+
+    static let optedOut = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
 
     /// `If-None-Match` / `If-Modified-Since` from the entry's validators (none without them).
     static func conditionalHeaders(_ entry: CacheEntry) -> [String] {
@@ -267,8 +273,7 @@ public final class Fetcher: Sendable {
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool, pin: String?
     ) async -> FetchResult {
         if response.optsOut && !options.ignoreOptOuts {
-            let failure = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
-            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+            return failedResult(key, spelling: spelling, Self.optedOut, httpStatus: response.httpStatus)
         }
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
         // A spilled body is read back here, on a pool thread: at most one per thread at a time.

@@ -23,6 +23,8 @@ final class CurlTransfer {
         case discardedBody
         /// The body's spill file could not be written (`errno`): a local `io` failure.
         case spillFailed(Int32)
+        /// The response names a content coding the request did not offer (``ContentCoding``).
+        case unofferedCoding(String)
     }
 
     let handle: UnsafeMutableRawPointer
@@ -223,9 +225,9 @@ final class CurlTransfer {
         if let maxTime = request.maxTime {
             setLong(CURLOPT_TIMEOUT_MS, Int(min(maxTime.nanosecondsClamped / 1_000_000, UInt64(Int.max))))
         }
-        // Decoded by curl (gzip, deflate and whatever else it was built with); the write
-        // callback sees decoded bytes, so --max-bytes bounds the decoded size.
-        setString(CURLOPT_ACCEPT_ENCODING, "")
+        // Decoded by curl; the write callback sees decoded bytes, so --max-bytes bounds the
+        // decoded size. Only codings of bounded memory are offered (``ContentCoding``).
+        if let offered = ContentCoding.offered { setString(CURLOPT_ACCEPT_ENCODING, offered) }
         configureConnection()
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
@@ -425,6 +427,11 @@ final class CurlTransfer {
         head.consume(UnsafeRawBufferPointer(start: data, count: count))
         if head.isSuccess, let length = head.contentLength, length > request.maxBytes {
             overflow = .tooLarge
+            return 0
+        }
+        // Refused before curl decodes a byte of it; a redirect's body is never decoded.
+        if let coding = head.unofferedCoding, !(300...399).contains(head.status) {
+            overflow = .unofferedCoding(coding)
             return 0
         }
         return count

@@ -17,9 +17,9 @@ struct EventConsumer {
     var hosts = HostReport()
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
-    /// Tails of repeated rows whose key's result came after the input's end (its fetch
-    /// was under way): written right after that result's line.
-    private var waitingRows: [KeyDigest: [String]] = [:]
+    /// Repeated rows whose key's result came after the input's end (its fetch was under
+    /// way): written after that result's line, memory bounded.
+    private let waitingRows = WaitingRows()
 
     init(console: Console, terminal: Terminal, isJSON: Bool) {
         self.console = console
@@ -42,7 +42,7 @@ struct EventConsumer {
                 if let heldJSON {
                     heldJSON.holdRow(tail, digest: row.digest)
                 } else {
-                    waitingRows[row.digest, default: []].append(tail)
+                    waitingRows.add(tail, digest: row.digest)
                 }
             }
         case .unreadableInput(let source, let detail):
@@ -54,13 +54,17 @@ struct EventConsumer {
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")
         case .inputFinished(let duplicates):
             if let heldJSON {
-                waitingRows = await heldJSON.release(duplicates: duplicates) { line in
+                await heldJSON.release(duplicates: duplicates, waiting: waitingRows) { line in
                     console.output(line)
                     await console.waitForRoom()
                 }
             }
             heldJSON = nil
         case .finished(let final):
+            await waitingRows.finish { line in
+                console.output(line)
+                await console.waitForRoom()
+            }
             summary = final
         }
     }
@@ -72,8 +76,8 @@ struct EventConsumer {
             heldJSON.hold(line, digest: result.key?.digest)
         } else {
             console.output(line)
-            if let digest = result.key?.digest, let tails = waitingRows.removeValue(forKey: digest) {
-                for tail in tails { console.output(ResultPrinter.withRowTail(line, tail)) }
+            if let digest = result.key?.digest, !waitingRows.isEmpty {
+                for row in waitingRows.lines(after: line, digest: digest) { console.output(row) }
             }
         }
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.

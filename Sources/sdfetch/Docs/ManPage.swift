@@ -33,8 +33,9 @@ enum ManPage {
             column goes into the row's \\fB\\-\\-json\\fR object as \\fBfields\\fR, with \\fBsource\\fR
             (FILE:LINE). Rows whose URLs repeat share one fetch; each gets its own JSON object, while
             text output keeps one line per unique URL. A row with another number of fields than the
-            header, an unclosed quote, broken JSON or more than 64 KiB is \\fBinvalid\\fR at its FILE:LINE;
-            a header without the URL column makes the file unreadable (exit 3).
+            header, an unclosed quote, broken JSON, more than 64 KiB or more than 4096 fields is
+            \\fBinvalid\\fR at its FILE:LINE; a header without the URL column or with more than 4096
+            columns makes the file unreadable (exit 3).
             .PP
             A column named \\fBsha256\\fR (\\fB\\-\\-sha256\\-column\\fR) pins a row's bytes to 64 hex digits.
             Bytes with another SHA-256 fail as \\fBhash\\-mismatch\\fR, neither stored nor recorded; a
@@ -82,10 +83,13 @@ enum ManPage {
             A password in a URL or a proxy URL is printed, reported and stored as \\fIuser:***@host\\fR,
             and the cache key leaves it out. On a redirect to another host, port or scheme, every
             \\fB\\-H\\fR header (Authorization and Cookie included) and the conditional headers are dropped unless
-            \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory owned
-            by another user or writable by every user is named in a warning: whoever can write it feeds
-            images to every run. \\fBmerge\\fR verifies what it imports; \\fBclean\\fR removes only what it
-            recognises as a cache.
+            \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory
+            others can write (owned by another user; writable by every user, sticky or not, or by a group
+            other than the user's private one; or inside a folder others can write) is named in a warning:
+            whoever can write it feeds images to every run. \\fBmerge\\fR verifies what it imports;
+            \\fBclean\\fR removes only what it recognises as a cache. Only gzip, deflate and brotli bodies
+            are accepted (zstd may declare a 128 MiB window); a response in another coding fails as
+            \\fBnot\\-an\\-image\\fR. Terminal output escapes control, bidi and zero-width characters.
             .SH ENVIRONMENT
             .TP
             .B SDFETCH_CACHE_DIR
