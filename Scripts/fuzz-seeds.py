@@ -185,6 +185,8 @@ def config_seeds():
     return {
         "config": b"\0" + config,
         "config-bad-line": b"\0" + b"max-age 7d\nunknown-option = 1\n",
+        # Not UTF-8: Foundation's String(contentsOfFile:) leaked its buffer on such a file.
+        "config-not-utf8": b"\0" + b"json\n\xff\xfe = 1\n",
         "arguments": b"\1" + b"\0".join(arguments),
         "clean-arguments": b"\1" + b"\0".join([b"clean", b"--max-age", b"30d", b"--max-size", b"1G", b"--dry-run"]),
     }

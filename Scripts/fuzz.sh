@@ -5,6 +5,7 @@
 # Usage: Scripts/fuzz.sh [--smoke] [SECONDS] [TARGET...]
 #   SECONDS   per target (default 60); --smoke: 10 s each, what CI runs (make fuzz-smoke)
 #   TARGET    a folder of Fuzz/ (default: all of them)
+#   FUZZ_FLAGS more libFuzzer flags (FUZZ_FLAGS='-fork=1 -ignore_crashes=1' goes on past a crash)
 #
 # Targets (Fuzz/NAME/main.swift, each with Fuzz/Common/):
 #   VerifyFuzzer         image sniffing, the structural walkers, every verification level
@@ -67,7 +68,7 @@ library() {
     local name="$1"
     shift
     local archive="$build/lib$name.a"
-    if [[ -f "$archive" && -z "$(find "$@" "$0" -newer "$archive" | head -1)" ]]; then
+    if [[ -f "$archive" && -z "$(find "$@" -newer "$archive" | head -1)" ]]; then
         return
     fi
     swiftc "${swift_flags[@]}" -sanitize=fuzzer,address -enable-testing -module-name "$name" \
@@ -101,7 +102,7 @@ for target in "${targets[@]}"; do
     status=0
     "$build/$target" "$corpus_root/$target" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
-        -artifact_prefix="$build/artifacts/$target/" -print_final_stats=1 > "$log" 2>&1 || status=$?
+        -artifact_prefix="$build/artifacts/$target/" -print_final_stats=1 ${FUZZ_FLAGS:-} > "$log" 2>&1 || status=$?
     runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
     coverage="$(grep -E '^#[0-9]+' "$log" | grep -o 'cov: [0-9]* ft: [0-9]*' | tail -1 || true)"
     if [[ $status -ne 0 ]]; then

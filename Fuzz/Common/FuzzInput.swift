@@ -18,7 +18,7 @@ struct FuzzInput {
     /// at its start; the caller closes it. Its path is `/proc/self/fd/FD`.
     static func unnamedFile(_ bytes: some Collection<UInt8>) -> Int32 {
         var template = Array((folder + "/input-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkostemp($0.baseAddress!, O_CLOEXEC) }
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         precondition(fd >= 0, "cannot make a file in \(folder)")
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         let array = Array(bytes)

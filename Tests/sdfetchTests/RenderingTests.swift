@@ -77,32 +77,97 @@ struct RenderingTests {
         snapshot.failed = 1
         snapshot.bytes = 3 << 20
         let wide = bar.render(snapshot, elapsed: .seconds(1), width: 120)
-        #expect(wide.contains("5/10") && wide.contains("3 downloaded") && wide.contains("1 cached"))
+        #expect(wide.contains("5/10") && wide.contains("3 downloaded") && wide.contains("1 cached"), "\(wide)")
         #expect(wide.contains("1 failed") && wide.contains("3.0 MiB") && wide.contains("/s") && wide.contains("ETA 0:01"))
-        #expect(wide.hasPrefix("["))
+        #expect(wide.hasPrefix("[") && wide.contains("] 50%  5/10"), "\(wide)")
         for width in [20, 40, 60, 80] {
             #expect(bar.render(snapshot, elapsed: .seconds(1), width: width).count < width)
         }
         #expect(!wide.contains("host"))
-        let withDown = bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 3)
-        #expect(withDown.contains("1 failed  3 hosts down  3.0 MiB"))
+        #expect(bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 3).contains("3 hosts down"))
         #expect(bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 1).contains("1 host down"))
     }
 
-    @Test("before any URL is done, bytes arriving give a rate and an ETA from the bytes still to come")
+    @Test("at 80 columns the graphic, count, failures, bytes, rate and ETA stay; hosts down never push the graphic out")
+    func progressAt80Columns() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 10_000, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        _ = bar.render(snapshot, elapsed: .zero, width: 80)
+        snapshot.done = 9_662
+        snapshot.downloaded = 8_987
+        snapshot.cached = 120
+        snapshot.failed = 511
+        snapshot.skipped = 40
+        snapshot.invalid = 4
+        snapshot.inFlight = 256
+        snapshot.bytes = 1_200 << 20
+        bar.sample(snapshot, elapsed: .seconds(10))
+        for width in [80, 120] {
+            let line = bar.line(snapshot, elapsed: .seconds(10), width: width, hostsDown: 57)
+            #expect(line.count < width, "\(line)")
+            #expect(line.hasPrefix("["), "\(width): \(line)")
+            for part in ["9662/10000", "511 failed", "MiB/s", "ETA "] { #expect(line.contains(part), "\(width): \(line)") }
+            if width == 120 {
+                // Hosts down joins the line, and the graphic keeps its full 30 columns.
+                #expect(line.contains("57 hosts down") && line.firstIndex(of: "]") == line.index(line.startIndex, offsetBy: 29), "\(line)")
+            }
+        }
+        #expect(bar.line(snapshot, elapsed: .seconds(10), width: 200, hostsDown: 57).contains("256 in flight"))
+    }
+
+    @Test("failed counts failures only: invalid lines and skipped URLs are counted apart")
+    func failedExcludesInvalid() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 4, done: 3, downloaded: 1, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        snapshot.invalid = 2
+        let line = bar.render(snapshot, elapsed: .seconds(1), width: 160)
+        #expect(!line.contains("failed") && line.contains("2 invalid"), "\(line)")
+    }
+
+    @Test("before any URL is done, the ETA counts the queued URLs by the mean image so far, and the byte total shows")
     func progressFromBytes() {
         let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
         var bar = ProgressBar(terminal: terminal)
         var snapshot = RunProgress.Snapshot(
-            total: 8, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 8 << 20,
+            total: 14, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 6 << 20,
             isTotalKnown: true)
+        snapshot.lookedUp = 14
+        snapshot.networkStarted = 14
+        snapshot.inFlight = 6
+        snapshot.bodies = 6
+        snapshot.bodyBytes = 6 << 20
+        snapshot.bodiesUnderWay = 6
         #expect(bar.render(snapshot, elapsed: .zero, width: 120).contains("ETA --:--"))
-        // 1 MiB in 2 s of 8 MiB declared: 7 MiB to come at 512 KiB/s is 14 s.
+        // 1 MiB in 2 s; 5 MiB declared to come, and 8 queued URLs of 1 MiB each: 13 MiB at 512 KiB/s.
         snapshot.bytes = 1 << 20
-        snapshot.pendingBytes = 7 << 20
+        snapshot.pendingBytes = 5 << 20
         let line = bar.render(snapshot, elapsed: .seconds(2), width: 120)
-        #expect(line.contains("0/8") && line.contains("1.0 MiB") && line.contains("512.0 KiB/s"), "\(line)")
-        #expect(line.contains("ETA 0:14"), "\(line)")
+        #expect(line.contains("0/14") && line.contains("1.0/~14.0 MiB") && line.contains("512.0 KiB/s"), "\(line)")
+        #expect(line.contains("ETA 0:26"), "\(line)")
+        #expect(line.contains("] 7%  0/14"), "\(line)")
+        #expect(line.contains("6 in flight"), "\(line)")
+    }
+
+    @Test("when only unanswered connects are left and nothing finishes, the ETA runs to their timeout")
+    func etaWaitsForConnects() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 100, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        _ = bar.render(snapshot, elapsed: .zero, width: 120)
+        snapshot.done = 98
+        snapshot.downloaded = 98
+        _ = bar.render(snapshot, elapsed: .seconds(1), width: 120)
+        snapshot.inFlight = 2
+        snapshot.awaitingResponses = 2
+        snapshot.longestWait = .seconds(12)
+        // At once after the last completion the URL rate speaks; two seconds on, the connects do.
+        #expect(bar.render(snapshot, elapsed: .milliseconds(1500), width: 120).contains("ETA 0:01"))
+        #expect(bar.render(snapshot, elapsed: .seconds(3), width: 120).contains("ETA 0:12"))
     }
 
     @Test("a terminal shows a bar only where the spec allows one")

@@ -14,7 +14,7 @@ struct WaitingRowsMemoryTests {
         return (Int(statm.split(separator: " ")[1]) ?? 0) * 4096
     }
 
-    @Test("80 MB of rows repeating a key whose fetch is under way at the input's end grow the heap by little")
+    @Test("80 MB of rows repeating a key whose fetch is under way at the input's end grow memory by little")
     func rowsWaitOnDisk() async throws {
         let key = try URLKey(parsing: "http://h/slow.png")
         let caption = String(repeating: "c", count: 2000)

@@ -59,7 +59,7 @@ extension DiskCache {
     /// Who other than the owner can write the folder `info` describes (`every user (mode
     /// 1777)`), or nil. `stickyProtects`: the sticky bit is enough, as for a parent folder
     /// whose names others cannot rename.
-    private static func otherWriters(_ info: stat, privateGroup: gid_t?, stickyProtects: Bool) -> String? {
+    static func otherWriters(_ info: stat, privateGroup: gid_t?, stickyProtects: Bool) -> String? {
         let mode = "mode \(String(info.st_mode & 0o7777, radix: 8))"
         if stickyProtects, info.st_mode & S_ISVTX != 0 { return nil }
         if info.st_mode & S_IWOTH != 0 { return "every user (\(mode))" }
@@ -71,7 +71,7 @@ extension DiskCache {
 
     /// This user's private group: the group named like the user with no other member, as
     /// Debian's `adduser` makes one per user (root's is `root`); nil when there is none.
-    private static func privateGroup(of userID: uid_t) -> gid_t? {
+    static func privateGroup(of userID: uid_t) -> gid_t? {
         var buffer = [CChar](repeating: 0, count: 16 << 10)
         var user = passwd()
         var found: UnsafeMutablePointer<passwd>?

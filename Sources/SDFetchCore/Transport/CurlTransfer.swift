@@ -92,6 +92,8 @@ final class CurlTransfer {
     /// What this transfer told ``meter``: the declared length (0: none) and the bytes taken.
     private var meteredDeclared: Int64 = 0
     private var meteredBytes: Int64 = 0
+    /// Told ``meter`` it waits for a response (connecting, or sent and not answered yet).
+    private var isAwaitingResponse = false
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// `Proxy-Authorization` from `-H`: sent to the proxy only (`CURLOPT_PROXYHEADER`).
     private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
@@ -143,12 +145,16 @@ final class CurlTransfer {
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))
+        meter?.awaitStarted(deadline: now &+ timeoutNanoseconds)
+        isAwaitingResponse = meter != nil
         configure()
     }
 
     /// Forgets the finished request and resets the handle for the next one.
     func recycle() {
         if isBodyMetered { meter?.transferEnded(declared: meteredDeclared, received: meteredBytes) }
+        if isAwaitingResponse { meter?.awaitEnded() }
+        isAwaitingResponse = false
         meter = nil
         isBodyMetered = false
         meteredDeclared = 0
@@ -248,6 +254,7 @@ final class CurlTransfer {
             transfer.localPort = Int(localPort)
             transfer.remotePort = Int(remotePort)
             transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
+            transfer.meter?.requestSent()
             if transfer.isConnected, transfer.hasOwnHeaders { transfer.headersForHop() }
             transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
@@ -424,6 +431,10 @@ final class CurlTransfer {
     /// Parses a header line; a declared `2xx` body over `maxBytes` is refused before it starts.
     private func receive(header data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
         touch(count)
+        if isAwaitingResponse {
+            isAwaitingResponse = false
+            meter?.awaitEnded()
+        }
         head.consume(UnsafeRawBufferPointer(start: data, count: count))
         if head.isSuccess, let length = head.contentLength, length > request.maxBytes {
             overflow = .tooLarge

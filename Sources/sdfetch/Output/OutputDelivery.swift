@@ -8,16 +8,24 @@ struct OutputDelivery: ResultDelivery {
     let placer: OutputPlacer
     /// Where the image comes from: ``DiskCache/openImage(for:)``, never a path.
     let cache: DiskCache
+    /// `-o FILE` for a single URL: the one name in DIR (the file's folder); nil: each
+    /// image's ``NameTemplate`` name.
+    var fixedName: String? = nil
 
     func deliver(_ result: inout FetchResult) {
         guard let key = result.key, result.status.isSuccess else { return }
+        let held = result.heldImage
         do throws(OutputError) {
             // A hit whose output file still has the entry's size and stamp is left alone.
             let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
             result.path = try placer.place(
-                at: placer.template.render(key, format: result.format),
+                at: fixedName ?? placer.template.render(key, format: result.format),
                 placed: result.status == .downloaded ? nil : placed
-            ) { () throws(CachedImage.Unreadable) in try cache.openImage(for: key) }
+            ) { () throws(CachedImage.Unreadable) in
+                // A file held since its check (a 304's, a pinned hit's) is the one to deliver.
+                if let image = held?.opened() { return image }
+                return try cache.openImage(for: key)
+            }
         } catch {
             result.status = .failed
             result.failure = FetchFailure(.io, error.detail)
