@@ -4,13 +4,16 @@
 /// empty path written `/`; path, query and percent-encoding are kept byte for byte, so
 /// two spellings share a key only when the identity rule says they name the same resource.
 public struct URLKey: Hashable, Sendable, CustomStringConvertible {
-    /// The normalised URL text; also what is sent on the wire.
-    public let string: String
+    /// The normalised URL text: the identity, and what is sent on the wire unless
+    /// `--key-ignore-query` left parameters out of it (``request``, <doc:Fetching#Signed-URLs>).
+    public internal(set) var string: String
+    /// The request's URL when it differs from ``string`` (``KeyQueryFilter``); nil: ``string``.
+    var sentString: String? = nil
     /// The fixed-size hash that names cache files and fills de-duplication sets: of
     /// ``redacted``, not ``string``, so a cache holds nothing a password guess could be
     /// checked against (<doc:OnDiskFormat>). URLs that differ only in their password
     /// name one image.
-    public let digest: KeyDigest
+    public internal(set) var digest: KeyDigest
     /// `https` or `http`.
     public let scheme: String
     /// The lower-cased host, brackets kept for IPv6 literals.
@@ -20,6 +23,9 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     public static let maxLength = 8192
 
     public var description: String { string }
+
+    /// What is requested: ``string`` with the query parameters the key leaves out.
+    public var request: String { sentString ?? string }
 
     /// Parses an input line that has already been trimmed.
     ///

@@ -168,7 +168,7 @@ extension FetchCommand {
                 command, value, name in
                 command.progress = try ValueParsers.choice(value, option: name, of: ProgressMode.self)
             },
-        ] + transportOptions
+        ] + resizeOptions + transportOptions
 
     mutating func take(_ argument: String) throws(UsageError) {
         sources.append(argument == "-" ? .standardInput : .file(argument))
@@ -177,6 +177,9 @@ extension FetchCommand {
     /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
+        if resize.size > 0 && isLinking {
+            throw UsageError("--link and --resize cannot be combined: a resized copy is a file of its own")
+        }
         guard sources.isEmpty else { return }
         guard !environment.isStandardInputTerminal else {
             throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
