@@ -187,6 +187,35 @@ static unsigned long long CSDFetch_jpeg_block_budget(j_decompress_ptr cinfo) {
     return budget < CSDFETCH_JPEG_MIN_BLOCK_VISITS ? CSDFETCH_JPEG_MIN_BLOCK_VISITS : budget;
 }
 
+/* Fills in the error manager that jumps back instead of exiting and prints nothing; the
+ * caller's setjmp(error->escape) must come before its first libjpeg call. */
+static struct jpeg_error_mgr *CSDFetch_jpeg_errors(struct CSDFetch_jpeg_error_mgr *error, char *message,
+                                                   size_t message_size) {
+    if (message_size > 0) message[0] = '\0';
+    (void)jpeg_std_error(&error->pub);
+    error->pub.error_exit = CSDFetch_jpeg_error_exit;
+    error->pub.emit_message = CSDFetch_jpeg_emit_message;
+    error->pub.output_message = CSDFetch_jpeg_output_message;
+    error->message = message;
+    error->message_size = message_size;
+    error->status = CSDFetch_JPEG_CORRUPT;
+    return &error->pub;
+}
+
+/* Creates the decompressor reading data, with the memory cap and the progress monitor
+ * (its budget set once the header is read). Called after the caller's setjmp. */
+static void CSDFetch_jpeg_create_reader(j_decompress_ptr cinfo, struct CSDFetch_jpeg_progress_mgr *progress,
+                                        CSDFetch_jpeg_is_cancelled _Nullable is_cancelled,
+                                        const unsigned char *data, size_t size) {
+    jpeg_create_decompress(cinfo);
+    cinfo->mem->max_memory_to_use = CSDFETCH_JPEG_MAX_MEMORY;
+    progress->pub.progress_monitor = CSDFetch_jpeg_progress_monitor;
+    progress->is_cancelled = is_cancelled;
+    progress->block_budget = CSDFETCH_JPEG_MIN_BLOCK_VISITS;
+    cinfo->progress = &progress->pub;
+    jpeg_mem_src(cinfo, data, (unsigned long)size);
+}
+
 CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, size_t size,
                                           unsigned long long max_pixels,
                                           CSDFetch_jpeg_is_cancelled _Nullable is_cancelled, int *_Nonnull width,
@@ -200,28 +229,15 @@ CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, si
     memset(&progress, 0, sizeof progress);
     *width = 0;
     *height = 0;
-    if (message_size > 0) message[0] = '\0';
 
-    cinfo.err = jpeg_std_error(&error.pub);
-    error.pub.error_exit = CSDFetch_jpeg_error_exit;
-    error.pub.emit_message = CSDFetch_jpeg_emit_message;
-    error.pub.output_message = CSDFetch_jpeg_output_message;
-    error.message = message;
-    error.message_size = message_size;
-    error.status = CSDFetch_JPEG_CORRUPT;
+    cinfo.err = CSDFetch_jpeg_errors(&error, message, message_size);
     if (setjmp(error.escape)) {
         /* Every fatal error and every fatal warning lands here; destroy frees all libjpeg memory. */
         jpeg_destroy_decompress(&cinfo);
         return error.status;
     }
 
-    jpeg_create_decompress(&cinfo);
-    cinfo.mem->max_memory_to_use = CSDFETCH_JPEG_MAX_MEMORY;
-    progress.pub.progress_monitor = CSDFetch_jpeg_progress_monitor;
-    progress.is_cancelled = is_cancelled;
-    progress.block_budget = CSDFETCH_JPEG_MIN_BLOCK_VISITS;
-    cinfo.progress = &progress.pub;
-    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    CSDFetch_jpeg_create_reader(&cinfo, &progress, is_cancelled, data, size);
     (void)jpeg_read_header(&cinfo, TRUE);
 
     *width = (int)cinfo.image_width;
@@ -307,27 +323,14 @@ CSDFetch_jpeg_status CSDFetch_jpeg_decode_pixels(const unsigned char *_Nonnull d
     *width = 0;
     *height = 0;
     *channels = 0;
-    if (message_size > 0) message[0] = '\0';
 
-    cinfo.err = jpeg_std_error(&error.pub);
-    error.pub.error_exit = CSDFetch_jpeg_error_exit;
-    error.pub.emit_message = CSDFetch_jpeg_emit_message;
-    error.pub.output_message = CSDFetch_jpeg_output_message;
-    error.message = message;
-    error.message_size = message_size;
-    error.status = CSDFetch_JPEG_CORRUPT;
+    cinfo.err = CSDFetch_jpeg_errors(&error, message, message_size);
     if (setjmp(error.escape)) {
         jpeg_destroy_decompress(&cinfo);
         return error.status;
     }
 
-    jpeg_create_decompress(&cinfo);
-    cinfo.mem->max_memory_to_use = CSDFETCH_JPEG_MAX_MEMORY;
-    progress.pub.progress_monitor = CSDFetch_jpeg_progress_monitor;
-    progress.is_cancelled = is_cancelled;
-    progress.block_budget = CSDFETCH_JPEG_MIN_BLOCK_VISITS;
-    cinfo.progress = &progress.pub;
-    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    CSDFetch_jpeg_create_reader(&cinfo, &progress, is_cancelled, data, size);
     if (!CSDFetch_jpeg_prepare_pixels(&cinfo, max_pixels, scale_denom)) {
         *width = (int)cinfo.image_width;
         *height = (int)cinfo.image_height;
@@ -369,14 +372,7 @@ CSDFetch_jpeg_status CSDFetch_jpeg_encode_rgb(const unsigned char *_Nonnull pixe
     memset(&cinfo, 0, sizeof cinfo);
     *output = NULL;
     *output_size = 0;
-    if (message_size > 0) message[0] = '\0';
-    cinfo.err = jpeg_std_error(&error.pub);
-    error.pub.error_exit = CSDFetch_jpeg_error_exit;
-    error.pub.emit_message = CSDFetch_jpeg_emit_message;
-    error.pub.output_message = CSDFetch_jpeg_output_message;
-    error.message = message;
-    error.message_size = message_size;
-    error.status = CSDFetch_JPEG_CORRUPT;
+    cinfo.err = CSDFetch_jpeg_errors(&error, message, message_size);
     if (setjmp(error.escape)) {
         jpeg_destroy_compress(&cinfo);
         /* jpeg_mem_dest's buffer is malloc'd by libjpeg and handed to the caller, or freed here. */

@@ -45,6 +45,7 @@ struct ResizePlanTests {
         #expect(small.data.allSatisfy { $0 == 77 })
         let stripes = Pixels(width: 64, height: 4, channels: 3, data: (0..<768).map { ($0 / 3) % 2 == 0 ? 0 : 200 })
         let averaged = Resampler.resample(stripes, box: .init(x: 0, y: 0, width: 64, height: 4), width: 8, height: 1)
-        #expect(averaged.data.allSatisfy { abs(Int($0) - 100) <= 2 })
+        // Outputs 3 and 4 see the whole kernel (24 samples either side); at the edges it is cut.
+        #expect(averaged.data[9..<15].allSatisfy { abs(Int($0) - 100) <= 2 })
     }
 }

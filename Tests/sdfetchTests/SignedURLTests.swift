@@ -32,7 +32,7 @@ struct SignedURLTests {
         }
         let sent = try #require(server.recordedRequests.first).path
 
-        #expect(statuses == ["downloaded", "hit", "hit"])
+        #expect(statuses == ["downloaded", "cached", "cached"])
         #expect(server.totalRequests == 1)
         #expect(sent == presigned(1))
         #expect(Set(keys) == [server.url("/bucket/cat.png?versionId=7")])

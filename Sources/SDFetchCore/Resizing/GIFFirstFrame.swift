@@ -7,19 +7,8 @@ internal import CGIF
 /// an animation is never decoded. Stateless; safe from any thread.
 enum GIFFirstFrame {
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<Pixels, FetchFailure> {
-        bytes.withUnsafeBufferPointer { data -> Result<Pixels, FetchFailure> in
-            guard let base = data.baseAddress else { return .failure(.decodeFailed("gif", "no data")) }
-            var source = GIFMemorySource(base: base, count: data.count)
-            return withUnsafeMutablePointer(to: &source) { context in
-                var error: Int32 = 0
-                guard let gif = DGifOpen(context, { GIFMemorySource.read($0, $1, $2) }, &error) else {
-                    return .failure(.decodeFailed("gif", GIFMemorySource.describe(error)))
-                }
-                defer { DGifCloseFile(gif, &error) }
-                let screen = PixelSize(width: gif.pointee.SWidth, height: gif.pointee.SHeight)
-                if let failure = screen.check("gif", maxPixels: maxPixels) { return .failure(failure) }
-                return firstFrame(gif, screen: screen, maxPixels: maxPixels)
-            }
+        GIFMemorySource.open(bytes, maxPixels: maxPixels) { gif, screen in
+            firstFrame(gif, screen: screen, maxPixels: maxPixels)
         }
     }
 

@@ -22,6 +22,28 @@ struct GIFMemorySource {
         return Int32(copied)
     }
 
+    /// Opens `bytes` with giflib, checks the logical screen against the limit, and hands
+    /// `body` the open file and the screen's size; closes the file after.
+    static func open<T>(
+        _ bytes: [UInt8], maxPixels: Int64,
+        _ body: (UnsafeMutablePointer<GifFileType>, PixelSize) -> Result<T, FetchFailure>
+    ) -> Result<T, FetchFailure> {
+        bytes.withUnsafeBufferPointer { data -> Result<T, FetchFailure> in
+            guard let base = data.baseAddress else { return .failure(.decodeFailed("gif", "no data")) }
+            var source = GIFMemorySource(base: base, count: data.count)
+            return withUnsafeMutablePointer(to: &source) { context in
+                var error: Int32 = 0
+                guard let gif = DGifOpen(context, { GIFMemorySource.read($0, $1, $2) }, &error) else {
+                    return .failure(.decodeFailed("gif", describe(error)))
+                }
+                defer { DGifCloseFile(gif, &error) }
+                let screen = PixelSize(width: gif.pointee.SWidth, height: gif.pointee.SHeight)
+                if let failure = screen.check("gif", maxPixels: maxPixels) { return .failure(failure) }
+                return body(gif, screen)
+            }
+        }
+    }
+
     /// giflib's words for an error code.
     static func describe(_ code: Int32) -> String {
         GifErrorString(code).map { String(cString: $0) } ?? "error \(code)"

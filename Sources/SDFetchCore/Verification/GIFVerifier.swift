@@ -22,19 +22,8 @@ enum GIFVerifier {
 
     /// Decodes every frame, checking the screen and each frame against the limit first.
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
-        bytes.withUnsafeBufferPointer { data -> Result<PixelSize, FetchFailure> in
-            guard let base = data.baseAddress else { return .failure(.decodeFailed("gif", "no data")) }
-            var source = GIFMemorySource(base: base, count: data.count)
-            return withUnsafeMutablePointer(to: &source) { context in
-                var error: Int32 = 0
-                guard let gif = DGifOpen(context, { GIFMemorySource.read($0, $1, $2) }, &error) else {
-                    return .failure(.decodeFailed("gif", GIFMemorySource.describe(error)))
-                }
-                defer { DGifCloseFile(gif, &error) }
-                let screen = PixelSize(width: gif.pointee.SWidth, height: gif.pointee.SHeight)
-                if let failure = screen.check("gif", maxPixels: maxPixels) { return .failure(failure) }
-                return walkRecords(gif, maxPixels: maxPixels).map { screen }
-            }
+        GIFMemorySource.open(bytes, maxPixels: maxPixels) { gif, screen in
+            walkRecords(gif, maxPixels: maxPixels).map { screen }
         }
     }
 

@@ -174,7 +174,7 @@ struct OutputPlacer {
     /// `parent`. False when the rename would cross file systems (`EXDEV`); the temporary
     /// file is then gone.
     private func placeNamed(
-        _ cacheFile: Content, from home: Int32, as name: String, in parent: Int32, target: String
+        _ content: Content, from home: Int32, as name: String, in parent: Int32, target: String
     ) throws(OutputError) -> Bool
     {
         let temporary = OutputTemporaries.name()
@@ -183,7 +183,7 @@ struct OutputPlacer {
             throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())")
         }
         do throws(OutputError) {
-            try copy(cacheFile, into: output)
+            try copy(content, into: output)
         } catch {
             unlinkat(home, temporary, 0)
             throw error
@@ -201,13 +201,13 @@ struct OutputPlacer {
     /// nearby is most of a cold run's time. A taken name is replaced by a rename from a
     /// temporary name the finished file gets just before. False when the file system has
     /// no `O_TMPFILE`.
-    private func placeUnnamed(_ cacheFile: Content, as name: String, in parent: Int32, target: String)
+    private func placeUnnamed(_ content: Content, as name: String, in parent: Int32, target: String)
         throws(OutputError) -> Bool
     {
         let output = openat(parent, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
         guard output >= 0 else { return false }
         defer { close(output) }
-        try copy(cacheFile, into: output, closing: false)
+        try copy(content, into: output, closing: false)
         if UnnamedFileLink.link(output, as: name, in: parent) { return true }
         guard errno == EEXIST else { throw OutputError(detail: "cannot write \(target): \(Self.errnoText())") }
         // A run in another PID namespace may take our name for a dead process's and remove
