@@ -47,7 +47,8 @@ requests() {
     python3 -c "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())" "$base/stats" | grep -v '/stats$' || true
 }
 
-echo "demo: image server at $base, list of $(grep -vc '^#' "$work/urls.txt") lines"
+echo "demo: image server at $base (BASE below); the list, urls.txt, numbered as sdfetch reports lines:"
+sed "s#$base#BASE#g; s#${base/http:/HTTP:}#HTTP-BASE#g" "$work/urls.txt" | cat -n
 run "first run: downloads each image once"
 requests > "$work/after-first"
 run "second run: served from the cache, no request for fresh entries"
@@ -67,3 +68,7 @@ fi
 echo
 echo "files in the output directory:"
 ls "$work/out" | head -20
+echo
+echo "next: put your own URLs in a file, one per line, and run"
+echo "  sdfetch urls.txt -o images     # or a single URL: sdfetch https://example.com/a.png"
+echo "then 'sdfetch stats' for the cache, 'sdfetch --help' and 'man sdfetch' for the rest."

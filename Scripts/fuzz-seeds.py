@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Writes the fuzzer's extra seeds into DIR: the hostile inputs of DecodeBudgetTests (a PNG
-inflate bomb, JPEG scan and memory bombs) and the browser quirks of BrowserQuirkTests, small enough for
-fuzz.sh's -max_len. Usage: Scripts/fuzz-seeds.py DIR (standard library only)."""
+"""Writes the fuzz targets' seeds into DIR/TARGET (Scripts/fuzz.sh): for VerifyFuzzer the
+hostile inputs of DecodeBudgetTests (a PNG inflate bomb, JPEG scan and memory bombs) and the
+browser quirks of BrowserQuirkTests; for the others well-formed files of each on-disk and
+input format with the hostile shapes the tests forge (a row of bare delimiters, a wide
+header, a forged table header, out-of-range times), each behind the target's mode byte
+(Fuzz/*/main.swift). All small enough for fuzz.sh's -max_len.
+Usage: Scripts/fuzz-seeds.py DIR (standard library only)."""
+import gzip
+import os
 import struct
 import sys
 import zlib
@@ -50,8 +56,8 @@ def jpeg_scan_bomb(width, height, scans, components=1):
     return out + b"\xff\xd9"
 
 
-def main(directory):
-    seeds = {
+def image_seeds():
+    return {
         "png-inflate-bomb.png": png(1, 1, 4 << 20),
         "png-interlaced.png": png(13, 11, adam7_bytes(13, 11), interlace=1),
         "png-bad-ancillary-crc.png": png(5, 3, 3 * 16, between=chunk(b"tEXt", b"a\0b", flip=7), after=b"junk"),
@@ -59,9 +65,155 @@ def main(directory):
         "jpeg-scan-bomb.jpg": jpeg_scan_bomb(2000, 2000, 300),
         "jpeg-memory-bomb.jpg": jpeg_scan_bomb(2000, 2000, 1, components=10),
     }
-    for name, data in seeds.items():
-        with open(f"{directory}/{name}", "wb") as f:
-            f.write(data)
+
+
+def fnv1a64(data):
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def index_line(payload):
+    """One index line, both newlines included (IndexRecord: LF CHECK SP PAYLOAD LF)."""
+    return b"\n" + b"%016x" % fnv1a64(payload) + b" " + payload + b"\n"
+
+
+def put(digest, url, stored=1_700_000_000 * 10**9, used=None, size=68, width=b"4", height=b"4"):
+    fields = [b"P", digest, b"1", str(stored).encode(), str(used or stored).encode(), str(size).encode(),
+              b"png", width, height, b"ab" * 32, b"\"v1\"", b"Wed, 21 Oct 2015 07:28:00 GMT", url]
+    return b"\t".join(fields)
+
+
+def use(digest, used):
+    return b"\t".join([b"U", digest, str(used).encode()])
+
+
+def table(items):
+    """A bucket file with a table (IndexTable.file): items are (digest hex, payload, used)."""
+    items = sorted(items)
+    blocks = (len(items) + 7) // 8
+    lines_start = 32 + 24 * blocks
+    end = lines_start + 64 * blocks + sum(len(payload) + 19 + 2 for _, payload, _ in items)
+    out = b"sdfetch-table-3\n" + struct.pack(">qq", len(items), end)
+    offset = lines_start
+    for index, (digest, payload, _) in enumerate(items):
+        if index % 8 == 0:
+            out += bytes.fromhex(digest.decode()) + struct.pack(">q", offset)
+            offset += 64
+        offset += len(payload) + 19 + 2
+    for start in range(0, len(items), 8):
+        block = items[start:start + 8]
+        out += b"".join(struct.pack(">q", block[i][2] if i < len(block) else 0) for i in range(8))
+        out += b"".join(index_line(payload) for _, payload, _ in block)
+    return out
+
+
+def index_seeds():
+    digests = [b"%032x" % (i * 0x0123456789ABCDEF0123 + 7) for i in range(12)]
+    log = b"".join(index_line(put(d, b"http://h/%d.png" % i)) for i, d in enumerate(digests[:4]))
+    log += index_line(use(digests[0], 1_800_000_000 * 10**9)) + b"\n0123 torn"
+    tabled = table([(d, put(d, b"http://h/t%d.png" % i), 1_750_000_000 * 10**9) for i, d in enumerate(digests)])
+    forged = b"sdfetch-table-3\n" + struct.pack(">qq", 1 << 40, 1 << 45) + b"\0" * 48
+    far = index_line(put(digests[5], b"http://h/far.png", stored=2**63 - 1, used=-(2**63)))
+    return {
+        "log": b"\0" + log,
+        "log-fix-checks": b"\1" + log.replace(b"P\t", b"P\t", 1),
+        "table-and-tail": b"\0" + tabled + log,
+        "table-large-held": b"\6" + tabled + log,
+        "forged-header": b"\2" + forged,
+        "times-out-of-range": b"\1" + far,
+    }
+
+
+def failure_record(url, nanoseconds, kind, detail):
+    return b"\n".join([b"sdfetch-failure 1", url, nanoseconds, kind, detail, b"end", b""])
+
+
+def failure_seeds():
+    return {
+        "http-404": failure_record(b"http://h/a.png", b"1700000000000000000", b"http-404", b"server answered 404"),
+        "opted-out": failure_record(b"http://u:***@h/b.png", b"1700000000123456789", b"opted-out", b"noai"),
+        "time-max": failure_record(b"http://h/c.png", b"9223372036854775807", b"not-an-image", b"x"),
+        "time-min": failure_record(b"http://h/c.png", b"-9223372036854775808", b"corrupt-image", b""),
+    }
+
+
+def format_seeds():
+    return {
+        "current": b"\0sdfetch cache format 4\nsee README.md\n",
+        "previous": b"\0sdfetch cache format 3\n",
+        "future": b"\0sdfetch cache format 99\n",
+        "garbage": b"\0\xff\xfe\x00format",
+        "missing-with-entries": b"\1",
+    }
+
+
+def table_seeds():
+    csv = (b"\xef\xbb\xbfsku,url,caption,sha256\r\nA1,http://h/a.png,\"red, \"\"large\"\"\r\nline\",\r\n\r\n"
+           b"B2, http://h/b.png ,plain," + b"0" * 64 + b"\nC3,http://h/c.png,\"never closed\n")
+    tsv = b"caption\turl\tlabel\n\"12\" vinyl\thttp://h/a.png\t1\nnone\thttp://h/b.png\t2\nshort\n"
+    jsonl = (b'{"url": "http://h/a.png", "id": 7, "tags": ["x", {"y": null}], "c": "caf\\u00e9 \\ud83d\\ude00"}\n'
+             b'{"id": 8}\n[1]\n{"url":"http://h/b.png","a":1,"a":-1.5e3,"sha256":"' + b"F" * 64 + b'"}\n')
+    lines = b"\xef\xbb\xbf# comment\r\nhttp://h/a.png\r\n   \n\thttp://h/b%ff.png  \n"
+    # Mode byte: bits 0-1 format (lines, csv, tsv, jsonl), 2-3 transport, 4-7 log2 of the chunk.
+    def mode(fmt, transport=0, chunk=15):
+        return bytes([fmt | transport << 2 | chunk << 4])
+    return {
+        "csv": mode(1) + csv,
+        "csv-1-byte-chunks": mode(1, chunk=0) + csv,
+        "csv-gzip": mode(1, transport=1) + gzip.compress(csv, mtime=0),
+        "csv-gzipped-here": mode(1, transport=2, chunk=6) + csv,
+        "csv-commas": mode(1, transport=1) + gzip.compress(b"url,caption\nhttp://h/a.png" + b"," * 300_000 + b"\n", mtime=0),
+        "csv-wide-header": mode(1) + b"url" + b"".join(b",c%d" % i for i in range(5000)) + b"\nhttp://h/a.png\n",
+        "tsv": mode(2) + tsv,
+        "tsv-gzip": mode(2, transport=1) + gzip.compress(tsv, mtime=0),
+        "jsonl": mode(3) + jsonl,
+        "jsonl-members": mode(3) + b'{"url":"http://h/a.png"' + b"".join(b',"m%d":%d' % (i, i) for i in range(5000)) + b"}\n",
+        "jsonl-deep": mode(3) + b'{"url":"http://h/a.png","d":' + b"[" * 70 + b"]" * 70 + b"}\n",
+        "lines": mode(0) + lines,
+        "lines-gzip": mode(0, transport=1) + gzip.compress(lines, mtime=0),
+    }
+
+
+def config_seeds():
+    config = (b"# sdfetch config\n\ufeffmax-age = 7d\n--retries = 3\nheader = \"X-Token: abc\"\njson\n"
+              b"json = false\nper-host = 8\nmax-size = 10G\nproxy = http://u:p@127.0.0.1:3128\n")
+    config = config.replace(b"\\ufeff", "\ufeff".encode())
+    arguments = [b"-j", b"32", b"--max-bytes", b"50M", b"--timeout", b"2.5", b"--shard", b"3/8", b"--input-format",
+                 b"csv", b"--url-column", b"link", b"--name", b"{host}/{path}", b"list.csv"]
+    return {
+        "config": b"\0" + config,
+        "config-bad-line": b"\0" + b"max-age 7d\nunknown-option = 1\n",
+        # Not UTF-8: Foundation's String(contentsOfFile:) leaked its buffer on such a file.
+        "config-not-utf8": b"\0" + b"json\n\xff\xfe = 1\n",
+        "arguments": b"\1" + b"\0".join(arguments),
+        "clean-arguments": b"\1" + b"\0".join([b"clean", b"--max-age", b"30d", b"--max-size", b"1G", b"--dry-run"]),
+    }
+
+
+def url_seeds():
+    urls = [b"http://h/a.png", b"HTTPS://User:Secret@Example.COM:443/p/../a b.png?q=%ff#frag",
+            b"http://[::1]:8080/x\\y?src=http://u:ONE@origin/a.png", b"http://h/\xe7\x94\xbb\xff.png",
+            b"https://xn--bcher-kva.example/%2e%2e/", b"http://1.2.3.4:0/", b"http://h:99999/", b"ftp://h/a"]
+    return {"url-%d" % i: url for i, url in enumerate(urls)}
+
+
+def main(directory):
+    targets = {
+        "VerifyFuzzer": image_seeds(),
+        "IndexFuzzer": index_seeds(),
+        "FailureRecordFuzzer": failure_seeds(),
+        "CacheFormatFuzzer": format_seeds(),
+        "TableInputFuzzer": table_seeds(),
+        "ConfigFuzzer": config_seeds(),
+        "URLFuzzer": url_seeds(),
+    }
+    for target, seeds in targets.items():
+        os.makedirs(f"{directory}/{target}", exist_ok=True)
+        for name, data in seeds.items():
+            with open(f"{directory}/{target}/seed-{name}", "wb") as f:
+                f.write(data)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
+@testable import SDFetchCore
+
 /// libFuzzer entry point over format sniffing, the structural walkers and every
 /// verification level.
 ///
-/// Built by `Scripts/fuzz.sh` with `swiftc -sanitize=fuzzer,address` directly against the
-/// sources of `Formats/` and `Verification/` (not through SwiftPM, whose products must not
-/// carry fuzzer instrumentation). The limit is lower than the product's default so that a
+/// Built by `Scripts/fuzz.sh` with `swiftc -sanitize=fuzzer,address` against SDFetchCore
+/// built the same way (not through SwiftPM, whose products must not carry fuzzer
+/// instrumentation). The limit is lower than the product's default so that a
 /// legitimately huge declared image costs milliseconds and a few MB, keeping the run fast
 /// and its memory far below libFuzzer's RSS limit: what the fuzzer hunts is crashes,
 /// hangs and leaks, not big decodes.

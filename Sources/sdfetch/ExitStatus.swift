@@ -4,7 +4,8 @@ import SDFetchCore
 enum ExitStatus: Int32, Sendable {
     /// Every URL ended downloaded, cached or revalidated.
     case success = 0
-    /// Some URL ended failed, skipped or invalid (or `path` found no entry for one).
+    /// Some URL ended with a status `--fail-on` names (by default failed, skipped or
+    /// invalid), or `path` found no entry for one.
     case someFailed = 1
     /// A bad command line.
     case usage = 2
@@ -20,13 +21,14 @@ enum ExitStatus: Int32, Sendable {
 
     init(_ error: OutputError) { self = .unusableCacheOrInput }
 
-    /// A fetch run's status, most severe first: interruption, an unusable input, a failed URL.
-    init(run summary: RunSummary, interrupted: Bool) {
+    /// A fetch run's status, most severe first: interruption, an unusable input, a URL
+    /// whose status is in `failOn` (`--fail-on`).
+    init(run summary: RunSummary, interrupted: Bool, failOn: [FetchStatus] = [.failed, .skipped, .invalid]) {
         if interrupted || summary.wasInterrupted {
             self = .interrupted
         } else if summary.unreadableInputs > 0 {
             self = .unusableCacheOrInput
-        } else if FetchStatus.allCases.contains(where: { !$0.isSuccess && summary.count($0) > 0 }) {
+        } else if failOn.contains(where: { summary.count($0) > 0 }) {
             self = .someFailed
         } else {
             self = .success

@@ -127,4 +127,31 @@ struct ContentEncodingTests {
 
         #expect(response.failure?.kind == .tooLarge)
     }
+
+    /// `bytes` as one zstd frame of one raw block, declaring `windowLog` (27: 128 MiB, which
+    /// libcurl's decoder accepts and allocates).
+    private func zstdFrame(_ bytes: [UInt8], windowLog: UInt8 = 27) -> [UInt8] {
+        let blockHeader = UInt32(bytes.count) << 3 | 1  // raw block, the last one
+        return [0x28, 0xB5, 0x2F, 0xFD, 0x00, (windowLog - 10) << 3]
+            + [UInt8(blockHeader & 0xFF), UInt8(blockHeader >> 8 & 0xFF), UInt8(blockHeader >> 16)] + bytes
+    }
+
+    @Test("zstd is not offered, and a zstd body sent anyway is refused before it is decoded")
+    func zstdRefused() async throws {
+        let server = try await LoopbackServer()
+        let png = SampleImages.png(width: 32, height: 32, seed: 6)
+        server.route("/z.png", .ok(zstdFrame(png), headers: [("Content-Encoding", "zstd")]))
+        server.route("/g.png", .ok(try await gzip(png), headers: [("Content-Encoding", "x-gzip")]))
+        let fetcher = try Fetcher.forTesting(in: directory)
+
+        let refused = try await fetcher.fetch(url: server.url("/z.png"))
+        #expect(refused.status == .failed)
+        #expect(refused.failure?.kind == .notAnImage)
+        #expect(refused.failure?.detail.contains("'zstd'") == true)
+        let offered = try #require(server.recordedRequests(for: "/z.png").first?.header("Accept-Encoding"))
+        #expect(offered.contains("gzip") && offered.contains("deflate"))
+        #expect(!offered.contains("zstd"))
+        // gzip's old name is still gzip.
+        #expect(try await fetcher.fetch(url: server.url("/g.png")).status == .downloaded)
+    }
 }

@@ -19,7 +19,9 @@ struct PublisherSignalTests {
         arguments: [
             ("noai", true), ("noindex, noimageai", true), ("sdfetch: noai", true), ("SDFetch: NoImageAI", true),
             ("*: noai", true), ("otherbot: noai", false), ("noindex, nofollow", false),
-            ("max-snippet: 20, noai", true),
+            ("max-snippet: 20, noai", true), ("noindex, sdfetch: noai", true),
+            ("googlebot: noindex, *: noimageai, nofollow", true), ("otherbot: noindex, noai", false),
+            ("sdfetch: noindex, otherbot: noai", false), ("unavailable_after: Wed, 03 Nov 2027 15:00:00 GMT, noai", true),
         ])
     func robotsTag(value: String, optsOut: Bool) async throws {
         let server = try await LoopbackServer()
@@ -46,6 +48,25 @@ struct PublisherSignalTests {
         #expect(first.path == nil)
         #expect(again.status == .skipped)
         #expect(server.requests(for: "/a.png") == 1)
+    }
+
+    @Test("a 304 that opts out does not renew the entry: opted-out, and recorded")
+    func optOutOnNotModified() async throws {
+        let server = try await LoopbackServer()
+        let clock = ManualClock()
+        server.route(
+            "/a.png", .ok(SampleImages.png(seed: 6), headers: [("ETag", "\"v1\"")]),
+            ScriptedResponse(status: 304, headers: [("ETag", "\"v1\""), ("X-Robots-Tag", "noindex, noimageai")]))
+        let fetch = { try await Fetcher.forTesting(in: directory, now: clock.read).fetch(url: server.url("/a.png")) }
+        #expect(try await fetch().status == .downloaded)
+        clock.advance(by: .seconds(7 * 86400))
+        let revalidated = try await fetch()
+        let again = try await fetch()
+
+        #expect(revalidated.status == .failed && revalidated.failure?.kind == .optedOut)
+        #expect(revalidated.httpStatus == 304)
+        #expect(again.status == .skipped)
+        #expect(server.requests(for: "/a.png") == 2)
     }
 
     @Test("--ignore-opt-outs stores the image")

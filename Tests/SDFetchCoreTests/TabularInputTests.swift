@@ -187,4 +187,36 @@ struct TabularInputTests {
         #expect(rows[0].problem == "row longer than 64 KiB")
         #expect(rows[1].problem == nil)
     }
+
+    @Test("a row of bare delimiters is capped at 4096 fields, CSV and TSV, and the next row is read")
+    func rowOfDelimiters() async throws {
+        for (name, delimiter) in [("commas.csv", ","), ("tabs.tsv", "\t")] {
+            let row = "http://h/a.png" + String(repeating: delimiter, count: 200_000)
+            let file = directory.write("url\(delimiter)caption\n\(row)\nhttp://h/b.png\(delimiter)x\n", to: name)
+            try Gzip.compress(file)
+            let (rows, unreadable, expected) = await read([.file(file + ".gz")], awaitingTotal: true)
+            #expect(unreadable.isEmpty)
+            #expect(expected == 2)
+            #expect(rows.map(\.text) == ["http://h/a.png", "http://h/b.png"])
+            #expect(rows.map(\.problem) == ["row with more than 4096 fields", nil])
+        }
+    }
+
+    @Test("a header wider than 4096 columns makes the table unreadable")
+    func wideHeader() async {
+        let header = "url" + (1...5000).map { ",c\($0)" }.joined()
+        let (rows, unreadable, _) = await read([.file(directory.write(header + "\nhttp://h/a.png\n", to: "wide.csv"))])
+        #expect(rows.isEmpty)
+        #expect(unreadable == ["the header row has more than 4096 columns"])
+    }
+
+    @Test("a JSON line of more than 4096 members is a problem; a repeated name keeps its last value, last")
+    func jsonMembers() async {
+        let many = "{\"url\":\"http://h/a.png\"" + (0..<5000).map { ",\"m\($0)\":\($0)" }.joined() + "}"
+        let repeated = #"{"a":1,"url":"http://h/b.png","b":2,"a":3}"#
+        let (rows, _, _) = await read([.file(directory.write(many + "\n" + repeated + "\n", to: "many.jsonl"))])
+        #expect(rows.map(\.problem) == ["not a JSON object: more than 4096 members", nil])
+        #expect(rows[1].fields?.names == ["b", "a"])
+        #expect(texts(rows[1].fields) == ["b": "json:2", "a": "json:3"])
+    }
 }

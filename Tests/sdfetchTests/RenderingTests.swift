@@ -13,6 +13,10 @@ struct RenderingTests {
         #expect(Escaping.terminal("a\u{1B}[2Jb\u{7}\t\n") == "a\\x1b[2Jb\\x07\\t\\n")
         #expect(Escaping.terminal("x\u{9B}y\u{202E}z") == "x\\u{009b}y\\u{202e}z")
         #expect(Escaping.terminal("héllo 画像") == "héllo 画像")
+        // Invisible characters that make two URLs print alike, tag characters included.
+        #expect(
+            Escaping.terminal("http://h/a\u{200B}b\u{2060}c\u{FEFF}d\u{AD}e\u{E0041}.png")
+                == "http://h/a\\u{200b}b\\u{2060}c\\u{feff}d\\u{00ad}e\\u{e0041}.png")
     }
 
     @Test("a text result line is status, path and URL, tab-separated, password masked, escaped")
@@ -25,7 +29,7 @@ struct RenderingTests {
 
     @Test("JSON strings escape quotes, backslashes and every unsafe character, and decode back")
     func jsonEscaping() throws {
-        let original = "q\"b\\s\u{0}e\u{1B}c\u{9B}r\u{202E}é"
+        let original = "q\"b\\s\u{0}e\u{1B}c\u{9B}r\u{202E}é\u{200B}t\u{E0041}"
         let text = Escaping.json(original)
         #expect(!text.unicodeScalars.contains { Escaping.isUnsafe($0) })
         let decoded = try JSONSerialization.jsonObject(with: Data("[\(text)]".utf8)) as? [String]
@@ -73,32 +77,97 @@ struct RenderingTests {
         snapshot.failed = 1
         snapshot.bytes = 3 << 20
         let wide = bar.render(snapshot, elapsed: .seconds(1), width: 120)
-        #expect(wide.contains("5/10") && wide.contains("3 downloaded") && wide.contains("1 cached"))
+        #expect(wide.contains("5/10") && wide.contains("3 downloaded") && wide.contains("1 cached"), "\(wide)")
         #expect(wide.contains("1 failed") && wide.contains("3.0 MiB") && wide.contains("/s") && wide.contains("ETA 0:01"))
-        #expect(wide.hasPrefix("["))
+        #expect(wide.hasPrefix("[") && wide.contains("] 50%  5/10"), "\(wide)")
         for width in [20, 40, 60, 80] {
             #expect(bar.render(snapshot, elapsed: .seconds(1), width: width).count < width)
         }
         #expect(!wide.contains("host"))
-        let withDown = bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 3)
-        #expect(withDown.contains("1 failed  3 hosts down  3.0 MiB"))
+        #expect(bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 3).contains("3 hosts down"))
         #expect(bar.render(snapshot, elapsed: .seconds(1), width: 160, hostsDown: 1).contains("1 host down"))
     }
 
-    @Test("before any URL is done, bytes arriving give a rate and an ETA from the bytes still to come")
+    @Test("at 80 columns the graphic, count, failures, bytes, rate and ETA stay; hosts down never push the graphic out")
+    func progressAt80Columns() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 10_000, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        _ = bar.render(snapshot, elapsed: .zero, width: 80)
+        snapshot.done = 9_662
+        snapshot.downloaded = 8_987
+        snapshot.cached = 120
+        snapshot.failed = 511
+        snapshot.skipped = 40
+        snapshot.invalid = 4
+        snapshot.inFlight = 256
+        snapshot.bytes = 1_200 << 20
+        bar.sample(snapshot, elapsed: .seconds(10))
+        for width in [80, 120] {
+            let line = bar.line(snapshot, elapsed: .seconds(10), width: width, hostsDown: 57)
+            #expect(line.count < width, "\(line)")
+            #expect(line.hasPrefix("["), "\(width): \(line)")
+            for part in ["9662/10000", "511 failed", "MiB/s", "ETA "] { #expect(line.contains(part), "\(width): \(line)") }
+            if width == 120 {
+                // Hosts down joins the line, and the graphic keeps its full 30 columns.
+                #expect(line.contains("57 hosts down") && line.firstIndex(of: "]") == line.index(line.startIndex, offsetBy: 29), "\(line)")
+            }
+        }
+        #expect(bar.line(snapshot, elapsed: .seconds(10), width: 200, hostsDown: 57).contains("256 in flight"))
+    }
+
+    @Test("failed counts failures only: invalid lines and skipped URLs are counted apart")
+    func failedExcludesInvalid() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 4, done: 3, downloaded: 1, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        snapshot.invalid = 2
+        let line = bar.render(snapshot, elapsed: .seconds(1), width: 160)
+        #expect(!line.contains("failed") && line.contains("2 invalid"), "\(line)")
+    }
+
+    @Test("before any URL is done, the ETA counts the queued URLs by the mean image so far, and the byte total shows")
     func progressFromBytes() {
         let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
         var bar = ProgressBar(terminal: terminal)
         var snapshot = RunProgress.Snapshot(
-            total: 8, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 8 << 20,
+            total: 14, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 6 << 20,
             isTotalKnown: true)
+        snapshot.lookedUp = 14
+        snapshot.networkStarted = 14
+        snapshot.inFlight = 6
+        snapshot.bodies = 6
+        snapshot.bodyBytes = 6 << 20
+        snapshot.bodiesUnderWay = 6
         #expect(bar.render(snapshot, elapsed: .zero, width: 120).contains("ETA --:--"))
-        // 1 MiB in 2 s of 8 MiB declared: 7 MiB to come at 512 KiB/s is 14 s.
+        // 1 MiB in 2 s; 5 MiB declared to come, and 8 queued URLs of 1 MiB each: 13 MiB at 512 KiB/s.
         snapshot.bytes = 1 << 20
-        snapshot.pendingBytes = 7 << 20
+        snapshot.pendingBytes = 5 << 20
         let line = bar.render(snapshot, elapsed: .seconds(2), width: 120)
-        #expect(line.contains("0/8") && line.contains("1.0 MiB") && line.contains("512.0 KiB/s"), "\(line)")
-        #expect(line.contains("ETA 0:14"), "\(line)")
+        #expect(line.contains("0/14") && line.contains("1.0/~14.0 MiB") && line.contains("512.0 KiB/s"), "\(line)")
+        #expect(line.contains("ETA 0:26"), "\(line)")
+        #expect(line.contains("] 7%  0/14"), "\(line)")
+        #expect(line.contains("6 in flight"), "\(line)")
+    }
+
+    @Test("when only unanswered connects are left and nothing finishes, the ETA runs to their timeout")
+    func etaWaitsForConnects() {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        var bar = ProgressBar(terminal: terminal)
+        var snapshot = RunProgress.Snapshot(
+            total: 100, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        _ = bar.render(snapshot, elapsed: .zero, width: 120)
+        snapshot.done = 98
+        snapshot.downloaded = 98
+        _ = bar.render(snapshot, elapsed: .seconds(1), width: 120)
+        snapshot.inFlight = 2
+        snapshot.awaitingResponses = 2
+        snapshot.longestWait = .seconds(12)
+        // At once after the last completion the URL rate speaks; two seconds on, the connects do.
+        #expect(bar.render(snapshot, elapsed: .milliseconds(1500), width: 120).contains("ETA 0:01"))
+        #expect(bar.render(snapshot, elapsed: .seconds(3), width: 120).contains("ETA 0:12"))
     }
 
     @Test("a terminal shows a bar only where the spec allows one")
@@ -129,11 +198,33 @@ struct RenderingTests {
         held.hold("{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n", digest: b)
         held.hold("{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n", digest: nil)
         var out: [String] = []
-        await held.release(duplicates: [a: 12, b: 0]) { out.append($0) }
+        await held.release(duplicates: [a: 12, b: 0], waiting: WaitingRows()) { out.append($0) }
         #expect(out == [
             "{\"url\":\"x,\\\"duplicates\\\":0\",\"duplicates\":12,\"ms\":1}\n",
             "{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n",
             "{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n",
         ])
+    }
+
+    @Test("rows waiting for their key's line: in memory up to the budget, the rest spilled and written at the end")
+    func waitingRowsSpill() async throws {
+        let a = try URLKey(parsing: "http://h/a").digest
+        let b = try URLKey(parsing: "http://h/b").digest
+        let waiting = WaitingRows()
+        let caption = String(repeating: "c", count: 1000)
+        let rows = WaitingRows.memoryBudget / 1000 * 2
+        for index in 0..<rows { waiting.add(",\"source\":\"l:\(index)\",\"f\":\"\(caption)\"}\n", digest: a) }
+        waiting.add(",\"source\":\"l:b\"}\n", digest: b)
+        #expect(waiting.memoryBytes <= WaitingRows.memoryBudget)
+
+        let line = "{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:0\"}\n"
+        let first = waiting.lines(after: line, digest: a)
+        #expect(first.count > 1000 && first.count < rows)
+        #expect(first.allSatisfy { $0.hasPrefix("{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:") })
+        var rest: [String] = []
+        await waiting.finish { rest.append($0) }
+        // b's line never came: its row is not written.
+        #expect(first.count + rest.count == rows)
+        #expect(rest.last == "{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:\(rows - 1)\",\"f\":\"\(caption)\"}\n")
     }
 }

@@ -134,7 +134,9 @@ struct TabularFetchTests {
         #expect(run.standardError.contains("sdfetch: invalid: \(list):5: not an absolute http or https URL"))
         let rows = bySource(try objects(run))
         #expect(rows["bad.csv:2"]?["status"] as? String == "downloaded")
-        #expect(rows["bad.csv:4"]?["error"] as? String == "invalid-url")
+        // The row's fault, not its URL's; a URL that is none stays `invalid-url`.
+        #expect(rows["bad.csv:4"]?["error"] as? String == "invalid-row")
+        #expect(rows["bad.csv:5"]?["error"] as? String == "invalid-url")
         #expect(rows["bad.csv:5"]?["fields"] as? [String: String] == ["caption": "x"])
         #expect(server.totalRequests == 1)
     }
@@ -239,6 +241,7 @@ struct TabularFetchTests {
         #expect(rows["conflict.csv:2"]?["status"] as? String == "downloaded")
         #expect(rows["conflict.csv:3"]?["status"] as? String == "downloaded")
         #expect(rows["conflict.csv:4"]?["status"] as? String == "invalid")
+        #expect(rows["conflict.csv:4"]?["error"] as? String == "invalid-row")
         #expect(run.standardError.contains("\(list):4: pins another sha256 than an earlier row of this URL"))
         #expect(server.requests(for: "/a.png") == 1)
     }

@@ -6,7 +6,8 @@ import Glibc
 /// The bytes go to a uniquely named file in a temporary directory on the same file system
 /// as the target, get their modification time set explicitly (blacklist records keep
 /// their time in it), and are then renamed over the target. A
-/// crash leaves only a stray `*.tmp` file, which `clean` removes once it is an hour old.
+/// crash leaves only a stray `*.tmp` file, which `clean` removes at once, its writer gone
+/// (``WriterTemporary``).
 /// A failed write (full disk) removes its temporary file and leaves the target untouched.
 ///
 /// No `fsync`: the guarantee covers process crashes and `kill -9` (the page cache
@@ -15,8 +16,10 @@ enum AtomicWrite {
     /// Writes `bytes` to a new temporary file in `directory` and returns its path.
     static func writeTemporary(_ bytes: [UInt8], in directory: String, modified: Date?) throws(FetchFailure) -> String {
         let temporary = "\(directory)/\(FileIO.temporaryName())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FetchFailure(.io, "cannot create \(temporary): \(errnoText())") }
+        // Locked while written (WriterTemporary); the rename follows at once, within its grace.
+        WriterTemporary.hold(fd)
         guard FileIO.writeAll(bytes, to: fd) else {
             let reason = errnoText()
             close(fd)

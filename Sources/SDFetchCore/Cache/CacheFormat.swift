@@ -9,7 +9,7 @@ import Glibc
 /// such a directory rewrites `FORMAT`, and compaction writes the tables.
 /// Format 1 (metadata in extended attributes, no `FORMAT` file) and any later format are
 /// named in the error, never misread; `clean` removes a format-1 cache. Since that removal
-/// is recursive, format 1 is recognised only on real evidence (see ``looksLikeFormatOne(_:)``):
+/// is recursive, format 1 is recognised only on evidence everywhere (``FormatOneCache``):
 /// a user's folder that merely has an `entries/` inside is "not an sdfetch cache", and left
 /// alone.
 public enum CacheFormat: Equatable, Sendable {
@@ -25,17 +25,19 @@ public enum CacheFormat: Equatable, Sendable {
     /// The formats converted in place: their files are valid files of this one.
     static let previousVersions = ["2", "3"]
     static let fileName = "FORMAT"
-    static let text = "sdfetch cache format \(version)\nsee README.md, \"Cache format\", of sdfetch\n"
+    static let text =
+        "sdfetch cache format \(version)\n"
+        + "see Sources/SDFetchCore/SDFetchCore.docc/OnDiskFormat.md in sdfetch's repository\n"
 
     /// The names format 1 used at the top of a cache directory, for ``DiskCache/removeOtherFormat()``.
-    public static let formatOneNames = ["entries", "failed", "tmp", "locks", "within-cap"]
+    public static let formatOneNames = FormatOneCache.names
 
     /// What the directory open as `directory` holds.
     static func read(in directory: Int32) -> CacheFormat {
         var info = stat()
         if fstatat(directory, fileName, &info, AT_SYMLINK_NOFOLLOW) != 0 {
             guard fstatat(directory, "entries", &info, AT_SYMLINK_NOFOLLOW) == 0 else { return .none }
-            return looksLikeFormatOne(directory) ? .other("1") : .other(notACache)
+            return FormatOneCache.isPresent(in: directory) ? .other("1") : .other(notACache)
         }
         let fd = SafeOpen.file(fileName, in: directory, flags: O_RDONLY)
         guard fd >= 0 else { return .other("unknown (\(fileName) is not a regular file)") }
@@ -51,50 +53,4 @@ public enum CacheFormat: Equatable, Sendable {
 
     /// What a folder with `entries/` but none of format 1's evidence is called.
     static let notACache = "unknown (not an sdfetch cache: no FORMAT file)"
-
-    /// Format 1's layout, and nothing else: every top-level name is one it made
-    /// (``formatOneNames``), `entries/` holds one or more bucket folders (two hex digits) and
-    /// nothing else, and each bucket folder holds only entry files (32 hex digits, or that
-    /// and `.meta`). Reads at most ``evidenceLimit`` names per folder.
-    static func looksLikeFormatOne(_ directory: Int32) -> Bool {
-        guard let top = names(in: directory, ".", limit: evidenceLimit),
-            top.allSatisfy({ formatOneNames.contains($0) }),
-            let buckets = names(in: directory, "entries", limit: evidenceLimit), !buckets.isEmpty,
-            buckets.allSatisfy({ $0.utf8.count == 2 && isHex($0) })
-        else { return false }
-        return buckets.allSatisfy { bucket in
-            guard let files = names(in: directory, "entries/" + bucket, limit: evidenceLimit) else { return false }
-            return files.allSatisfy { name in
-                let digest = name.hasSuffix(".meta") ? String(name.dropLast(5)) : name
-                return digest.utf8.count == 32 && isHex(digest)
-            }
-        }
-    }
-
-    static let evidenceLimit = 4096
-
-    /// The names in the real directory `path` below `directory` (no links followed), at most
-    /// `limit`; nil when it is not a directory or holds more.
-    private static func names(in directory: Int32, _ path: String, limit: Int) -> [String]? {
-        let fd = openat(directory, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0, let stream = fdopendir(fd) else {
-            if fd >= 0 { close(fd) }
-            return nil
-        }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            names.append(name)
-            if names.count > limit { return nil }
-        }
-        return names
-    }
-
-    private static func isHex(_ text: String) -> Bool {
-        text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-    }
 }

@@ -279,7 +279,10 @@ final class CacheIndex: Sendable {
         let old = SafeOpen.file(name, in: folder.value, flags: O_RDONLY)
         guard old >= 0 else { return 0 }
         defer { close(old) }
-        guard let bytes = SafeOpen.readAll(old) else { return 0 }
+        var info = stat()
+        guard fstat(old, &info) == 0, let bytes = SafeOpen.readAll(old) else { return 0 }
+        // What the file held past the read's cap (a forged or sparse giant) is dropped, not carried over.
+        let sizeRead = Int(info.st_size)
         let consumed = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
         // The latest put line of each digest, copied as it is (no string is decoded unless a
         // use line moved its last use).
@@ -295,7 +298,7 @@ final class CacheIndex: Sendable {
             IndexTable.file(live.map { ($0.key, Array(raw[$0.value.line]), $0.value.summary.usedAt) })
         }
         let temporary = FileIO.temporaryName(prefix: ".\(name)-")
-        let fd = SafeOpen.file(temporary, in: folder.value, flags: O_WRONLY | O_CREAT | O_EXCL)
+        let fd = WriterTemporary.create(temporary, in: folder.value, flags: O_WRONLY)
         guard fd >= 0 else { return puts.count }
         let written = FileIO.writeAll(file, to: fd)
         close(fd)
@@ -304,7 +307,8 @@ final class CacheIndex: Sendable {
             return puts.count
         }
         // Lines appended to the old file after it was read: carry them over.
-        if let tail = SafeOpen.readAll(old, from: consumed), !tail.isEmpty {
+        let carryFrom = sizeRead > bytes.count ? max(sizeRead, consumed) : consumed
+        if let tail = SafeOpen.readAll(old, from: carryFrom), !tail.isEmpty {
             _ = Self.append(tail, to: name, in: folder.value)
         }
         forget(index)

@@ -25,13 +25,26 @@ enum CacheScan {
         return true
     }
 
+    /// The names in the folder open as `folder`, at most `limit`; nil when it cannot be read
+    /// or holds more.
+    static func names(in folder: Int32, limit: Int) -> [String]? {
+        var names: [String] = []
+        var isOver = false
+        let isRead = forEachName(in: folder) { name in
+            if names.count == limit { isOver = true } else { names.append(name) }
+        }
+        return isRead && !isOver ? names : nil
+    }
+
     /// ``forEachEntry(in:_:)`` for names only.
     @discardableResult
     static func forEachName(in folder: Int32, _ body: (String) -> Void) -> Bool {
         forEachEntry(in: folder) { name, _, _ in body(name) }
     }
 
-    /// The files of the bucket folder open as `folder` (nothing when it is -1), each `stat`ed.
+    /// The files of the bucket folder open as `folder` (nothing when it is -1), each `stat`ed;
+    /// what is not a regular file, or is dated out of range (``FileTime/isInRange(_:)``), is
+    /// a stray.
     ///
     /// With `statEntries` false, entry files are taken from `readdir` alone: name, type and
     /// inode number, sizes and times unknown (-1). What `clean` and the trim walk, where the
@@ -48,7 +61,10 @@ enum CacheScan {
             }
             var info = stat()
             guard fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
-            guard (info.st_mode & S_IFMT) == S_IFREG else { return scan.strays.append(name) }
+            // A time the cache never writes (after 2100, before 1970): a stray, whatever its name.
+            guard (info.st_mode & S_IFMT) == S_IFREG, FileTime.isInRange(FileTime.nanoseconds(info.st_mtim)) else {
+                return scan.strays.append(name)
+            }
             let file = ScannedFile(
                 name: name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
                 inode: UInt64(info.st_ino))

@@ -2,8 +2,9 @@ import FoundationEssentials
 import Glibc
 
 extension DiskCache {
-    /// A temporary file older than this belongs to a crashed writer: live writes take
-    /// seconds, so an hour leaves a wide margin for slow disks and huge bodies. Index lines
+    /// A temporary file older than this belongs to a crashed writer, locked or not (one whose
+    /// lock is free goes at once, ``WriterTemporary``): live writes take seconds, so an hour
+    /// leaves a wide margin for slow disks and huge bodies. Index lines
     /// younger than this are kept by compaction even without their file, which a writer may
     /// be about to name.
     static let strayTemporaryAge: Duration = .seconds(3600)
@@ -26,6 +27,7 @@ extension DiskCache {
             let latest = Freshness.latestBelievable(now: nowNanoseconds)
             let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
+            let sweepStart = ContentLiveness.sweepStartNow()
             report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
             for fake in CacheScan.fakeBuckets(in: entries.parent.value) {
                 if dryRun || CacheScan.removeStray(fake, in: entries.parent.value) { report.removedTemp += 1 }
@@ -39,8 +41,12 @@ extension DiskCache {
                     let isFresh = item.storedAt > expiredUpTo && item.storedAt <= latest
                     if isFresh { kept.append(item) } else { victims.append(item) }
                 }
-                broken += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
-                broken += sweep.temporaries.filter { $0.modifiedAt < strayLimit }.map { (bucket, $0) }
+                broken += sweep.broken.filter { $0.modifiedAt < strayLimit || !FileTime.isInRange($0.modifiedAt) }
+                    .map { (bucket, $0) }
+                let abandoned = entries.with(bucket, create: false) { folder in
+                    sweep.temporaries.filter { WriterTemporary.isAbandoned($0, in: folder, orBefore: strayLimit) }
+                }
+                broken += abandoned.map { (bucket, $0) }
                 report.removedTemp += sweep.strays.count
                 if !dryRun {
                     entries.with(bucket, create: false) { folder in
@@ -55,7 +61,12 @@ extension DiskCache {
             countShared(victims, removed: dryRun ? nil : removed, kept: kept, into: &report)
             if !dryRun {
                 compactAll(present: sweeps.map { Set($0.live.map(\.digest)) }, removed: removed)
-                report.removedTemp += removeUnusedContent()
+                let swept = sweeps.flatMap(\.live)
+                let young = sweeps.flatMap(\.broken).map(\.inode)
+                let liveness = ContentLiveness(
+                    kept: Set(swept.filter { !removed.contains($0.digest) }.map(\.inode) + young),
+                    removed: Set(swept.filter { removed.contains($0.digest) }.map(\.inode)), sweepStart: sweepStart)
+                report.removedTemp += removeUnusedContent(judging: liveness)
             }
             if let maxSize, !dryRun { recordWithin(maxSize) }
             report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
@@ -208,7 +219,11 @@ extension DiskCache {
     /// that is not a content file (<doc:OnDiskFormat#Identical-bytes>). No lock: an entry
     /// that links a content file between the check and the removal keeps its bytes, and
     /// only that sharing is lost. Returns how many names that were not content files went.
-    func removeUnusedContent() -> Int {
+    ///
+    /// - Parameter liveness: `clean`'s judgement from its sweep (``ContentLiveness``), which
+    ///   also drops content files that only links outside the cache keep (`-o --link`);
+    ///   without it, a link count of 1 alone.
+    func removeUnusedContent(judging liveness: ContentLiveness? = nil) -> Int {
         var strays = 0
         for fake in CacheScan.fakeBuckets(in: contents.parent.value) where CacheScan.removeStray(fake, in: contents.parent.value) {
             strays += 1
@@ -217,7 +232,8 @@ extension DiskCache {
             self.contents.with(bucket, create: false) { folder -> Int in
                 var strays = 0
                 ContentFile.forEach(in: folder) { name, info in
-                    guard ContentFile.isUnused(name, info) else { return }
+                    guard ContentFile.isUnused(name, info) || (info.map { liveness?.isDead($0) ?? false } ?? false)
+                    else { return }
                     let isStray = !ContentFile.isName(name) || info.map { ($0.st_mode & S_IFMT) != S_IFREG } ?? false
                     if CacheScan.removeStray(name, in: folder), isStray { strays += 1 }
                 }
@@ -343,13 +359,14 @@ extension DiskCache {
         }
     }
 
-    /// Removes temporary files left in `tmp/` and `index/` by crashed writers (last modified
-    /// before `limit`, ns since 1970), and anything there that is not a regular file.
+    /// Removes temporary files left in `tmp/` and `index/` by crashed writers (unlocked, see
+    /// ``WriterTemporary``, or last modified before `limit`, ns since 1970), and anything
+    /// there that is not a regular file.
     func removeStrayTemporaries(olderThan limit: Int64, dryRun: Bool) -> Int {
         var removed = 0
         for folder in [temporary.value, index.folder.value] where folder >= 0 {
             let scan = CacheScan.bucket(folder)
-            for file in scan.temporaries where file.modifiedAt < limit {
+            for file in scan.temporaries where WriterTemporary.isAbandoned(file, in: folder, orBefore: limit) {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
             }
             for stray in scan.strays where Buckets.index(named: stray) == nil || folder == index.folder.value {

@@ -13,7 +13,8 @@ extension DiskCache {
     /// and must be the format its record names; times
     /// in the future (entries' and failure records') are taken as now.
     ///
-    /// Holds the maintenance lock (no `clean` meanwhile); fetches may run.
+    /// Holds the maintenance lock (no `clean` meanwhile); fetches may run. Stops at the first
+    /// write this cache refuses (a full disk): ``MergeReport/writeFailure``.
     ///
     /// - Throws: ``CacheError`` when `source` is not a readable cache of this format, or is
     ///   this very directory.
@@ -33,13 +34,14 @@ extension DiskCache {
             for bucket in 0..<Buckets.count {
                 other.entries.with(bucket, create: false) { folder in
                     guard folder >= 0 else { return }
-                    for (digest, entry) in other.index.entries(bucket) {
+                    for (digest, entry) in other.index.entries(bucket) where report.writeFailure == nil {
                         merge(entry, digest, from: folder, verifier: verifier, maxBytes: maxBytes, into: &report)
                     }
                 }
             }
+            guard report.writeFailure == nil else { return report }
             let blacklist = FailureBlacklist(cache: self)
-            for (digest, var record) in FailureBlacklist(cache: other).all() {
+            for (digest, var record) in FailureBlacklist(cache: other).all() where Self.names(digest, record.url) {
                 record.recordedAt = min(record.recordedAt, now())
                 if let current = blacklist.record(digest), current.recordedAt >= record.recordedAt { continue }
                 if blacklist.write(record, for: digest) { report.mergedFailed += 1 }
@@ -63,7 +65,9 @@ extension DiskCache {
             report.kept += 1
             return
         }
-        guard entry.bytes <= maxBytes else {
+        // The source pairs each URL with a digest: a forged pairing would file one URL's
+        // image under another's name.
+        guard entry.bytes <= maxBytes, Self.names(digest, entry.url) else {
             report.bad += 1
             return
         }
@@ -84,15 +88,25 @@ extension DiskCache {
             report.merged += 1
             report.mergedBytes += entry.bytes
         } catch {
-            report.bad += 1
+            // Only this cache's writes can fail here: the source's entry was read and judged good.
+            report.writeFailure = error.detail
         }
     }
 
-    /// Removes a format-1 cache's files from `directory` (the names that format used, links
-    /// removed as links), so a format-2 cache can start there; `clean` calls it. Returns how
-    /// many top-level items went (with `dryRun`, would go). Other versions, and folders that
-    /// only look a little like format 1 (see ``CacheFormat/looksLikeFormatOne(_:)``), are
-    /// never touched.
+    /// Whether `url` (a record's, password masked) is the URL whose digest is `digest`.
+    static func names(_ digest: KeyDigest, _ url: String) -> Bool {
+        (try? URLKey(parsing: url))?.digest == digest
+    }
+
+    /// Removes a format-1 cache's files from `directory` (``FormatOneCache``: recognised on
+    /// evidence everywhere, walked with held descriptors, links removed as links), so a cache
+    /// of the current format can start there; `clean` calls it. Returns how many top-level
+    /// items went (with `dryRun`, would go). Other versions, and folders that only look a
+    /// little like format 1, are never touched.
+    ///
+    /// - Throws: ``CacheError`` when the directory cannot be opened, or holds a format-1
+    ///   cache that other users can write (its names could be swapped under the walk): it is
+    ///   then left whole, for its owner to remove by hand.
     public static func removeFormatOne(directory: String, dryRun: Bool = false) throws(CacheError) -> Int {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -101,17 +115,19 @@ extension DiskCache {
         }
         defer { close(fd) }
         guard CacheFormat.read(in: fd) == .other("1") else { return 0 }
-        var removed = 0
-        for name in CacheFormat.formatOneNames {
-            if dryRun {
-                var info = stat()
-                if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 { removed += 1 }
-                continue
-            }
-            // removeItem deletes a link itself, never what it points to.
-            if (try? FileManager.default.removeItem(atPath: directory + "/" + name)) != nil { removed += 1 }
+        if let open = FormatOneCache.writableByOthers(in: fd) {
+            throw CacheError(
+                path: directory,
+                detail: "holds a cache of the previous on-disk format (1) that other users can write (\(open)): "
+                    + "not removed; remove it by hand, or choose another --cache-dir")
         }
-        return removed
+        if dryRun {
+            return FormatOneCache.names.count(where: { name in
+                var info = stat()
+                return fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+            })
+        }
+        return FormatOneCache.remove(in: fd)
     }
 }
 

@@ -47,7 +47,7 @@ extension DiskCache {
                 return
             }
             report.present.insert(item.digest)
-            if item.modifiedAt != entry.stamp * 1_000_000_000 {
+            if item.modifiedAt != FileTime.nanoseconds(seconds: entry.stamp) {
                 EntryFile.setStamp(fd, entry.stamp)
                 report.restamped += 1
             }

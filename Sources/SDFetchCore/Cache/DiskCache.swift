@@ -179,6 +179,12 @@ public final class DiskCache: Sendable {
         return isIntact(entry, key.digest) ? entry : nil
     }
 
+    /// Whether the index holds a record of `key`, whatever its file holds now: told apart
+    /// from a miss when ``entry(for:)`` refuses an entry whose bytes changed.
+    func hasRecord(for key: URLKey) -> Bool {
+        index.entry(for: key.digest)?.url == key.redacted
+    }
+
     /// The cache-lookup step of one URL: the warm-run hit, or what the network step needs.
     ///
     /// A servable record costs a search of its bucket's table, the parse of its line and
@@ -319,7 +325,10 @@ public final class DiskCache: Sendable {
         if let shared, UnnamedFileLink.link(shared.fd, as: digest.hex, in: folder) { return entry }
         if try link(file, as: digest.hex, bytes: bytes, in: folder) { return entry }
         let replace = { [index] () throws(FetchFailure) in
-            try file.replace(digest.hex)
+            // Bytes already held replace through their content file, as a new store shares it.
+            if shared.map({ SharedReplacement.replace(digest.hex, in: folder, with: $0.fd) }) != true {
+                try file.replace(digest.hex)
+            }
             try index.append(record)
         }
         // Not named, so not visible: the line appended above describes no file yet, and a

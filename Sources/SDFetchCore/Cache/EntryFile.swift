@@ -19,16 +19,33 @@ enum EntryFile {
         case intact
         /// Same size, another mtime (a copy that did not keep mtimes, or an edit): hash it.
         case unstamped
-        /// Missing, not a regular file, or another size: not this entry.
+        /// Missing, not a regular file, another size, or sparse: not this entry.
         case changed
     }
 
     static func check(_ entry: CacheEntry, name: String, in bucket: Int32) -> Check {
         var info = stat()
-        guard fstatat(bucket, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-            Int64(info.st_size) == entry.bytes
-        else { return .changed }
+        guard fstatat(bucket, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return .changed }
+        return check(entry, info)
+    }
+
+    /// ``check(_:name:in:)`` of what `fstat` said of an open file.
+    static func check(_ entry: CacheEntry, _ info: stat) -> Check {
+        guard (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) == entry.bytes, !isSparse(info) else {
+            return .changed
+        }
         return Int64(info.st_mtim.tv_sec) == entry.stamp && info.st_mtim.tv_nsec == 0 ? .intact : .unstamped
+    }
+
+    /// Whether a file's allocated blocks are far below its size: a hole where image bytes
+    /// should be. The cache never writes one; a forged sparse entry would be served (and
+    /// copied out) as gigabytes of zeros from a few kilobytes on disk. Files up to 1 MiB are
+    /// never judged (inline data, tail packing); a compressing file system stores images,
+    /// already compressed, at near their size.
+    static func isSparse(_ info: stat) -> Bool {
+        let size = Int64(info.st_size)
+        guard size > 1 << 20 else { return false }
+        return Int64(info.st_blocks) * 512 < size / 8
     }
 
     /// Whether the file's bytes still hash to the record's SHA-256; if so its stamp is set
@@ -85,7 +102,7 @@ enum EntryFile {
 
     /// The stamp for a file written at `date`: whole seconds, which every archive format keeps.
     static func stamp(for date: Date) -> Int64 {
-        Int64(date.timeIntervalSince1970.rounded(.down))
+        Int64(FileTime.timespec(date).tv_sec)
     }
 
     /// Sets the open file's mtime to `stamp` seconds (nanoseconds 0), its atime to now.

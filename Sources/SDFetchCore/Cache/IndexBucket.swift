@@ -205,8 +205,11 @@ struct IndexBucket {
         if offset == 0 {
             var header = [UInt8](repeating: 0, count: IndexTable.headerSize)
             let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            // A fence past the file's allocated blocks is a sparse forgery: never read.
+            let allocated = info.st_blocks > 0 ? Int(info.st_blocks) * 512 : size
             if count == IndexTable.headerSize,
                 let (rows, end) = header.withUnsafeBytes({ IndexTable.header($0, fileSize: size) }),
+                IndexTable.fenceCount(rows) * IndexTable.fenceRowSize <= allocated,
                 let bytes = Self.read(
                     fd, count: IndexTable.fenceCount(rows) * IndexTable.fenceRowSize, at: IndexTable.headerSize)
             {

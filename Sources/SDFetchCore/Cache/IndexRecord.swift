@@ -126,7 +126,7 @@ enum IndexRecord: Equatable {
             guard fields.count == 3, let usedAt = Self.time(bytes(2)) else { return nil }
             self = .use(digest, usedAt: usedAt)
         case UInt8(ascii: "P"):
-            guard fields.count == 13, let stamp = Self.integer(bytes(2)), let stored = Self.time(bytes(3)),
+            guard fields.count == 13, let stamp = Self.stamp(bytes(2)), let stored = Self.time(bytes(3)),
                 let used = Self.time(bytes(4)), let size = Self.size(bytes(5)),
                 let format = Self.format(named: bytes(6)),
                 let width = Self.optionalInteger(bytes(7)), let height = Self.optionalInteger(bytes(8)),
@@ -282,6 +282,12 @@ enum IndexRecord: Equatable {
     /// A time field: nanoseconds from 1970 to ``maxTime``, else nil.
     static func time(_ bytes: UnsafeRawBufferPointer) -> Int64? {
         integer(bytes).flatMap { (0...maxTime).contains($0) ? $0 : nil }
+    }
+
+    /// A stamp field: whole seconds from 1970 to ``maxTime``, else nil (in nanoseconds
+    /// `99999999999` would overflow).
+    static func stamp(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        integer(bytes).flatMap { (0...(maxTime / 1_000_000_000)).contains($0) ? $0 : nil }
     }
 
     /// A size field: 0 to ``maxEntryBytes``, else nil.

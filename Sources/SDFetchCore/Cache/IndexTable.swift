@@ -48,13 +48,15 @@ struct IndexTable {
     static func fenceCount(_ lines: Int) -> Int { (lines + blockLines - 1) / blockLines }
 
     /// The line count and end a header claims, when `header` starts with the magic and
-    /// the table fits in a file of `fileSize` bytes; nil for a file without a table (a log
+    /// the table fits in a file of `fileSize` bytes and its fence in ``SafeOpen/maxReadBytes``
+    /// (a sparse forged file has any size it likes); nil for a file without a table (a log
     /// only, as format 2 wrote) or a header out of bounds.
     static func header(_ header: UnsafeRawBufferPointer, fileSize: Int) -> (count: Int, end: Int)? {
         guard header.count >= headerSize, header.prefix(magic.count).elementsEqual(magic) else { return nil }
         let count = Int(integer(header, at: 16))
         let end = Int(integer(header, at: 24))
         guard count >= 0, fileSize >= headerSize, count / blockLines <= (fileSize - headerSize) / fenceRowSize,
+            count / blockLines <= SafeOpen.maxReadBytes / fenceRowSize,
             end <= fileSize, end >= headerSize + fenceCount(count) * fenceRowSize
         else { return nil }
         return (count, end)

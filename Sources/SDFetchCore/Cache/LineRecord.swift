@@ -92,13 +92,13 @@ struct LineRecord {
 
     /// Nanoseconds since 1970 as decimal text: exact for whole-second and millisecond dates.
     static func encode(_ date: Date) -> String {
-        let time = FileTime.timespec(date)
-        return String(Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec))
+        String(FileTime.nanoseconds(date))
     }
 
-    /// A date field (nanoseconds since 1970, as `encode` writes it).
+    /// A date field (nanoseconds since 1970, as `encode` writes it), bounded like every index
+    /// time (1970 to ``IndexRecord/maxTime``): nil outside, a damaged record.
     static func date(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Date? {
-        guard let nanoseconds = integer(bytes, range) else { return nil }
+        guard let nanoseconds = IndexRecord.time(UnsafeRawBufferPointer(rebasing: bytes[range])) else { return nil }
         let (seconds, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         return FileTime.date(timespec(tv_sec: Int(seconds), tv_nsec: Int(remainder)))
     }

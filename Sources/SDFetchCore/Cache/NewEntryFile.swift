@@ -7,7 +7,8 @@ import Glibc
 /// a crash leaves nothing behind.
 ///
 /// Where `O_TMPFILE` is unsupported, the file is created under a temporary name in the same
-/// folder and renamed instead; `clean` removes such files once they are an hour old.
+/// folder and renamed instead, locked while named (``WriterTemporary``): `clean` removes
+/// such a file once its writer is gone.
 /// Closing (and removing any temporary name) happens in `deinit`, so every failure path
 /// cleans up.
 final class NewEntryFile {
@@ -27,7 +28,7 @@ final class NewEntryFile {
         // EOPNOTSUPP, EISDIR or EINVAL: no O_TMPFILE here (NFS, old kernels), use a name.
         if fd < 0 && (!unnamed || ![EACCES, ENOSPC, EROFS].contains(errno)) {
             let name = FileIO.temporaryName()
-            fd = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            fd = WriterTemporary.create(name, in: folder, flags: O_WRONLY)
             if fd >= 0 { temporaryName = name }
         }
         guard fd >= 0 else { throw FetchFailure(.io, "cannot create a cache file: \(errnoText())") }
@@ -91,6 +92,7 @@ final class NewEntryFile {
         if temporaryName == nil {
             // An unnamed file cannot be renamed: give it a temporary name first.
             let named = FileIO.temporaryName()
+            WriterTemporary.hold(fd)
             guard linkUnnamed(as: named) else { throw FetchFailure(.io, "cannot name a cache file: \(errnoText())") }
             temporaryName = named
         }

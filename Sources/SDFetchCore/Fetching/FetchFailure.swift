@@ -18,6 +18,9 @@ public struct FetchFailure: Error, Sendable, Equatable {
         case offlineMiss
         case io
         case invalidURL
+        /// A row of a table whose fault is the row's, not its URL's: a wrong number of
+        /// fields, broken JSON, a malformed pin, a pin another row of the URL contradicts.
+        case invalidRow
         case interrupted
         case optedOut
         case hashMismatch
@@ -41,6 +44,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
             case .offlineMiss: "offline-miss"
             case .io: "io"
             case .invalidURL: "invalid-url"
+            case .invalidRow: "invalid-row"
             case .interrupted: "interrupted"
             case .optedOut: "opted-out"
             case .hashMismatch: "hash-mismatch"
@@ -56,7 +60,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
             let all: [Kind] = [
                 .timeout, .connect, .dns, .tls, .tooLarge, .tooManyPixels, .notAnImage, .corruptImage,
                 .truncated, .tooManyRedirects, .badRedirect, .hostDown, .offlineMiss, .io, .invalidURL,
-                .interrupted, .optedOut, .hashMismatch,
+                .invalidRow, .interrupted, .optedOut, .hashMismatch,
             ]
             guard let kind = all.first(where: { $0.label == label }) else { return nil }
             self = kind
@@ -73,7 +77,7 @@ public struct FetchFailure: Error, Sendable, Equatable {
             // The publisher's no is as lasting as a 404; a digest mismatch may be a bad copy.
             case .optedOut: true
             case .timeout, .connect, .dns, .tls, .truncated, .hostDown, .offlineMiss, .io, .invalidURL,
-                .interrupted, .hashMismatch:
+                .invalidRow, .interrupted, .hashMismatch:
                 false
             }
         }

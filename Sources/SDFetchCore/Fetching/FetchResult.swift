@@ -18,6 +18,10 @@ public struct FetchResult: Sendable {
     /// The cache file's mtime in whole seconds (its stamp, see <doc:OnDiskFormat>):
     /// a copy made with it can later be recognised by size and time alone.
     public var fileStamp: Int64?
+    /// The image file held open since it was checked (a revalidated or pinned hit), which
+    /// the delivery step reads instead of opening the entry again: a `clean` meanwhile
+    /// cannot take it away (``HeldImage``).
+    public var heldImage: HeldImage?
     /// The last HTTP status seen, when a request was sent.
     public var httpStatus: Int?
     public var failure: FetchFailure?

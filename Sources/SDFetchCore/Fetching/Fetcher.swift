@@ -102,13 +102,50 @@ public final class Fetcher: Sendable {
     /// `pin` (a row's `sha256`, lower-case hex): an entry recording other bytes is neither
     /// served nor revalidated (a `304` would confirm the wrong bytes); the URL is fetched
     /// again and its body judged against the pin.
+    ///
+    /// A pinned hit is hashed (the file, not its record: whoever can write the cache can
+    /// write a record) and delivered from the descriptor it hashed. An entry over
+    /// `--max-bytes` is not served: it is fetched again, judged as it arrives.
     public func probe(_ key: URLKey, spelling: String, pin: String? = nil) -> Probe {
         switch cache.lookup(key, serving: servePolicy, now: now()) {
-        case .fresh(let entry) where pin == nil || entry.sha256 == pin:
-            .answered(cachedResult(entry, key: key, spelling: spelling, status: .cached))
-        case .stale(let entry) where pin == nil || entry.sha256 == pin: .needsNetwork(stale: entry)
-        case .fresh, .stale, .miss: .needsNetwork(stale: nil)
+        case .fresh(let entry) where entry.bytes > options.maxBytes:
+            guard options.offline else { return .needsNetwork(stale: nil) }
+            return .answered(tooLargeResult(entry, key: key, spelling: spelling))
+        case .fresh(let entry) where pin == nil:
+            return .answered(cachedResult(entry, key: key, spelling: spelling, status: .cached))
+        case .fresh(let entry) where entry.sha256 == pin:
+            return pinnedHit(entry, key: key, spelling: spelling, pin: pin ?? "")
+        case .stale(let entry) where (pin == nil || entry.sha256 == pin) && entry.bytes <= options.maxBytes:
+            return .needsNetwork(stale: entry)
+        case .fresh, .stale, .miss: return .needsNetwork(stale: nil)
         }
+    }
+
+    /// A fresh entry whose record carries the pin: served when its file hashes to it, with
+    /// the hash computed and the descriptor hashed; else fetched again (or, `--offline`,
+    /// failed with the hash the file has).
+    private func pinnedHit(_ entry: CacheEntry, key: URLKey, spelling: String, pin: String) -> Probe {
+        guard let held = cache.hold(entry, for: key), let actual = held.sha256() else {
+            return .needsNetwork(stale: nil)
+        }
+        guard actual == pin else {
+            guard options.offline else { return .needsNetwork(stale: nil) }
+            let failure = Self.pinMismatch(actual, pin, cached: true)
+            var result = failedResult(key, spelling: spelling, failure, httpStatus: nil)
+            result.sha256 = actual
+            return .answered(result)
+        }
+        var result = cachedResult(entry, key: key, spelling: spelling, status: .cached)
+        result.sha256 = actual
+        result.heldImage = held
+        return .answered(result)
+    }
+
+    /// `--offline`, an entry over `--max-bytes`: the verdict a download of it would reach.
+    private func tooLargeResult(_ entry: CacheEntry, key: URLKey, spelling: String) -> FetchResult {
+        let failure = FetchFailure(
+            .tooLarge, "the cached image's \(entry.bytes) bytes exceed \(ByteCountText.render(options.maxBytes))")
+        return failedResult(key, spelling: spelling, failure, httpStatus: nil)
     }
 
     /// The steps after a lookup that did not answer: `--offline` stops here; an active
@@ -139,8 +176,12 @@ public final class Fetcher: Sendable {
                 result.sha256 = held.sha256
                 return result
             }
-            return failedResult(
-                key, spelling: spelling, FetchFailure(.offlineMiss, "not in the cache"), httpStatus: nil)
+            // An entry whose file no longer holds its bytes is not served; say so, not "missing".
+            let detail =
+                cache.hasRecord(for: key)
+                ? "the cached file's bytes changed since they were stored (sdfetch verify removes the entry)"
+                : "not in the cache"
+            return failedResult(key, spelling: spelling, FetchFailure(.offlineMiss, detail), httpStatus: nil)
         }
         // The record's read (one `openat`, nearly always ENOENT) stays on this task, as the
         // lookup's `fstatat` does: no lock, no pipe, and a hop would cost more than the call.
@@ -178,8 +219,14 @@ public final class Fetcher: Sendable {
 
     /// success also removes the key's blacklist record when `clearingRecord`.
     private func request(
-        _ key: URLKey, spelling: String, revalidating entry: CacheEntry?, clearingRecord: Bool, pin: String?
+        _ key: URLKey, spelling: String, revalidating stale: CacheEntry?, clearingRecord: Bool, pin: String?
     ) async -> FetchResult {
+        // The file that a `304` would confirm, held from now on (a `clean` may remove its name
+        // meanwhile), and hashed when pinned; without it the request is unconditional.
+        let held = stale.flatMap { cache.hold($0, for: key) }.flatMap { held in
+            pin == nil || held.sha256() == pin ? held : nil
+        }
+        let entry = held == nil ? nil : stale
         let validators = entry.map(Self.conditionalHeaders) ?? []
         // This request's options: the run's, plus the entry's validators.
         var options = self.options
@@ -198,13 +245,20 @@ public final class Fetcher: Sendable {
         case .notModified(let response):
             // isConditional implies an entry lent the validators.
             guard let entry else { preconditionFailure("a 304 outcome without a conditional request") }
-            return revalidated(entry, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
+            // A publisher who opts out later says so on the 304 too: the entry is not renewed.
+            if response.optsOut && !options.ignoreOptOuts {
+                return failedResult(key, spelling: spelling, Self.optedOut, httpStatus: 304)
+            }
+            return revalidated(
+                entry, held: held, response: response, key: key, spelling: spelling, clearingRecord: clearingRecord)
         case .failed(let response, let failure):
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         case .body(let response):
             return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord, pin: pin)
         }
     }
+
+    static let optedOut = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
 
     /// `If-None-Match` / `If-Modified-Since` from the entry's validators (none without them).
     static func conditionalHeaders(_ entry: CacheEntry) -> [String] {
@@ -219,7 +273,8 @@ public final class Fetcher: Sendable {
     /// A `304` confirmed `entry`: renew its times (and validators) without a body (one
     /// index line appended: no lock, page cache only, so on this task).
     private func revalidated(
-        _ entry: CacheEntry, response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool
+        _ entry: CacheEntry, held: HeldImage?, response: TransferResponse, key: URLKey, spelling: String,
+        clearingRecord: Bool
     ) -> FetchResult {
         do throws(FetchFailure) {
             // nil: another process stored a newer body meanwhile; serve that one.
@@ -229,6 +284,8 @@ public final class Fetcher: Sendable {
             if clearingRecord { blacklist.remove([key]) }
             var result = cachedResult(current, key: key, spelling: spelling, status: .revalidated)
             result.httpStatus = 304
+            // The confirmed bytes, delivered even if a `clean` removed the entry after the 304.
+            if current.sha256 == entry.sha256 { result.heldImage = held }
             return result
         } catch {
             return failedResult(key, spelling: spelling, error, httpStatus: 304)
@@ -245,8 +302,7 @@ public final class Fetcher: Sendable {
         _ response: TransferResponse, key: URLKey, spelling: String, clearingRecord: Bool, pin: String?
     ) async -> FetchResult {
         if response.optsOut && !options.ignoreOptOuts {
-            let failure = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
-            return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
+            return failedResult(key, spelling: spelling, Self.optedOut, httpStatus: response.httpStatus)
         }
         let verifier = ImageVerifier(mode: options.verify, maxPixels: options.maxPixels)
         // A spilled body is read back here, on a pool thread: at most one per thread at a time.

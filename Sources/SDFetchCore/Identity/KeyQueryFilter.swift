@@ -28,7 +28,7 @@ public struct KeyQueryFilter: Sendable, Equatable {
         var filtered = key
         filtered.sentString = key.request
         filtered.string = kept
-        filtered.digest = KeyDigest(of: Redaction.masked(kept))
+        filtered.digest = KeyDigest(of: URLKey.authorityMasked(kept, hasPassword: true))
         return filtered
     }
 

@@ -1,8 +1,9 @@
 /// The identity of a URL for caching and de-duplication (<doc:Fetching#URL-identity>).
 ///
 /// Scheme and host are lower-cased, the default port and the fragment removed, and an
-/// empty path written `/`; path, query and percent-encoding are kept byte for byte, so
-/// two spellings share a key only when the identity rule says they name the same resource.
+/// empty path written `/`; userinfo, path and query are written as a browser sends them
+/// (`PercentEncoding`: a space is `%20`, a backslash in the path `/`), and otherwise
+/// kept byte for byte, so two spellings share a key only when they send the same request.
 public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The normalised URL text: the identity, and what is sent on the wire unless
     /// `--key-ignore-query` left parameters out of it (``request``, <doc:Fetching#Signed-URLs>).
@@ -10,9 +11,11 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// The request's URL when it differs from ``string`` (``KeyQueryFilter``); nil: ``string``.
     var sentString: String? = nil
     /// The fixed-size hash that names cache files and fills de-duplication sets: of
-    /// ``redacted``, not ``string``, so a cache holds nothing a password guess could be
-    /// checked against (<doc:OnDiskFormat>). URLs that differ only in their password
-    /// name one image.
+    /// ``string`` with the password of its authority written `***`, so a cache holds
+    /// nothing a password guess could be checked against (<doc:OnDiskFormat>). URLs that
+    /// differ only in that password name one image; ``redacted``, which masks anything
+    /// that looks like a password (in a query too), is what is printed and stored, and
+    /// for such a URL it is not the text hashed here.
     public internal(set) var digest: KeyDigest
     /// `https` or `http`.
     public let scheme: String
@@ -36,15 +39,17 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         guard bytes.count <= Self.maxLength else {
             throw InvalidURL(reason: "longer than \(Self.maxLength) bytes")
         }
-        let firstBad = bytes.firstIndex(where: { $0 <= 0x20 || $0 == 0x7F })
+        // A space inside is sent as `%20`, as browsers do; a tab, CR, LF or other control
+        // character is the line's fault (a browser would drop or keep it unseen).
+        let firstBad = bytes.firstIndex(where: { $0 < 0x20 || $0 == 0x7F })
         // `not a url` is no URL at all: say so, rather than that it holds a space.
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon < (firstBad ?? bytes.endIndex) else {
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon < (firstBad ?? bytes.endIndex),
+            !bytes[..<colon].contains(0x20)
+        else {
             throw InvalidURL(reason: "not an absolute http or https URL")
         }
         if let firstBad {
-            let bad = bytes[firstBad]
-            let isSpace = bad == 0x20 || bad == 0x09
-            throw InvalidURL(reason: isSpace ? "contains whitespace" : "contains a control character")
+            throw InvalidURL(reason: bytes[firstBad] == 0x09 ? "contains a tab" : "contains a control character")
         }
         // Lower-case text as written needs no lowering (nor a string of its own).
         let writtenScheme: String? =
@@ -57,10 +62,15 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
             throw InvalidURL(reason: "unsupported scheme \"\(scheme)\" (only http and https)")
         }
         var rest = bytes[(colon + 1)...]
-        guard rest.starts(with: "//".utf8) else { throw InvalidURL(reason: "not an absolute URL") }
+        // Browsers read a backslash as a slash in http and https URLs: `https:\\host\a.png`.
+        guard rest.count >= 2, rest.prefix(2).allSatisfy(Self.isSlash) else {
+            throw InvalidURL(reason: "not an absolute URL")
+        }
         rest = rest.dropFirst(2)
 
-        let authorityEnd = rest.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? rest.endIndex
+        let authorityEnd =
+            rest.firstIndex(where: { Self.isSlash($0) || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+            ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         var tail = rest[authorityEnd...]
         if let hash = tail.firstIndex(of: UInt8(ascii: "#")) { tail = tail[..<hash] }
@@ -104,24 +114,61 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
             if port != defaultPort { portSuffix = ":\(port)" }
         }
 
+        let (user, password) = Self.userinfoParts(userinfo)
+        let encodedUser = PercentEncoding.userinfoPart(user)
+        let encodedPassword = password.flatMap(PercentEncoding.userinfoPart)
+        let encodedTail = PercentEncoding.tail(tail)
         // Most lines are written normalised already: the key is then the line's own text.
         let isPortAsWritten = portBytes == nil || (portBytes?.first != UInt8(ascii: "0") && !portSuffix.isEmpty)
+        let hasPlainSlashes = bytes[colon + 1] == UInt8(ascii: "/") && bytes[colon + 2] == UInt8(ascii: "/")
+        let isEncodedAsWritten = encodedTail == nil && encodedUser == nil && encodedPassword == nil
+        let isAsWritten =
+            writtenScheme != nil && isHostLower && isPortAsWritten && tail.first == UInt8(ascii: "/")
+            && tail.endIndex == bytes.endIndex && hasPlainSlashes && isEncodedAsWritten
         let normalised: String
-        if writtenScheme != nil, isHostLower, isPortAsWritten, tail.first == UInt8(ascii: "/"), tail.endIndex == bytes.endIndex {
+        if isAsWritten {
             normalised = String(text)
         } else {
-            var path = String(decoding: tail, as: UTF8.self)
+            var path = String(decoding: encodedTail ?? Array(tail), as: UTF8.self)
             if !path.hasPrefix("/") { path = "/" + path }
-            normalised = "\(scheme)://\(String(decoding: userinfo, as: UTF8.self))\(host)\(portSuffix)\(path)"
+            var info = String(decoding: encodedUser ?? Array(user), as: UTF8.self)
+            if let password { info += ":" + String(decoding: encodedPassword ?? Array(password), as: UTF8.self) }
+            if !userinfo.isEmpty { info += "@" }
+            normalised = "\(scheme)://\(info)\(host)\(portSuffix)\(path)"
         }
         self.string = normalised
         self.scheme = scheme
         self.host = host
         // A keyed hash would need a secret: kept in the cache it hides nothing from whoever
         // reads the cache, kept elsewhere it makes caches unmergeable. Leaving the password
-        // out of the key does neither.
-        self.digest = KeyDigest(of: Redaction.masked(normalised))
+        // out of the key does neither. Only the authority's password is left out: text
+        // that looks like one further on (`?src=http://u:ONE@origin/a.png`) is part of
+        // what is requested, and two such URLs are two images.
+        self.digest = KeyDigest(of: Self.authorityMasked(normalised, hasPassword: password != nil))
     }
+
+    /// The user name and the password (nil: no `:`) of `userinfo`, its `@` left out.
+    private static func userinfoParts(
+        _ userinfo: ArraySlice<UInt8>
+    ) -> (user: ArraySlice<UInt8>, password: ArraySlice<UInt8>?) {
+        let info = userinfo.last == UInt8(ascii: "@") ? userinfo.dropLast() : userinfo
+        guard let colon = info.firstIndex(of: UInt8(ascii: ":")) else { return (info, nil) }
+        return (info[..<colon], info[(colon + 1)...])
+    }
+
+    /// `key` with the password of its authority written ``Redaction/mask``: what the digest
+    /// is taken of. A key's authority holds at most one `@`, and its first `:` before it
+    /// ends the user name.
+    static func authorityMasked(_ key: String, hasPassword: Bool) -> String {
+        guard hasPassword, let spans = URLSpans(key) else { return key }
+        let authority = key[spans.authority]
+        guard let at = authority.firstIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {
+            return key
+        }
+        return String(key[..<key.index(after: colon)]) + Redaction.mask + String(key[at...])
+    }
+
+    private static func isSlash(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") }
 
     /// `host` or `host:port` as in ``string``, without userinfo: whom the request goes to,
     /// the unit of `--per-host` and of `host-down`.

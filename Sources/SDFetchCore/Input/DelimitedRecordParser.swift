@@ -9,9 +9,12 @@
 /// Quoting follows RFC 4180 with the leniency of Python's `csv` module: a quote inside an
 /// unquoted field is kept as a character, and text after a closing quote joins the field.
 /// A record ends at LF outside quotes; a CR before it is dropped, a CRLF inside quotes kept.
-/// A UTF-8 BOM at the start is skipped; a blank line is no record. Memory is bounded: past
-/// ``maxRecordBytes`` a record's bytes are dropped and the record flagged (an unclosed
-/// quote then swallows at most the rest of its file, reported as one bad record).
+/// A UTF-8 BOM at the start is skipped; a blank line is no record. Memory and time are
+/// linear in the input whatever it holds: a record's kept bytes and delimiters count
+/// together toward ``maxRecordBytes`` and its fields toward ``maxFields``; past either the
+/// record's further bytes and field ends are dropped, not collected, and the record flagged
+/// (an unclosed quote then swallows at most the rest of its file, reported as one bad
+/// record). <doc:Security> lists what this bounds.
 struct DelimitedRecordParser {
     /// How fields are separated within a record.
     enum Layout {
@@ -25,12 +28,19 @@ struct DelimitedRecordParser {
     /// and every row read ahead of the fetches is held in memory.
     static let maxRecordBytes = 64 << 10
 
+    /// The most fields one record may have (a header row: columns). Without it a row of
+    /// commas, a few KB gzipped, held a field end per comma: catalogues have tens of
+    /// columns, and a row of embeddings spread over columns some hundreds.
+    static let maxFields = 4096
+
     /// One record, valid only during the call that receives it.
     struct Record {
         /// The line the record starts on (1-based).
         let line: Int
         /// Longer than ``maxRecordBytes``: its fields are cut.
         let isOverlong: Bool
+        /// More than ``maxFields`` fields: the first ones only are kept.
+        let hasTooManyFields: Bool
         /// The input ended inside a quoted field.
         let isUnterminated: Bool
         fileprivate let bytes: [UInt8]
@@ -62,6 +72,9 @@ struct DelimitedRecordParser {
     private var line = 1
     private var recordLine = 1
     private var isOverlong = false
+    private var hasTooManyFields = false
+    /// Fields ended so far in this record (``ends`` stops growing once it is flagged).
+    private var fieldCount = 0
     /// The record has a quoted field or a delimiter, so it is not a blank line.
     private var isMarked = false
     /// The record has a byte other than blanks (space, tab, CR) outside its marks.
@@ -150,8 +163,9 @@ struct DelimitedRecordParser {
     private mutating func append(_ run: Slice<UnsafeRawBufferPointer>) {
         lastAppended = run.last ?? lastAppended
         if !hasVisible { hasVisible = run.contains { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D } }
-        guard keepsBytes, !isOverlong else { return }
-        let room = Self.maxRecordBytes - bytes.count
+        guard keepsBytes, !isFlagged else { return }
+        // Every delimiter counts as a byte: a row of bare commas is as long as it looks.
+        let room = Self.maxRecordBytes - bytes.count - ends.count
         if run.count > room {
             bytes.append(contentsOf: run.prefix(room))
             isOverlong = true
@@ -164,27 +178,41 @@ struct DelimitedRecordParser {
     private mutating func dropCarriageReturn() {
         guard state == .unquoted, lastAppended == 0x0D else { return }
         lastAppended = 0
-        if keepsBytes, !isOverlong, bytes.count > (ends.last ?? 0) { bytes.removeLast() }
+        if keepsBytes, !isFlagged, bytes.count > (ends.last ?? 0) { bytes.removeLast() }
     }
 
+    /// Past a limit nothing more of the record is collected.
+    private var isFlagged: Bool { isOverlong || hasTooManyFields }
+
     private mutating func endField() {
-        if keepsBytes { ends.append(bytes.count) } else { ends.append(0) }
+        fieldCount += 1
         state = .fieldStart
+        guard keepsBytes, !isFlagged else { return }
+        if fieldCount > Self.maxFields {
+            hasTooManyFields = true
+        } else if bytes.count + ends.count >= Self.maxRecordBytes {
+            isOverlong = true
+        } else {
+            ends.append(bytes.count)
+        }
     }
 
     /// Ends the record at a LF (`counting`: the LF moves to the next line).
     private mutating func endRecord(_ emit: (Record) -> Void, counting newline: Bool = true) {
-        let isBlank = ends.isEmpty && !isMarked && !hasVisible
+        let isBlank = fieldCount == 0 && !isMarked && !hasVisible
         let isUnterminated = state == .quoted
         endField()
         if !isBlank {
             emit(
                 Record(
-                    line: recordLine, isOverlong: isOverlong, isUnterminated: isUnterminated, bytes: bytes, ends: ends))
+                    line: recordLine, isOverlong: isOverlong, hasTooManyFields: hasTooManyFields,
+                    isUnterminated: isUnterminated, bytes: bytes, ends: ends))
         }
         bytes.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
+        fieldCount = 0
         isOverlong = false
+        hasTooManyFields = false
         isMarked = false
         hasVisible = false
         lastAppended = 0

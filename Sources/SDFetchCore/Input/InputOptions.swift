@@ -18,6 +18,7 @@ public struct InputOptions: Sendable, Equatable {
         if let format { return format }
         switch source {
         case .standardInput: return .lines
+        case .list: return .lines
         case .file(let path): return InputFormat.implied(byName: path)
         }
     }

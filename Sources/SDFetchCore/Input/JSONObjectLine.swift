@@ -54,7 +54,9 @@ struct JSONObjectLine {
                     try skipValue(depth: 1)
                     value = .json(String(decoding: bytes[start..<index], as: UTF8.self))
                 }
-                if let earlier = members.firstIndex(where: { $0.name == name }) { members.remove(at: earlier) }
+                guard members.count < DelimitedRecordParser.maxFields else {
+                    throw RowProblem("more than \(DelimitedRecordParser.maxFields) members")
+                }
                 members.append(Member(name: name, value: value))
                 skipBlanks()
                 if peek == UInt8(ascii: ",") {
@@ -69,7 +71,18 @@ struct JSONObjectLine {
         }
         skipBlanks()
         guard index == bytes.endIndex else { throw RowProblem("text after the object") }
-        return members
+        return Self.lastOfEachName(members)
+    }
+
+    /// Each name once, at the place of its last value; linear, where removing an earlier
+    /// member on every repeat was quadratic in a line of thousands of members.
+    private static func lastOfEachName(_ members: [Member]) -> [Member] {
+        var seen = Set<String>()
+        seen.reserveCapacity(members.count)
+        var kept: [Member] = []
+        for member in members.reversed() where seen.insert(member.name).inserted { kept.append(member) }
+        guard kept.count < members.count else { return members }
+        return kept.reversed()
     }
 
     private var peek: UInt8? { index < bytes.endIndex ? bytes[index] : nil }

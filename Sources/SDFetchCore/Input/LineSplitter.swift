@@ -75,6 +75,21 @@ struct LineSplitter {
         out.append(.line(InputLine(source: source, number: lineNumber, text: text, isOverlong: isOverlong || partial.count > URLKey.maxLength)))
     }
 
+    /// One element of an in-memory list (``InputSource/list(name:_:)``) as the line it
+    /// would be in a file, or nil for a blank or `#` element. A newline inside stays inside
+    /// (the URL is then `invalid`): an element is one URL, never several.
+    static func line(_ element: String, source: String, number: Int) -> InputItem? {
+        let blanks: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
+        var bytes = Array(element.utf8)[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        while let first = bytes.first, blanks.contains(first) { bytes = bytes.dropFirst() }
+        while let last = bytes.last, blanks.contains(last) { bytes = bytes.dropLast() }
+        guard let first = bytes.first, first != UInt8(ascii: "#") else { return nil }
+        let isOverlong = bytes.count > URLKey.maxLength
+        let text = Self.text(of: Array(bytes.prefix(URLKey.maxLength + 1)))
+        return .line(InputLine(source: source, number: number, text: text, isOverlong: isOverlong))
+    }
+
     /// The line as text. Bytes that are not UTF-8 are written `%HH` instead of collapsing into
     /// U+FFFD, so `?a=\xff` and `?a=\xfe` stay two keys and the server still receives the byte
     /// (percent-encoding is how a URL carries it; <doc:Fetching#URL-identity> keeps bytes

@@ -45,7 +45,7 @@ struct RowSplitter {
     /// Feeds a chunk; complete rows are appended to `out`.
     mutating func feed(_ chunk: UnsafeRawBufferPointer, into out: inout [InputItem]) {
         guard failure == nil else { return }
-        var parser = self.parser
+        var parser = takeParser()
         parser.feed(chunk) { record in take(record, into: &out) }
         self.parser = parser
     }
@@ -53,9 +53,17 @@ struct RowSplitter {
     /// Flushes a last row without a final newline.
     mutating func finish(into out: inout [InputItem]) {
         guard failure == nil else { return }
-        var parser = self.parser
+        var parser = takeParser()
         parser.finish { record in take(record, into: &out) }
         self.parser = parser
+    }
+
+    /// The parser, moved out (`take` needs `self` while the parser runs): a copy left in
+    /// place would share the record being built, and every chunk would then copy it whole.
+    private mutating func takeParser() -> DelimitedRecordParser {
+        let parser = self.parser
+        self.parser = DelimitedRecordParser(.line, keepsBytes: false)
+        return parser
     }
 
     // MARK: - Records to rows
@@ -79,6 +87,9 @@ struct RowSplitter {
     private static func header(
         _ record: DelimitedRecordParser.Record, options: InputOptions
     ) -> Result<Header, RowProblem> {
+        if record.hasTooManyFields {
+            return .failure(RowProblem("the header row has more than \(DelimitedRecordParser.maxFields) columns"))
+        }
         var names: [String] = []
         var seen: [String: Int] = [:]
         for index in 0..<record.fieldCount {
@@ -164,6 +175,7 @@ struct RowSplitter {
 
     private static func recordProblem(_ record: DelimitedRecordParser.Record) -> String? {
         if record.isOverlong { return "row longer than \(DelimitedRecordParser.maxRecordBytes >> 10) KiB" }
+        if record.hasTooManyFields { return "row with more than \(DelimitedRecordParser.maxFields) fields" }
         if record.isUnterminated { return "a quoted field is not closed before the end of the input" }
         return nil
     }

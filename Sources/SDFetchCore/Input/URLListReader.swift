@@ -1,7 +1,8 @@
 import FoundationEssentials
 import Glibc
 
-/// Streams input lines from files and stdin, in order, on a thread of its own.
+/// Streams input lines from files, stdin and in-memory lists, in order, on a thread of its
+/// own (an `AsyncSequence` of URLs: on a task, ``init(urls:name:)``).
 ///
 /// Reading blocks (a pipe may be slow), so it never runs on the cooperative pool. Lines
 /// travel in batches through a small bounded queue: when the consumer falls behind the
@@ -10,13 +11,15 @@ import Glibc
 /// slow producer's first line is fetched before it writes the second
 /// (<doc:Fetching#Input>), while a fast one still fills whole batches.
 public final class URLListReader: @unchecked Sendable {
-    /// Guards `batches`, `finished`, `cancelled`, `counted` and `waiter`.
+    /// Guards `batches`, `finished`, `cancelled`, `counted`, `waiter` and `roomWaiter`.
     private let condition = ConditionLock()
     private var batches: [[InputItem]] = []
     private var finished = false
     private var cancelled = false
     private var counted: Int?
     private var waiter: CheckedContinuation<[InputItem]?, Never>?
+    /// An asynchronous producer (``init(urls:name:)``) waiting for room in `batches`.
+    private var roomWaiter: CheckedContinuation<Void, Never>?
 
     private static let batchLines = 512
     private static let queuedBatches = 8
@@ -30,6 +33,35 @@ public final class URLListReader: @unchecked Sendable {
         }
     }
 
+    /// Reads URLs from `urls` as it yields them, one element a line (as
+    /// ``InputSource/list(name:_:)`` reads an array), reported as `name:N`: for a list that
+    /// arrives while the run goes on (a crawler's output, a queue). The sequence is iterated
+    /// on a task of its own, which waits while the run is full; an error it throws ends the
+    /// input and is reported as an unreadable source. The total is unknown until it ends.
+    public init<URLs: AsyncSequence & Sendable>(urls: URLs, name: String) where URLs.Element == String {
+        Task { [self] in
+            var batch: [InputItem] = []
+            var number = 0
+            do {
+                for try await element in urls {
+                    number += 1
+                    guard !isCancelled else { break }
+                    guard let item = LineSplitter.line(element, source: name, number: number) else { continue }
+                    batch.append(item)
+                    // At once when nothing waits to be taken, else in full batches.
+                    if batch.count >= Self.batchLines || isQueueEmpty {
+                        guard await pushWhenRoom(batch) else { break }
+                        batch = []
+                    }
+                }
+            } catch {
+                batch.append(.unreadable(source: name, detail: String(describing: error)))
+            }
+            if !batch.isEmpty { _ = await pushWhenRoom(batch) }
+            finish()
+        }
+    }
+
     /// The next batch, or nil once every source is read.
     public func next() async -> [InputItem]? {
         await withCheckedContinuation { continuation in
@@ -37,7 +69,9 @@ public final class URLListReader: @unchecked Sendable {
             if !batches.isEmpty {
                 let batch = batches.removeFirst()
                 condition.broadcast()
+                let room = takeRoomWaiter()
                 condition.unlock()
+                room?.resume()
                 continuation.resume(returning: batch)
             } else if finished || cancelled {
                 condition.unlock()
@@ -65,9 +99,11 @@ public final class URLListReader: @unchecked Sendable {
         cancelled = true
         let pending = waiter
         waiter = nil
+        let room = takeRoomWaiter()
         condition.broadcast()
         condition.unlock()
         pending?.resume(returning: nil)
+        room?.resume()
     }
 
     // MARK: - Reader thread
@@ -80,6 +116,8 @@ public final class URLListReader: @unchecked Sendable {
             let lines: Int?
             let format = options.format(of: source)
             switch source {
+            case .list(let name, let elements):
+                lines = elements.indices.count { LineSplitter.line(elements[$0], source: name, number: $0 + 1) != nil }
             case .standardInput where format.isTabular:
                 lines = RowCounter.rows(ofDescriptor: standardInput, format: format)
             case .standardInput:
@@ -116,8 +154,21 @@ public final class URLListReader: @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 1)
         defer { buffer.deallocate() }
         for source in sources {
+            if case .list(let name, let elements) = source {
+                for (index, element) in elements.enumerated() {
+                    guard let item = LineSplitter.line(element, source: name, number: index + 1) else { continue }
+                    batch.append(item)
+                    if batch.count >= Self.batchLines {
+                        guard push(batch) else { break }
+                        batch = []
+                    }
+                }
+                if isCancelled { break }
+                continue
+            }
             let fd: Int32
             switch source {
+            case .list: preconditionFailure("read above")
             case .standardInput: fd = standardInput
             case .file(let path):
                 fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -156,6 +207,11 @@ public final class URLListReader: @unchecked Sendable {
             if isCancelled { break }
         }
         if !batch.isEmpty { _ = push(batch) }
+        finish()
+    }
+
+    /// Every source is read: a waiting consumer gets nil.
+    private func finish() {
         condition.lock()
         finished = true
         let pending = waiter
@@ -176,6 +232,37 @@ public final class URLListReader: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return cancelled
+    }
+
+    /// Whether no batch waits to be taken: the consumer waits, or soon will.
+    private var isQueueEmpty: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return batches.isEmpty
+    }
+
+    /// ``push(_:)`` for an asynchronous producer: suspends, rather than blocks a thread,
+    /// while the queue is full; ``next()`` resumes it when it takes a batch.
+    private func pushWhenRoom(_ batch: [InputItem]) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            if batches.count < Self.queuedBatches || cancelled {
+                condition.unlock()
+                continuation.resume()
+            } else {
+                roomWaiter = continuation
+                condition.unlock()
+            }
+        }
+        return push(batch)  // one producer: the room it waited for is still there
+    }
+
+    /// The asynchronous producer waiting for room, resumed (outside the lock) by whoever
+    /// makes some.
+    private func takeRoomWaiter() -> CheckedContinuation<Void, Never>? {
+        let pending = roomWaiter
+        roomWaiter = nil
+        return pending
     }
 
     /// Hands a batch to the consumer, waiting while the queue is full. False once cancelled.

@@ -53,3 +53,11 @@ public struct FetchRun: Sendable {
         await intakeDone
     }
 }
+
+extension FetchRun {
+    /// ``run(reader:isolation:_:)`` over ``sources``, read by a reader of its own: for a
+    /// caller that never needs to cancel the reading (a signal handler would).
+    public func run(isolation: isolated (any Actor)? = #isolation, _ handle: (FetchEvent) async -> Void) async {
+        await run(reader: URLListReader(sources: sources), handle)
+    }
+}

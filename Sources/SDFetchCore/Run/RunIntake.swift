@@ -110,12 +110,15 @@ struct RunIntake {
             let duration = ContinuousClock.now - started
             if case .answered(var hit) = probe {
                 delivery?.deliver(&hit)
+                // Delivered: the held file (a pinned hit's) is closed here, not with the batch.
+                hit.heldImage = nil
                 hit.duration = duration
                 unique.line.mark(&hit)
                 probe = .answered(hit)
             }
             return probe
         }
+        progress.lookedUp(unique.count)
         var hits: [FetchResult] = []
         for (unique, probe) in zip(unique, probes) {
             switch probe {
@@ -148,8 +151,10 @@ struct RunIntake {
                 return nil
             }
             progress.discovered()
+            // A row the table got wrong names the row's fault: its URL may be fine.
+            let kind: FetchFailure.Kind = line.problem == nil ? .invalidURL : .invalidRow
             var result = FetchResult(
-                url: line.text, key: nil, status: .invalid, failure: FetchFailure(.invalidURL, error.reason),
+                url: line.text, key: nil, status: .invalid, failure: FetchFailure(kind, error.reason),
                 source: line.place)
             result.fields = line.fields
             invalid.append(result)
@@ -166,7 +171,7 @@ struct RunIntake {
                 progress.discovered()
                 var result = FetchResult(
                     url: line.text, key: nil, status: .invalid,
-                    failure: FetchFailure(.invalidURL, "pins another sha256 than an earlier row of this URL"),
+                    failure: FetchFailure(.invalidRow, "pins another sha256 than an earlier row of this URL"),
                     source: line.place)
                 result.fields = line.fields
                 invalid.append(result)
@@ -192,10 +197,13 @@ struct RunIntake {
         async
     {
         if running >= limit, await group.next() != nil { running -= 1 }
-        let (fetcher, delivery, ledger) = (self.fetcher, self.delivery, self.ledger)
+        let (fetcher, delivery, ledger, progress) = (self.fetcher, self.delivery, self.ledger, self.progress)
+        progress.networkDidStart()
         group.addTask {
             var result = await fetcher.fetch(unique.key, spelling: unique.line.text, after: stale, pin: unique.line.pin)
+            progress.networkDidEnd()
             delivery?.deliver(&result)
+            result.heldImage = nil
             unique.line.mark(&result)
             ledger.publish([result])
         }

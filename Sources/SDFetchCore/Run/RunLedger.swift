@@ -104,8 +104,11 @@ final class RunLedger: Sendable {
     /// Every result was published: queues the summary, with the run's `usedKeys`, and ends
     /// the events once the consumer took it.
     func finish(usedKeys: Set<KeyDigest>) {
+        let (requests, bytes) = progress.sentAndReceived
         enqueue(nil) { summary in
             summary.usedKeys = usedKeys
+            summary.requests = requests
+            summary.receivedBytes = bytes
         }
     }
 
@@ -181,8 +184,6 @@ final class RunLedger: Sendable {
     /// A result's count in the summary; an interrupted URL is counted apart, not as `failed`.
     private static func count(_ result: FetchResult, into summary: inout RunSummary) {
         if let kind = result.failure?.kind, result.status == .failed { summary.errorKinds[kind, default: 0] += 1 }
-        // A `skipped` result repeats its record's status without a request.
-        if result.httpStatus != nil, result.status != .skipped { summary.requests += 1 }
         if result.failure?.kind == .interrupted {
             summary.wasInterrupted = true
             summary.interrupted += 1

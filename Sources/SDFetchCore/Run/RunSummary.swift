@@ -6,12 +6,16 @@ public struct RunSummary: Sendable, Equatable {
     public var interrupted = 0
     /// Input occurrences coalesced into an earlier one of the same key.
     public var duplicates = 0
-    /// Bytes of bodies downloaded in this run.
+    /// Bytes of the images this run downloaded and stored (`--summary`'s `bytes`).
     public var downloadedBytes: Int64 = 0
+    /// Body bytes received over the network, whatever became of them: failed, refused and
+    /// interrupted transfers count too (`--summary`'s `received_bytes`, the closing line's
+    /// "downloaded").
+    public var receivedBytes: Int64 = 0
     /// `failed` results per error kind (`--summary`'s `errors`).
     public var errorKinds: [FetchFailure.Kind: Int] = [:]
-    /// URLs a server answered with an HTTP status (`--summary`'s `requests`); retries of one
-    /// URL are not counted again, and a refused connection is not a request the server saw.
+    /// HTTP requests sent (`--summary`'s `requests`): every try and every redirect hop, as
+    /// a server's log counts them; a connection that never got as far as a request is none.
     public var requests = 0
     public var unreadableInputs = 0
     /// Ctrl-C or SIGTERM stopped the run early.

@@ -21,6 +21,11 @@ extension CurlTransfer {
             failure = FetchFailure(.http(head.status), "server answered \(head.status)")
         case .spillFailed(let code):
             failure = Self.spillFailure(code)
+        case .unofferedCoding(let coding) where head.isSuccess:
+            failure = FetchFailure(
+                .notAnImage, "the body is '\(coding)'-coded, which was not offered (\(ContentCoding.offered ?? "none"))")
+        case .unofferedCoding:
+            failure = FetchFailure(.http(head.status), "server answered \(head.status)")
         case nil where code != CURLE_OK:
             failure = curlFailure(code)
         case nil where !head.isSuccess:

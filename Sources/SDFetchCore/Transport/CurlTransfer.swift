@@ -23,6 +23,8 @@ final class CurlTransfer {
         case discardedBody
         /// The body's spill file could not be written (`errno`): a local `io` failure.
         case spillFailed(Int32)
+        /// The response names a content coding the request did not offer (``ContentCoding``).
+        case unofferedCoding(String)
     }
 
     let handle: UnsafeMutableRawPointer
@@ -84,6 +86,8 @@ final class CurlTransfer {
     /// What this transfer told ``meter``: the declared length (0: none) and the bytes taken.
     private var meteredDeclared: Int64 = 0
     private var meteredBytes: Int64 = 0
+    /// Told ``meter`` it waits for a response (connecting, or sent and not answered yet).
+    private var isAwaitingResponse = false
     private var headerList: UnsafeMutablePointer<curl_slist>?
     /// `Proxy-Authorization` from `-H`: sent to the proxy only (`CURLOPT_PROXYHEADER`).
     private var proxyHeaderList: UnsafeMutablePointer<curl_slist>?
@@ -134,12 +138,16 @@ final class CurlTransfer {
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))
+        meter?.awaitStarted(deadline: now &+ timeoutNanoseconds)
+        isAwaitingResponse = meter != nil
         configure()
     }
 
     /// Forgets the finished request and resets the handle for the next one.
     func recycle() {
         if isBodyMetered { meter?.transferEnded(declared: meteredDeclared, received: meteredBytes) }
+        if isAwaitingResponse { meter?.awaitEnded() }
+        isAwaitingResponse = false
         meter = nil
         isBodyMetered = false
         meteredDeclared = 0
@@ -212,9 +220,9 @@ final class CurlTransfer {
         if let maxTime = request.maxTime {
             setLong(CURLOPT_TIMEOUT_MS, Int(min(maxTime.nanosecondsClamped / 1_000_000, UInt64(Int.max))))
         }
-        // Decoded by curl (gzip, deflate and whatever else it was built with); the write
-        // callback sees decoded bytes, so --max-bytes bounds the decoded size.
-        setString(CURLOPT_ACCEPT_ENCODING, "")
+        // Decoded by curl; the write callback sees decoded bytes, so --max-bytes bounds the
+        // decoded size. Only codings of bounded memory are offered (``ContentCoding``).
+        if let offered = ContentCoding.offered { setString(CURLOPT_ACCEPT_ENCODING, offered) }
         configureConnection()
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_PRIVATE, context)
@@ -235,6 +243,7 @@ final class CurlTransfer {
             transfer.localPort = Int(localPort)
             transfer.remotePort = Int(remotePort)
             transfer.sendLog?.record(transfer.host, firstForTransfer: !transfer.isConnected)
+            transfer.meter?.requestSent()
             if transfer.isConnected, transfer.hasOwnHeaders { transfer.headersForHop() }
             transfer.isConnected = true
             return 0  // CURL_PREREQFUNC_OK
@@ -410,9 +419,18 @@ final class CurlTransfer {
     /// Parses a header line; a declared `2xx` body over `maxBytes` is refused before it starts.
     private func receive(header data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
         touch()
+        if isAwaitingResponse {
+            isAwaitingResponse = false
+            meter?.awaitEnded()
+        }
         head.consume(UnsafeRawBufferPointer(start: data, count: count))
         if head.isSuccess, let length = head.contentLength, length > request.maxBytes {
             overflow = .tooLarge
+            return 0
+        }
+        // Refused before curl decodes a byte of it; a redirect's body is never decoded.
+        if let coding = head.unofferedCoding, !(300...399).contains(head.status) {
+            overflow = .unofferedCoding(coding)
             return 0
         }
         return count

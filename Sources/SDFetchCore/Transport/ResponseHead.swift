@@ -18,6 +18,8 @@ struct ResponseHead {
     var digestSHA256: String?
     /// `Content-Encoding`, when the server sent one (a digest then covers the coded bytes).
     var contentEncoding: String?
+    /// A coding of any `Content-Encoding` line that the request did not offer (``ContentCoding``).
+    var unofferedCoding: String?
 
     /// Whether the latest status is `2xx`, the only kind that carries an image.
     var isSuccess: Bool { (200...299).contains(status) }
@@ -43,7 +45,9 @@ struct ResponseHead {
         case 12 where Self.matches(name, "x-robots-tag"):
             optsOut = optsOut || RobotsTag.optsOut(Self.text(value))
         case 16 where Self.matches(name, "content-encoding"):
-            contentEncoding = Self.text(value)
+            let coding = Self.text(value)
+            contentEncoding = coding
+            unofferedCoding = unofferedCoding ?? ContentCoding.unoffered(in: coding)
         case 13 where Self.matches(name, "last-modified"):
             lastModified = Self.text(value)
         case 14 where Self.matches(name, "content-length"):

@@ -269,7 +269,10 @@ final class TransferLoop {
             scheduler.pause(transfer.host, until: now &+ pause)
         }
         scheduler.finished(transfer.host, wasSent: transfer.isConnected, now: now)
-        if transfer.isConnected { engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt) }
+        // A transfer Ctrl-C cut short says nothing of its host's speed.
+        if transfer.isConnected, response.failure?.kind != .interrupted {
+            engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt)
+        }
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
             // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.

@@ -45,7 +45,10 @@ extension ParsableCommand {
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
                 command.cacheDirectory = value
             },
-            OptionSpec("quiet", short: "q", help: "no progress, summary or notices: only results and errors") {
+            OptionSpec(
+                "quiet", short: "q",
+                help: "no progress, summary or notices, no line for a skipped URL: only results and errors"
+            ) {
                 command, _, _ in
                 command.isQuiet = true
             },

@@ -91,6 +91,25 @@ enum ValueParsers {
                 + EditDistance.suggestion(for: text, among: names))
     }
 
+    /// `--fail-on`: a comma-separated list of the statuses that are not a success
+    /// (`failed,skipped,invalid`), or `none`.
+    /// In ``FetchStatus/allCases`` order, so equal lists compare and print alike.
+    static func failingStatuses(_ text: String, option: String) throws(UsageError) -> [FetchStatus] {
+        if text == "none" { return [] }
+        let names = FetchStatus.allCases.filter { !$0.isSuccess }.map(\.rawValue)
+        var statuses: Set<FetchStatus> = []
+        for word in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = String(word)
+            guard let status = FetchStatus(rawValue: name), !status.isSuccess else {
+                throw UsageError(
+                    "option \(option): '\(Escaping.terminal(name))' is not one of \(names.joined(separator: ", ")) "
+                        + "(or none)" + EditDistance.suggestion(for: name, among: names))
+            }
+            statuses.insert(status)
+        }
+        return FetchStatus.allCases.filter(statuses.contains)
+    }
+
     /// `K/N` with 0 <= K < N.
     static func shard(_ text: String, option: String) throws(UsageError) -> Shard {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)

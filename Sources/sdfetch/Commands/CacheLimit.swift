@@ -8,10 +8,7 @@ enum CacheLimit {
         on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, console: Console
     ) async -> CleanReport? {
         do throws(CacheError) {
-            // Off the cooperative pool: it may wait on the maintenance lock of a clean elsewhere.
-            return try await BlockingWork.run("sdfetch-trim") { () throws(CacheError) in
-                try cache.enforceLimit(maxBytes: maxBytes, protecting: keys, listing: false)
-            }
+            return try await cache.trim(to: maxBytes, protecting: keys)
         } catch {
             console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
             return nil

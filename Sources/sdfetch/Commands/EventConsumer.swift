@@ -9,6 +9,12 @@ struct EventConsumer {
     let console: Console
     let terminal: Terminal
     let isJSON: Bool
+    /// `-q`: no line on standard error for a `skipped` URL, reported when it was recorded.
+    let isQuiet: Bool
+    /// No `--input-format` was given: a list read as lines that looks like a table gets a hint.
+    var hintsTables = false
+    /// Sources already hinted at, so a table read as lines gets one hint, not one a row.
+    private var hintedSources: Set<Substring> = []
     /// The run's summary, once `finished` came.
     private(set) var summary = RunSummary()
     /// Failure lines kept for after the bar (only while a bar is shown).
@@ -17,14 +23,15 @@ struct EventConsumer {
     var hosts = HostReport()
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
-    /// Tails of repeated rows whose key's result came after the input's end (its fetch
-    /// was under way): written right after that result's line.
-    private var waitingRows: [KeyDigest: [String]] = [:]
+    /// Repeated rows whose key's result came after the input's end (its fetch was under
+    /// way): written after that result's line, memory bounded.
+    private let waitingRows = WaitingRows()
 
-    init(console: Console, terminal: Terminal, isJSON: Bool) {
+    init(console: Console, terminal: Terminal, isJSON: Bool, isQuiet: Bool = false) {
         self.console = console
         self.terminal = terminal
         self.isJSON = isJSON
+        self.isQuiet = isQuiet
         self.heldJSON = isJSON ? HeldJSONLines() : nil
     }
 
@@ -42,7 +49,7 @@ struct EventConsumer {
                 if let heldJSON {
                     heldJSON.holdRow(tail, digest: row.digest)
                 } else {
-                    waitingRows[row.digest, default: []].append(tail)
+                    waitingRows.add(tail, digest: row.digest)
                 }
             }
         case .unreadableInput(let source, let detail):
@@ -54,13 +61,17 @@ struct EventConsumer {
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")
         case .inputFinished(let duplicates):
             if let heldJSON {
-                waitingRows = await heldJSON.release(duplicates: duplicates) { line in
+                await heldJSON.release(duplicates: duplicates, waiting: waitingRows) { line in
                     console.output(line)
                     await console.waitForRoom()
                 }
             }
             heldJSON = nil
         case .finished(let final):
+            await waitingRows.finish { line in
+                console.output(line)
+                await console.waitForRoom()
+            }
             summary = final
         }
     }
@@ -72,19 +83,36 @@ struct EventConsumer {
             heldJSON.hold(line, digest: result.key?.digest)
         } else {
             console.output(line)
-            if let digest = result.key?.digest, let tails = waitingRows.removeValue(forKey: digest) {
-                for tail in tails { console.output(ResultPrinter.withRowTail(line, tail)) }
+            if let digest = result.key?.digest, !waitingRows.isEmpty {
+                for row in waitingRows.lines(after: line, digest: digest) { console.output(row) }
             }
         }
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
         guard !isInterrupted else { return }
         let hostLine = hosts.note(result)  // every result: "most URLs" is a share of the run
+        // `-q` for cron: a known-bad URL was reported on the run that recorded it, not again daily.
+        guard !(isQuiet && result.status == .skipped) else { return }
         guard var problem = ResultPrinter.problem(result, terminal: terminal) else { return }
         switch hostLine {
         case .own: break
         case .host(let line): problem = line
         case .folded: return
         }
+        if let hint = tableHint(for: result) { problem += hint }
         if terminal.showsBar { heldFailures.add(problem) } else { console.error(problem) }
+    }
+
+    /// A hint after the first invalid line of a source read as lines that holds a comma or a
+    /// tab (`url,caption` piped without `--input-format`): every row would be `invalid`.
+    private mutating func tableHint(for result: FetchResult) -> String? {
+        guard hintsTables, result.status == .invalid, result.failure?.kind == .invalidURL,
+            let place = result.source, let colon = place.lastIndex(of: ":")
+        else { return nil }
+        let source = place[..<colon]
+        let separator = result.url.contains(",") ? "csv" : result.url.contains("\t") ? "tsv" : nil
+        guard let separator, hintedSources.insert(source).inserted else { return nil }
+        let name = source == "-" ? "standard input" : Escaping.terminal(String(source))
+        return "sdfetch: hint: \(name) looks like a \(separator.uppercased()) table, read as one URL a line: "
+            + "give --input-format \(separator) (and --url-column NAME if its URL column is not 'url')\n"
     }
 }

@@ -27,6 +27,22 @@ enum ExistingCache {
         return isEmpty ? .absent : .foreign
     }
 
+    /// The folders right inside `directory` that hold a cache (a `FORMAT` file), by name,
+    /// sorted: a CI artifact unpacked one level off (`shard-0/cache-0`).
+    static func cachesOneLevelDown(_ directory: String) -> [String] {
+        guard let folder = opendir(directory) else { return [] }
+        defer { closedir(folder) }
+        var found: [String] = []
+        while let entry = readdir(folder), found.count < 100 {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name == "." || name == ".." { continue }
+            var info = stat()
+            let format = directory + "/" + name + "/FORMAT"
+            if lstat(format, &info) == 0, info.st_mode & S_IFMT == S_IFREG { found.append(name) }
+        }
+        return found.sorted()
+    }
+
     /// The status to end `command` with when there is no cache to work on, after saying why;
     /// nil when there is one.
     static func refusal(_ directory: String, command: String, isQuiet: Bool) -> ExitStatus? {

@@ -4,12 +4,16 @@ import SDFetchCore
 /// it.
 extension FetchCommand {
     static let name = "fetch"
-    static let usage = "[fetch] [OPTIONS] [FILE ...]"
+    static let usage = "[fetch] [OPTIONS] [FILE|URL ...]"
     static let summary = "download, verify and cache the images of URL lists (the default)"
     static let abstract = """
         Fetch the image URLs listed in each FILE (one per line, or a CSV, TSV or JSON Lines \
         table with a url column; '-', or no FILE with a piped standard input, reads standard \
-        input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL.
+        input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL. An argument \
+        that is an http:// or https:// URL and names no existing file is a URL to fetch, as in \
+        curl (a file named like a URL is read as ./https:...); with one such URL, -o names the \
+        output file, as curl's -o does, unless it ends in / or is a directory. URLs are sent as \
+        browsers send them: a space inside is %20, a backslash in the path /.
         """
 
     /// Where every default in the table comes from: stated once, in ``FetchOptions``.
@@ -96,6 +100,13 @@ extension FetchCommand {
                 command, value, name in
                 command.options.hostFailures = try ValueParsers.integer(value, option: name, in: 0...1_000_000)
             },
+            OptionSpec(
+                "fail-on", .value("STATUSES"),
+                help: "statuses that make the exit status 1: failed, skipped, invalid, comma-separated, or none",
+                default: FetchCommand.defaultFailOn
+            ) { command, value, name in
+                command.failOn = try ValueParsers.failingStatuses(value, option: name)
+            },
             OptionSpec("header", short: "H", .value("'NAME: VALUE'"), help: "extra request header, repeatable") {
                 command, value, name in
                 command.options.headers.append(try ValueParsers.header(value, option: name))
@@ -128,7 +139,10 @@ extension FetchCommand {
                 command.input.sha256Column = value
                 command.input.requiresSHA256Column = true
             },
-            OptionSpec("output", short: "o", .value("DIR"), help: "also place each image in DIR, named after its URL") {
+            OptionSpec(
+                "output", short: "o", .value("DIR"),
+                help: "also place each image in DIR, named after its URL (one URL argument: a FILE, as curl's -o)"
+            ) {
                 command, value, name in
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
                 command.outputDirectory = value
@@ -170,7 +184,16 @@ extension FetchCommand {
             },
         ] + resizeOptions + transportOptions
 
+    /// A FILE, `-`, or a URL: an absolute http or https URL that names no existing file is a
+    /// URL to fetch, as curl, wget2 and aria2c read it (`./https:...` reads such a file).
+    /// URL arguments form one list, read where the first stood and reported as
+    /// `arguments:N`.
     mutating func take(_ argument: String) throws(UsageError) {
+        if URLArgument.isURL(argument) {
+            if urlArguments.isEmpty { sources.append(.list(name: URLArgument.sourceName, [])) }
+            urlArguments.append(argument)
+            return
+        }
         sources.append(argument == "-" ? .standardInput : .file(argument))
     }
 
@@ -179,6 +202,13 @@ extension FetchCommand {
         if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
         if resize.size > 0 && isLinking {
             throw UsageError("--link and --resize cannot be combined: a resized copy is a file of its own")
+        }
+        if let place = sources.firstIndex(of: .list(name: URLArgument.sourceName, [])) {
+            sources[place] = .list(name: URLArgument.sourceName, urlArguments)
+        }
+        if let outputDirectory, URLArgument.namesOutputFile(outputDirectory, sources: sources) {
+            outputFile = outputDirectory
+            self.outputDirectory = nil
         }
         guard sources.isEmpty else { return }
         guard !environment.isStandardInputTerminal else {

@@ -13,6 +13,10 @@ struct FetchCommand: ParsableCommand {
     var cacheDirectory: String?
     var options = FetchOptions()
     var outputDirectory: String?
+    /// `-o FILE` with a single URL argument (curl's reading): the image goes to this file.
+    var outputFile: String?
+    /// URL arguments in order, gathered into one ``InputSource/list(name:_:)`` at validation.
+    var urlArguments: [String] = []
     /// `--link`: hard links under `-o` instead of reflinks or copies.
     var isLinking = false
     /// `--name`: how `-o` names files.
@@ -26,6 +30,9 @@ struct FetchCommand: ParsableCommand {
     var isVerbose = false
     var isJSON = false
     var isQuiet = false
+    /// `--fail-on`: the statuses that make the exit status 1.
+    var failOn: [FetchStatus] = [.failed, .skipped, .invalid]
+    static let defaultFailOn = "failed,skipped,invalid"
     var progress = ProgressMode.auto
     /// `--summary FILE`: the run's totals as one JSON object, apart from the result lines.
     var summaryFile: String?
@@ -43,6 +50,16 @@ struct FetchCommand: ParsableCommand {
         // A list long enough to touch most of the 256 index buckets: read them all at once,
         // in parallel with the run's start (64 KiB of URLs is about a thousand lines).
         if sources.contains(where: { $0.isLargeFile(over: 64 << 10) }) { cache.preloadIndex() }
+        if let outputFile {
+            do throws(OutputError) {
+                placer = try OutputPlacer(
+                    directory: ProcessEnvironment.absolute(URLArgument.folder(of: outputFile)), isLinking: isLinking,
+                    template: nameTemplate)
+            } catch {
+                StandardError.write("sdfetch: \(Escaping.terminal(error.detail))\n")
+                return ExitStatus(error)
+            }
+        }
         if let outputDirectory {
             // Said plainly here: Foundation's own words for this case are "a file with the same name already exists".
             var status = stat()
@@ -99,7 +116,10 @@ struct FetchCommand: ParsableCommand {
         return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources, options: input)
             let resizer = resize.size > 0 ? ImageResizer(options: resize, maxPixels: options.maxPixels) : nil
-            let delivery = placer.map { OutputDelivery(placer: $0, cache: cache, resizer: resizer) }
+            let fileName = outputFile.map(URLArgument.fileName(of:))
+            let delivery = placer.map {
+                OutputDelivery(placer: $0, cache: cache, fixedName: fileName, resizer: resizer)
+            }
             let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
             // On the signal path: nothing here may wait for the console's writer (blocked on a
             // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
@@ -112,7 +132,8 @@ struct FetchCommand: ParsableCommand {
                 let ticker = ProgressTicker.start(
                     progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
                     started: started, hostsDown: { fetcher.downHostCount })
-                var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON)
+                var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON, isQuiet: isQuiet)
+                consumer.hintsTables = input.format == nil
                 await fetchRun.run(reader: reader) { event in
                     await consumer.handle(event)
                     await console.waitForRoom()  // a blocked stdout holds the run back, not memory
@@ -170,7 +191,7 @@ struct FetchCommand: ParsableCommand {
         if let reason = OutputFailure.reason {
             console.error("sdfetch: cannot write standard output: \(reason); results were lost\n")
         }
-        let status = ExitStatus(run: consumer.summary, interrupted: interrupted)
+        let status = ExitStatus(run: consumer.summary, interrupted: interrupted, failOn: failOn)
         guard status != .interrupted, summaryFailed || OutputFailure.reason != nil else { return status }
         return .unusableCacheOrInput
     }

@@ -65,9 +65,15 @@ enum HelpText {
         Config file: $XDG_CONFIG_HOME/sdfetch/config, else ~/.config/sdfetch/config: 'option = value'
         lines with long option names, read by every command; the command line wins.
 
-        Exit status: 0 every URL downloaded, cached or revalidated; 1 some URL failed, skipped
-        or invalid (or a 'path' URL has no entry); 2 usage error; 3 unusable cache directory,
-        unreadable input file, or results that cannot be written; 130 interrupted.
+        Exit status: 0 every URL downloaded, cached or revalidated; 1 some URL ended with a
+        status --fail-on names (failed, skipped or invalid by default; or a 'path' URL has no
+        entry); 2 usage error; 3 unusable cache directory, unreadable input file, or results
+        that cannot be written; 130 interrupted. With -q a skipped URL prints no line: it was
+        reported when it failed.
+
+        Publisher opt-outs are honoured: an image whose response carries X-Robots-Tag noai or
+        noimageai is not stored (opted-out) and is skipped for --max-age; --ignore-opt-outs
+        stores it.
 
         """
 

@@ -11,8 +11,9 @@ struct MergeCommand: ParsableCommand {
         Copy the entries and failed-URL records of each SRC_CACHE into the cache (--cache-dir), \
         where this cache has none for the URL or an older one: the newer stored time wins. Every \
         copied file is checked against its SHA-256, then sniffed and verified as a download would \
-        be; an entry over --max-bytes, or not the image its record names, is left out, and a time \
-        in the future is taken as now. So N sharded jobs' caches become one.
+        be; an entry over --max-bytes, not the image its record names, or filed under another URL's \
+        name is left out, and a time in the future is taken as now. So N sharded jobs' caches become \
+        one. A write the cache refuses (a full disk) stops the merge with exit 3.
         """
     static let options: [OptionSpec<MergeCommand>] = [
         OptionSpec("json", help: "one JSON object per source") { command, _, _ in command.isJSON = true },
@@ -53,9 +54,18 @@ struct MergeCommand: ParsableCommand {
         for source in sources {
             let path = ProcessEnvironment.absolute(source)
             var info = stat()
-            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                StandardError.write("sdfetch: merge: \(Escaping.terminal(source)) is not a cache directory\n")
-                status = ExitStatus(CacheError(path: path, detail: "not a directory"))
+            let isFolder = stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+            // A folder without a cache (an empty one, or an artifact one level off) would add
+            // nothing and exit 0: refused as a missing one is.
+            guard isFolder, ExistingCache.verdict(path) == .present else {
+                var hint = ""
+                if isFolder, let inside = ExistingCache.cachesOneLevelDown(path).first {
+                    let nested = (source.hasSuffix("/") ? source : source + "/") + inside
+                    hint = "; a cache sits one level down: did you mean \(Escaping.terminal(nested))?"
+                }
+                StandardError.write(
+                    "sdfetch: merge: \(Escaping.terminal(source)) is not a cache directory (no FORMAT file)\(hint)\n")
+                status = ExitStatus(CacheError(path: path, detail: "not a cache directory"))
                 continue
             }
             let report: MergeReport
@@ -68,6 +78,10 @@ struct MergeCommand: ParsableCommand {
                 continue
             }
             if report.bad > 0 && status == .success { status = .someFailed }
+            if let failure = report.writeFailure {
+                // The destination's failure, not the source's entries: exit 3, as for any unusable cache.
+                status = cacheFailure(CacheError(path: cache.directory, detail: "merge stopped: \(failure)"))
+            }
             guard !isQuiet else { continue }
             if isJSON {
                 var object = JSONLine()

@@ -44,7 +44,7 @@ extension StatsCommand {
         .map { "\($0.key.name) \($0.value)" }.joined(separator: ", ")
         return """
             entries  \(stats.entries)
-            bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)) on disk: \(HumanReadable.bytes(stats.imageBytes)) of images, the rest index)
+            bytes    \(stats.bytes) (\(HumanReadable.bytes(stats.bytes)) of entry files and index lines as --max-cache-size counts them, not du's blocks and folders: \(HumanReadable.bytes(stats.imageBytes)) of images, the rest index)
             saved    \(stats.savedBytes) (\(HumanReadable.bytes(stats.savedBytes)) not stored twice: identical images share one file)
             formats  \(formats.isEmpty ? "-" : formats)
             oldest   \(stats.oldest.map(Self.iso8601) ?? "-")

@@ -42,7 +42,7 @@ struct ConfigFile: Equatable {
         if let explicit {
             guard !explicit.isEmpty else { throw UsageError("option --config needs a file") }
             try checkTrust(explicit)
-            guard let text = try? String(contentsOfFile: explicit, encoding: .utf8) else {
+            guard let text = text(of: explicit) else {
                 throw UsageError("option --config: cannot read '\(Escaping.terminal(explicit))'")
             }
             return try parse(text, path: explicit)
@@ -51,10 +51,17 @@ struct ConfigFile: Equatable {
         // The default file is optional: most machines have none.
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         try checkTrust(path)
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        guard let text = text(of: path) else {
             throw UsageError("cannot read the config file '\(Escaping.terminal(path))' (use --no-config to skip it)")
         }
         return try parse(text, path: path)
+    }
+
+    /// The file's text; nil when it cannot be read or is not UTF-8. Read as bytes:
+    /// Foundation's `String(contentsOfFile:encoding:)` leaks its buffer when the bytes are not
+    /// UTF-8 (found by `Fuzz/ConfigFuzzer`).
+    private static func text(of path: String) -> String? {
+        FileManager.default.contents(atPath: path).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
     /// Refuses a config file someone else could have written, as ssh refuses such a

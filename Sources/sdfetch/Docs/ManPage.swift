@@ -24,6 +24,39 @@ enum ManPage {
             page += ".SH \(command.name.uppercased()) OPTIONS\n" + roff(command.abstract) + "\n" + optionRows(command)
         }
         page += """
+            .SH URLS
+            An argument that is an absolute \\fBhttp://\\fR or \\fBhttps://\\fR URL and names no existing
+            file is a URL to fetch, as in curl, wget2 and aria2c; a file literally named like a URL is
+            read when written \\fI./https:...\\fR. URL arguments form one list, read where the first stood,
+            whose lines are reported as \\fIarguments:N\\fR. With exactly one URL argument, \\fB\\-o\\fR
+            names the output file, as curl's \\fB\\-o\\fR does (\\fBsdfetch https://host/cat.png \\-o cat.png\\fR),
+            unless it ends in \\fB/\\fR, is an existing directory or starts with a dot; otherwise it is a folder.
+            .PP
+            A URL is sent as a browser sends it (the WHATWG URL standard): a space inside it, and the
+            other characters of the standard's percent\\-encode sets for the user name and password, the
+            path and the query, are written \\fB%XX\\fR with upper\\-case hex (\\fB%20\\fR for a space, each byte
+            of a non\\-ASCII character its own \\fB%XX\\fR); a backslash in the path is \\fB/\\fR. Spellings
+            that encode alike are one cache key. A tab, CR, LF, NUL or other control character inside a
+            URL makes the line \\fBinvalid\\fR; blanks at a line's ends are trimmed. The cache key leaves out
+            the password of the URL's own user info, and nothing else.
+            .SH PROGRESS
+            On a terminal, one line is redrawn below the results. At 80 columns it reads
+            \\fB[=====>    ] 41%  412/1000  9 failed  3.2/~7.9 MiB  1.1 MiB/s  ETA 0:04\\fR:
+            the fill and the percentage weigh the run by bytes where sizes are known (Content\\-Length,
+            and the mean image of the run for URLs not yet answered, queued ones included; \\fB~\\fR marks
+            such an estimate) and by URLs where not; then URLs done of all, failures (invalid lines and
+            skipped URLs are counted apart), bytes received of the run's total, the rate and the time
+            left. A wider line adds hosts down, what is in flight, and the downloaded, cached, skipped
+            and invalid counts. When the line is too narrow those go first, from the end, before the
+            graphic shrinks below 30 columns; it keeps 10, and is never pushed out by them. The time
+            left blends what the byte rate and the URL rate say, as the fill does; when only transfers
+            waiting for an answer are left and none has finished for a second, it is at least the time
+            to the last one's timeout.
+            .SH PUBLISHER OPT\\-OUTS
+            An image whose response carries \\fIX\\-Robots\\-Tag\\fR \\fBnoai\\fR or \\fBnoimageai\\fR (bare, or
+            for \\fBsdfetch\\fR or \\fB*\\fR) is not stored: it fails as \\fBopted\\-out\\fR, is recorded like a
+            404, and is \\fBskipped\\fR by later runs for \\fB\\-\\-max\\-age\\fR. This is on by default;
+            \\fB\\-\\-ignore\\-opt\\-outs\\fR stores such images (with \\fB\\-\\-retry\\-failed\\fR once recorded).
             .SH TABLES
             A FILE named \\fI*.csv\\fR, \\fI*.tsv\\fR, \\fI*.jsonl\\fR or \\fI*.ndjson\\fR (each also \\fI.gz\\fR) is read
             as a table, as is any input with \\fB\\-\\-input\\-format\\fR; a \\fI*.gz\\fR list of any format is
@@ -33,8 +66,9 @@ enum ManPage {
             column goes into the row's \\fB\\-\\-json\\fR object as \\fBfields\\fR, with \\fBsource\\fR
             (FILE:LINE). Rows whose URLs repeat share one fetch; each gets its own JSON object, while
             text output keeps one line per unique URL. A row with another number of fields than the
-            header, an unclosed quote, broken JSON or more than 64 KiB is \\fBinvalid\\fR at its FILE:LINE;
-            a header without the URL column makes the file unreadable (exit 3).
+            header, an unclosed quote, broken JSON, more than 64 KiB or more than 4096 fields is
+            \\fBinvalid\\fR at its FILE:LINE; a header without the URL column or with more than 4096
+            columns makes the file unreadable (exit 3).
             .PP
             A column named \\fBsha256\\fR (\\fB\\-\\-sha256\\-column\\fR) pins a row's bytes to 64 hex digits.
             Bytes with another SHA-256 fail as \\fBhash\\-mismatch\\fR, neither stored nor recorded; a
@@ -86,10 +120,13 @@ enum ManPage {
             A password in a URL or a proxy URL is printed, reported and stored as \\fIuser:***@host\\fR,
             and the cache key leaves it out. On a redirect to another host, port or scheme, every
             \\fB\\-H\\fR header (Authorization and Cookie included) and the conditional headers are dropped unless
-            \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory owned
-            by another user or writable by every user is named in a warning: whoever can write it feeds
-            images to every run. \\fBmerge\\fR verifies what it imports; \\fBclean\\fR removes only what it
-            recognises as a cache.
+            \\fB\\-\\-location\\-trusted\\fR; Proxy-Authorization goes to the proxy only. A cache directory
+            others can write (owned by another user; writable by every user, sticky or not, or by a group
+            other than the user's private one; or inside a folder others can write) is named in a warning:
+            whoever can write it feeds images to every run. \\fBmerge\\fR verifies what it imports;
+            \\fBclean\\fR removes only what it recognises as a cache. Only gzip, deflate and brotli bodies
+            are accepted (zstd may declare a 128 MiB window); a response in another coding fails as
+            \\fBnot\\-an\\-image\\fR. Terminal output escapes control, bidi and zero-width characters.
             .SH ENVIRONMENT
             .TP
             .B SDFETCH_CACHE_DIR
@@ -106,8 +143,10 @@ enum ManPage {
             .B http_proxy, https_proxy, no_proxy
             as in curl, unless \\fB\\-\\-proxy\\fR is given
             .SH EXIT STATUS
-            0 every URL downloaded, cached or revalidated; 1 some URL failed, skipped or invalid;
-            2 usage error; 3 unusable cache directory, unreadable input file, or results that cannot be
+            0 every URL downloaded, cached or revalidated; 1 some URL ended with a status that
+            \\fB\\-\\-fail\\-on\\fR names (\\fBfailed,skipped,invalid\\fR by default: CI that tolerates known\\-dead
+            URLs gives \\fB\\-\\-fail\\-on failed,invalid\\fR); 2 usage error; 3 unusable cache directory,
+            unreadable input file, or results that cannot be
             written (standard output, \\fB\\-\\-summary\\fR, \\fB\\-o\\fR); 130 interrupted.
             .SH SEE ALSO
             .BR curl (1),

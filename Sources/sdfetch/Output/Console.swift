@@ -29,6 +29,9 @@ final class Console: Sendable {
         var lastFlush = ContinuousClock.now
         /// The bar text on screen once the queued writes are done, or nil.
         var bar: String?
+        /// Renders the bar afresh: what is drawn again below lines printed above it, so its
+        /// counts include them (nil: the last line drawn).
+        var redraw: (@Sendable () -> String)?
         /// Bytes and hand-overs queued for the writer and not yet written.
         var queuedBytes = 0
         var queuedHandOvers = 0
@@ -96,7 +99,7 @@ final class Console: Sendable {
                 let bar = outputSharesBarTerminal ? state.bar : nil
                 if bar != nil { erase(&state, &writes) }
                 flush(&state, &writes)
-                if let bar { draw(bar, &state, &writes) }
+                if let bar { draw(state.redraw?() ?? bar, &state, &writes) }
             }
         }
     }
@@ -107,7 +110,7 @@ final class Console: Sendable {
             let bar = state.bar
             if bar != nil { erase(&state, &writes) }
             writes.add(text.utf8, to: errorFD)
-            if let bar { draw(bar, &state, &writes) }
+            if let bar { draw(state.redraw?() ?? bar, &state, &writes) }
         }
     }
 
@@ -124,7 +127,7 @@ final class Console: Sendable {
             let bar = state.bar
             if bar != nil { erase(&state, &writes) }
             writes.add(text.utf8, to: errorFD)
-            if let bar { draw(bar, &state, &writes) }
+            if let bar { draw(state.redraw?() ?? bar, &state, &writes) }
             handOver(writes, &state)
             return true
         }
@@ -133,14 +136,21 @@ final class Console: Sendable {
         DedicatedThread.start(name: "sdfetch-stderr") { FileDescriptorWriter.write(text, to: fd) }
     }
 
-    /// Replaces the bar with `line` (already fitted to the terminal width).
-    func showBar(_ line: String) {
-        change { state, writes in draw(line, &state, &writes) }
+    /// Replaces the bar with `line` (already fitted to the terminal width); `redraw` makes
+    /// a fresh one for redraws below later lines.
+    func showBar(_ line: String, redraw: (@Sendable () -> String)? = nil) {
+        change { state, writes in
+            state.redraw = redraw
+            draw(line, &state, &writes)
+        }
     }
 
     /// Erases the bar for good (before the summary).
     func removeBar() {
-        change { state, writes in erase(&state, &writes) }
+        change { state, writes in
+            state.redraw = nil
+            erase(&state, &writes)
+        }
     }
 
     /// Hands pending output over when the last hand-over is older than ``flushInterval``.

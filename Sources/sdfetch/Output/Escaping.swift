@@ -5,16 +5,23 @@ import SDFetchCore
 /// ``Redaction/masked(_:)`` (README "Security"), so no printer can forget it.
 ///
 /// Text from the network or the input (URLs, invalid lines, server-supplied details) can
-/// hold ESC, CSI (U+009B) or bidi overrides that would rewrite the user's screen. Every
-/// printer goes through ``isUnsafe(_:)``: text output writes such characters as visible
-/// escapes, JSON as `\uXXXX` (valid JSON that decodes to the exact original text).
+/// hold ESC, CSI (U+009B) or bidi overrides that would rewrite the user's screen, or
+/// invisible characters that make two different URLs print alike. Every printer goes
+/// through ``isUnsafe(_:)``: text output writes such characters as visible escapes, JSON as
+/// `\uXXXX` (valid JSON that decodes to the exact original text).
 enum Escaping {
-    /// C0 controls, DEL, C1 controls, line/paragraph separators, and every bidi control: the
-    /// LRM/RLM/ALM marks, embeddings, overrides and isolates (Unicode's Bidi_Control set).
+    /// C0 controls, DEL, C1 controls, line/paragraph separators, every bidi control (the
+    /// LRM/RLM/ALM marks, embeddings, overrides and isolates: Unicode's Bidi_Control set),
+    /// and the characters a terminal draws as nothing: zero-width spaces and joiners, the
+    /// word joiner and invisible operators, the soft hyphen, the BOM, Hangul fillers,
+    /// interlinear annotation marks and the tag characters (which can spell hidden ASCII).
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x200B...0x200D, 0x2060...0x2065, 0x206A...0x206F,
+            0x3164, 0xFEFF, 0xFFA0, 0xFFF9...0xFFFB, 0xE0000...0xE007F:
+            true
         default: false
         }
     }
@@ -70,7 +77,7 @@ enum Escaping {
             case "\n": out.append(contentsOf: "\\n".unicodeScalars)
             case "\t": out.append(contentsOf: "\\t".unicodeScalars)
             case "\r": out.append(contentsOf: "\\r".unicodeScalars)
-            case _ where isUnsafe(scalar): out.append(contentsOf: ("\\u" + hex(scalar.value, digits: 4)).unicodeScalars)
+            case _ where isUnsafe(scalar): out.append(contentsOf: jsonEscape(scalar).unicodeScalars)
             default: out.append(scalar)
             }
         }
@@ -88,11 +95,18 @@ enum Escaping {
         for scalar in raw.unicodeScalars {
             switch scalar {
             case "\t", "\r": out.append(" ")
-            case _ where isUnsafe(scalar): out.append(contentsOf: ("\\u" + hex(scalar.value, digits: 4)).unicodeScalars)
+            case _ where isUnsafe(scalar): out.append(contentsOf: jsonEscape(scalar).unicodeScalars)
             default: out.append(scalar)
             }
         }
         return String(out)
+    }
+
+    /// `\uXXXX`, or a surrogate pair's two for a scalar past U+FFFF (a tag character).
+    private static func jsonEscape(_ scalar: Unicode.Scalar) -> String {
+        guard scalar.value > 0xFFFF else { return "\\u" + hex(scalar.value, digits: 4) }
+        let offset = scalar.value - 0x10000
+        return "\\u" + hex(0xD800 + (offset >> 10), digits: 4) + "\\u" + hex(0xDC00 + (offset & 0x3FF), digits: 4)
     }
 
     private static func hex(_ value: UInt32, digits: Int) -> String {

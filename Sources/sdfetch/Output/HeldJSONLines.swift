@@ -40,11 +40,12 @@ final class HeldJSONLines {
     }
 
     /// Writes every held line through `write`, in order, with the final count from
-    /// `duplicates`, then every held row as its key's line with the row's tail. Returns the
-    /// rows whose key has no line yet (its fetch still under way), by key, for the caller
-    /// to write after that line.
-    @discardableResult
-    func release(duplicates: [KeyDigest: Int], _ write: (String) async -> Void) async -> [KeyDigest: [String]] {
+    /// `duplicates`, then every held row as its key's line with the row's tail. The rows
+    /// whose key has no line yet (its fetch still under way) go to `waiting`, for the
+    /// caller to write after that line.
+    func release(
+        duplicates: [KeyDigest: Int], waiting: WaitingRows, _ write: (String) async -> Void
+    ) async {
         // Where the line of each repeated key is in the spool: 16 bytes and a place per key.
         var places: [KeyDigest: SpoolFile.Place] = [:]
         await spool.readAll { record, place in
@@ -56,7 +57,6 @@ final class HeldJSONLines {
             places[digest] = place
             await write(Self.patch(line, duplicates: final))
         }
-        var waiting: [KeyDigest: [String]] = [:]
         // The shared part of recent keys' lines: rows of one key tend to come in runs, and
         // each read from the spool is a seek and a read.
         var heads: [KeyDigest: String] = [:]
@@ -74,13 +74,12 @@ final class HeldJSONLines {
                 heads[digest] = head
                 await write(head + tail)
             } else {
-                waiting[digest, default: []].append(String(tail))
+                waiting.add(String(tail), digest: digest)
             }
         }
         spool.clear()
         rowSpool.clear()
         count = 0
-        return waiting
     }
 
     /// `line` with its `"duplicates"` member set to `count`.

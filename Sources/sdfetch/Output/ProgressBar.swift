@@ -3,14 +3,23 @@ import SDFetchCore
 /// Renders one progress line from a ``RunProgress/Snapshot``, fitted to the terminal width.
 ///
 /// Pure: the ticker supplies the snapshot, elapsed time and width, so the layout is tested
-/// without a terminal. Parts are dropped from the least useful end when the line is too
-/// narrow (the graphic bar shrinks first), so the line never wraps: a wrapped line
-/// cannot be redrawn with `\r`.
+/// without a terminal. The line is laid out for 80 columns first (sdfetch(1) PROGRESS):
+///
+///     [=======>        ] 41%  412/1000  9 failed  3.2/~7.9 MiB  1.1 MiB/s  ETA 0:04
+///
+/// and a wider terminal adds, in this order, hosts down, what is in flight, and the
+/// downloaded, cached, skipped and invalid counts. When the line is too narrow, parts go
+/// least useful first: invalid, skipped, cached, downloaded and in flight, before the
+/// graphic shrinks below its full size; then hosts down, the rate, the bytes, the failures
+/// and the percentage, while it keeps 10 columns; never the count and the ETA. The graphic
+/// goes only when even those need its room: a wrapped line could not be redrawn with `\r`.
 struct ProgressBar {
     let terminal: Terminal
     /// Recent (time, bytes, done) samples for the rate and the ETA, newest last. Seeded with
     /// the run's start, so the first redraw after a completion already has a rate and an ETA.
     private var samples: [(at: Duration, bytes: Int64, done: Int)] = [(.zero, 0, 0)]
+    /// When `done` last grew.
+    private var lastDone: (at: Duration, done: Int) = (.zero, 0)
     /// How far back the rate looks, smoothing bursts without hiding a stall.
     private static let window = Duration.seconds(5)
 
@@ -18,73 +27,123 @@ struct ProgressBar {
         self.terminal = terminal
     }
 
-    /// The line for `snapshot` at `elapsed` since the run started, at most `width - 1` columns;
-    /// `hostsDown` hosts given up so far are counted after the failures.
+    /// Notes `snapshot` at `elapsed` for the rates, then renders it: what the ticker calls.
     mutating func render(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String {
+        sample(snapshot, elapsed: elapsed)
+        return line(snapshot, elapsed: elapsed, width: width, hostsDown: hostsDown)
+    }
+
+    /// Adds a sample for the rates.
+    mutating func sample(_ snapshot: RunProgress.Snapshot, elapsed: Duration) {
         samples.append((elapsed, snapshot.bytes, snapshot.done))
         while let first = samples.first, elapsed - first.at > Self.window, samples.count > 2 { samples.removeFirst() }
+        if snapshot.done != lastDone.done { lastDone = (elapsed, snapshot.done) }
+    }
+
+    /// The line for `snapshot` at `elapsed`, at most `width - 1` columns, from the samples
+    /// taken so far: a redraw between ticks (after result lines) shows fresh counts.
+    func line(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String {
         let oldest = samples[0]
         let span = max((elapsed - oldest.at).timeInterval, 0.001)
-        let byteRate = Double(snapshot.bytes - oldest.bytes) / span
-        let urlRate = Double(snapshot.done - oldest.done) / span
+        let byteRate = Double(max(0, snapshot.bytes - oldest.bytes)) / span
+        let urlRate = Double(max(0, snapshot.done - oldest.done)) / span
+        let estimate = ProgressEstimate(
+            snapshot, urlRate: urlRate, byteRate: byteRate,
+            sinceLastDone: snapshot.done != lastDone.done ? .zero : elapsed - lastDone.at)
 
-        let total = "\(snapshot.done)/\(snapshot.total)" + (snapshot.isTotalKnown ? "" : "+")
         var eta = "ETA --:--"
-        if snapshot.isTotalKnown,
-            let seconds = Self.secondsLeft(snapshot, urlRate: urlRate, byteRate: byteRate)
-        {
+        if snapshot.isTotalKnown, let seconds = estimate.secondsLeft {
             eta = "ETA " + HumanReadable.clock(seconds: seconds)
         }
-        // Plain text decides the layout; colour is added after fitting.
-        var parts: [(text: String, colour: Terminal.Colour?)] = [
-            (total, nil),
-            ("\(snapshot.downloaded) downloaded", .green),
-            ("\(snapshot.cached) cached", .cyan),
-            ("\(snapshot.failed) failed", snapshot.failed > 0 ? .red : nil),
-        ]
-        if hostsDown > 0 { parts.append(("\(hostsDown) host\(hostsDown == 1 ? "" : "s") down", .red)) }
-        parts += [
-            (HumanReadable.bytes(snapshot.bytes), nil),
-            (HumanReadable.bytes(Int64(byteRate)) + "/s", nil),
-            (eta, nil),
-        ]
+        let count = "\(snapshot.done)/\(snapshot.total)" + (snapshot.isTotalKnown ? "" : "+")
+        let percent = snapshot.isTotalKnown ? "\(Int((estimate.fraction * 100).rounded(.down)))%" : nil
+        // (text, colour, rank): shown in this order, dropped by rank, highest first.
+        var parts: [Part] = [
+            Part(percent, nil, rank: 3),
+            Part(count, nil, rank: 0),
+            Part(snapshot.failed > 0 ? "\(snapshot.failed) failed" : nil, .red, rank: 4),
+            Part(Self.bytes(snapshot.bytes, of: estimate), nil, rank: 5),
+            Part(HumanReadable.bytes(Int64(byteRate)) + "/s", nil, rank: 6),
+            Part(eta, nil, rank: 0),
+            Part(hostsDown > 0 ? "\(hostsDown) host\(hostsDown == 1 ? "" : "s") down" : nil, .red, rank: 7),
+            Part(snapshot.inFlight > 0 ? "\(snapshot.inFlight) in flight" : nil, nil, rank: Self.optionalRank),
+            Part("\(snapshot.downloaded) downloaded", .green, rank: 10),
+            Part(snapshot.cached > 0 ? "\(snapshot.cached) cached" : nil, .cyan, rank: 11),
+            Part(snapshot.skipped > 0 ? "\(snapshot.skipped) skipped" : nil, .red, rank: 12),
+            Part(snapshot.invalid > 0 ? "\(snapshot.invalid) invalid" : nil, .red, rank: 13),
+        ].filter { !$0.text.isEmpty }
         let limit = max(10, width - 1)
-        var kept = parts
-        while kept.count > 1, plainWidth(kept) > limit { kept.removeLast() }
-        var line = kept.map { part in part.colour.map { terminal.paint(part.text, $0) } ?? part.text }
+        // The optional counts give way to a full-size graphic; the rest only to its 10 columns.
+        let minimumGraphic = 10
+        let preferredGraphic = max(minimumGraphic, min(30, width / 4))
+        Self.drop(from: &parts, above: Self.optionalRank - 1, toFit: limit - preferredGraphic - 2)
+        Self.drop(from: &parts, above: 0, toFit: limit - minimumGraphic - 2)
+        var line = parts.map { part in part.colour.map { terminal.paint(part.text, $0) } ?? part.text }
             .joined(separator: "  ")
-        // A fixed share of the width, so the bar does not jitter as the numbers grow; dropped
-        // whole when the text needs the room.
-        let graphicWidth = min(30, width / 4)
-        if graphicWidth >= 10, plainWidth(kept) + graphicWidth + 2 <= limit {
-            let graphic = graphicBar(
-                done: snapshot.done, total: snapshot.total, known: snapshot.isTotalKnown, width: graphicWidth - 2)
-            line = "[" + graphic + "]  " + line
+        // A fixed share of the width when there is room, so the bar does not jitter as the
+        // numbers grow; else what is left, down to 10.
+        let graphicWidth = min(preferredGraphic, limit - Self.plainWidth(parts) - 2)
+        if graphicWidth >= minimumGraphic {
+            let graphic = Self.graphicBar(
+                fraction: estimate.fraction, known: snapshot.isTotalKnown && snapshot.total > 0,
+                width: graphicWidth - 2)
+            line = "[" + graphic + "] " + line
         }
         return line
     }
 
-    /// The time left, from whichever rate has something to say: URLs done per second for
-    /// the URLs left, and bytes per second for the declared bytes still to come of the
-    /// transfers under way; the longer of the two, since both must pass. Before any URL is
-    /// done (a few large or rate-limited images) only the bytes speak. Nil: no rate yet.
-    static func secondsLeft(_ snapshot: RunProgress.Snapshot, urlRate: Double, byteRate: Double) -> Double? {
-        var seconds: Double?
-        if urlRate > 0 { seconds = Double(snapshot.total - snapshot.done) / urlRate }
-        if byteRate > 0, snapshot.pendingBytes > 0 {
-            seconds = max(seconds ?? 0, Double(snapshot.pendingBytes) / byteRate)
+    /// `3.2 MiB`, or with the run's total: `3.2/~7.9 MiB` (`~`: partly estimated from the
+    /// mean image so far), `812.0 KiB/7.9 MiB`.
+    static func bytes(_ bytes: Int64, of estimate: ProgressEstimate) -> String {
+        let done = HumanReadable.bytes(bytes)
+        guard let total = estimate.totalBytes, total > 0 else { return done }
+        let all = (estimate.isExact ? "" : "~") + HumanReadable.bytes(max(total, bytes))
+        let (doneNumber, doneUnit) = split(done)
+        let (_, allUnit) = split(all)
+        return doneUnit == allUnit ? "\(doneNumber)/\(all)" : "\(done)/\(all)"
+    }
+
+    /// `3.2 MiB` as (`3.2`, `MiB`).
+    private static func split(_ text: String) -> (Substring, Substring) {
+        guard let space = text.lastIndex(of: " ") else { return (text[...], "") }
+        return (text[..<space], text[text.index(after: space)...])
+    }
+
+    /// Ranks from here on are counts a wide terminal adds (in flight, downloaded, ...).
+    private static let optionalRank = 9
+
+    /// Removes parts ranked above `rank`, the highest rank first, until `parts` take at most
+    /// `columns`.
+    private static func drop(from parts: inout [Part], above rank: Int, toFit columns: Int) {
+        while plainWidth(parts) > columns,
+            let last = parts.indices.filter({ parts[$0].rank > rank }).max(by: { parts[$0].rank < parts[$1].rank })
+        {
+            parts.remove(at: last)
         }
-        return seconds
     }
 
-    private func plainWidth(_ parts: [(text: String, colour: Terminal.Colour?)]) -> Int {
-        parts.reduce(0) { $0 + $1.text.count } + 2 * (parts.count - 1)
+    /// One part of the line: nil text parts are left out.
+    private struct Part {
+        let text: String
+        let colour: Terminal.Colour?
+        /// 0: never dropped; else dropped before every part of a lower rank.
+        let rank: Int
+
+        init(_ text: String?, _ colour: Terminal.Colour?, rank: Int) {
+            self.text = text ?? ""
+            self.colour = colour
+            self.rank = rank
+        }
     }
 
-    private func graphicBar(done: Int, total: Int, known: Bool, width: Int) -> String {
-        guard total > 0 else { return String(repeating: " ", count: width) }
-        let filled = min(width, width * done / total)
-        let arrow = filled < width && known ? ">" : ""
+    private static func plainWidth(_ parts: [Part]) -> Int {
+        parts.reduce(0) { $0 + $1.text.count } + 2 * max(0, parts.count - 1)
+    }
+
+    private static func graphicBar(fraction: Double, known: Bool, width: Int) -> String {
+        guard known else { return String(repeating: " ", count: width) }
+        let filled = min(width, Int((Double(width) * fraction).rounded(.down)))
+        let arrow = filled < width ? ">" : ""
         return String(repeating: "=", count: filled) + arrow
             + String(repeating: " ", count: width - filled - arrow.count)
     }

@@ -91,13 +91,23 @@ enum ResultPrinter {
             let place = result.source ?? "-"
             return "sdfetch: \(word): \(Escaping.terminal(place)): \(Escaping.terminal(why))\n"
         }
-        return "sdfetch: \(word): \(Escaping.terminal(result.url)): \(Escaping.terminal(why))\n"
+        return "sdfetch: \(word): \(Escaping.terminal(result.url)): \(Escaping.terminal(why))\(optOutHint(result))\n"
+    }
+
+    /// Publisher opt-outs are honoured by default (README, "Publisher opt-outs"): the line
+    /// names the options that override them, since the URL is then skipped for `--max-age`.
+    private static func optOutHint(_ result: FetchResult) -> String {
+        guard result.failure?.kind == .optedOut else { return "" }
+        return result.status == .skipped
+            ? " (fetch it anyway: --ignore-opt-outs --retry-failed)" : " (store it anyway: --ignore-opt-outs)"
     }
 
     /// `http-404: not found`, or just the kind when the detail adds nothing.
     static func reason(of failure: FetchFailure) -> String {
-        if failure.kind == .invalidURL || failure.detail.isEmpty || failure.detail == failure.kind.label {
-            return failure.kind == .invalidURL && !failure.detail.isEmpty ? failure.detail : failure.kind.label
+        // An invalid line's or row's detail says it all; `--json` has the kind.
+        let isInvalid = failure.kind == .invalidURL || failure.kind == .invalidRow
+        if isInvalid || failure.detail.isEmpty || failure.detail == failure.kind.label {
+            return isInvalid && !failure.detail.isEmpty ? failure.detail : failure.kind.label
         }
         return "\(failure.kind.label): \(failure.detail)"
     }

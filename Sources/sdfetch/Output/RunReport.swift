@@ -21,7 +21,7 @@ enum RunReport {
         line += total == 1 ? "1 URL" : "\(total) URLs"
         if !counts.isEmpty { line += ": " + counts.joined(separator: ", ") }
         line += "; \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") coalesced"
-        line += "; \(HumanReadable.bytes(summary.downloadedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s\n"
+        line += "; \(HumanReadable.bytes(summary.receivedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s\n"
         return line
     }
 }

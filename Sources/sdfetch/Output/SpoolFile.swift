@@ -13,6 +13,10 @@ final class SpoolFile {
     private let file: UnsafeMutablePointer<FILE>?
     private var inMemory: [String] = []
     private var hasFailed = false
+    /// Bytes written to the file: the offset of the next record.
+    private var end = 0
+    /// A read moved the file's position away from its end.
+    private var isPositionMoved = false
 
     init() {
         file = tmpfile()
@@ -22,12 +26,20 @@ final class SpoolFile {
         if let file { fclose(file) }
     }
 
-    func add(_ record: String) {
+    /// Adds `record` and returns its place (for ``record(at:)``).
+    @discardableResult
+    func add(_ record: String) -> Place {
+        if isPositionMoved, let file {
+            isPositionMoved = false
+            hasFailed = hasFailed || fseek(file, end, SEEK_SET) != 0
+        }
         guard let file, !hasFailed, fputs(record, file) >= 0 else {
             hasFailed = file != nil
             inMemory.append(record)
-            return
+            return .memory(inMemory.count - 1)
         }
+        defer { end += record.utf8.count }
+        return .file(end)
     }
 
     /// Calls `body` with every record (its newline kept) and its place, in order.
@@ -35,6 +47,7 @@ final class SpoolFile {
         if let file {
             fflush(file)
             rewind(file)
+            isPositionMoved = true
             var buffer: UnsafeMutablePointer<CChar>?
             var capacity = 0
             defer { free(buffer) }
@@ -53,6 +66,7 @@ final class SpoolFile {
         case .memory(let index):
             return inMemory[index]
         case .file(let offset):
+            isPositionMoved = true
             guard let file, fseek(file, offset, SEEK_SET) == 0 else { return nil }
             var buffer: UnsafeMutablePointer<CChar>?
             var capacity = 0
@@ -65,6 +79,8 @@ final class SpoolFile {
     /// Empties the spool for reuse.
     func clear() {
         inMemory.removeAll()
+        end = 0
+        isPositionMoved = false
         if let file {
             rewind(file)
             ftruncate(fileno(file), 0)

@@ -26,6 +26,7 @@ enum SummaryFile {
         object.add("errors", counts: Dictionary(summary.errorKinds.map { ($0.key.label, $0.value) }, uniquingKeysWith: +))
         object.add("duplicates", summary.duplicates)
         object.add("bytes", summary.downloadedBytes)
+        object.add("received_bytes", summary.receivedBytes)
         object.add("requests", summary.requests)
         object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
         object.add("hosts_down", counts: consumer.hosts.downCounts)

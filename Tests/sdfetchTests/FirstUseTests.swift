@@ -1,0 +1,232 @@
+import Foundation
+import SDFetchTestSupport
+import Testing
+
+/// What a curl user types first, what CI and cron need from exit codes, and the messages
+/// that must point the right way: through the built binary.
+@Suite("first use: URL arguments, --fail-on, CI and cron, messages", .cleansUp, .timeLimit(.minutes(1)))
+struct FirstUseTests {
+    let directory = TemporaryDirectory("first-use")
+    var cache: String { directory.appending("cache") }
+
+    private func sdfetch(
+        _ arguments: [String], input: String = "", cacheDirectory: String? = nil, in folder: String? = nil
+    ) async throws -> ProcessRun {
+        let arguments = [BuiltProduct.path("sdfetch"), "--cache-dir", cacheDirectory ?? cache] + arguments
+        // In `folder` (for relative names): through a shell that changes into it first.
+        return try await ProcessRun.launch(
+            "/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", folder ?? directory.path] + arguments,
+            input: input, environment: ["HOME": directory.path])
+    }
+
+    // MARK: - URL arguments
+
+    @Test("a URL argument is fetched; a bad one is invalid at arguments:N")
+    func urlArguments() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let run = try await sdfetch([server.url("/a.png"), "https://h:99999/x.png"])
+        #expect(run.status == 1, "\(run.standardError)")
+        #expect(run.standardOutput.contains("downloaded\t"))
+        #expect(run.standardError.contains("sdfetch: invalid: arguments:2: bad port"))
+        #expect(!run.standardError.contains("cannot read"))
+        #expect(server.requests(for: "/a.png") == 1)
+    }
+
+    @Test("a file named like a URL is read as a list, as it is with ./")
+    func fileNamedLikeAURL() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let folder = directory.appending("work")
+        try FileManager.default.createDirectory(
+            atPath: folder + "/https:/h", withIntermediateDirectories: true)
+        _ = directory.write(server.url("/a.png") + "\n", to: "work/https:/h/list")
+        for name in ["https://h/list", "./https://h/list"] {
+            let run = try await sdfetch([name], in: folder)
+            #expect(run.status == 0, "\(name): \(run.standardError)")
+            #expect(run.standardOutput.contains(server.url("/a.png")))
+        }
+    }
+
+    @Test("with one URL, -o names a file as curl's -o does; -o DIR/ is a folder")
+    func outputFileForOneURL() async throws {
+        let server = try await LoopbackServer()
+        server.route("/cat.png", .ok(SampleImages.png()))
+        let file = directory.appending("out/cat-copy.png")
+        let run = try await sdfetch([server.url("/cat.png"), "-o", file])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png()))
+        #expect(run.standardOutput.contains("downloaded\t\(file)\t"))
+        let folder = directory.appending("folder") + "/"
+        let again = try await sdfetch([server.url("/cat.png"), "-o", folder])
+        #expect(again.status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(names.count == 1 && names[0].hasPrefix("cat-") && names[0].hasSuffix(".png"))
+    }
+
+    // MARK: - Exit status for CI and cron
+
+    /// A list with a dead URL, run as the README's recipes run it, twice over one cache.
+    private func listWithDeadURL() async throws -> (LoopbackServer, String) {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        server.route("/dead.png", .status(404))
+        return (server, directory.write(server.url("/a.png") + "\n" + server.url("/dead.png") + "\n", to: "urls.txt"))
+    }
+
+    @Test("the default fails a run with a known-dead URL; --fail-on failed,invalid passes it")
+    func failOnSkipped() async throws {
+        let (_, list) = try await listWithDeadURL()
+        #expect(try await sdfetch([list]).status == 1)
+        #expect(try await sdfetch([list]).status == 1)  // skipped, and skipped fails by default
+        let tolerant = try await sdfetch(["--fail-on", "failed,invalid", list])
+        #expect(tolerant.status == 0, "\(tolerant.standardError)")
+        #expect(tolerant.standardOutput.contains("skipped\t"))
+        #expect(try await sdfetch(["--fail-on", "none", "--offline", list]).status == 0)
+        let bad = try await sdfetch(["--fail-on", "failed,skiped", list])
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("'skiped'") && bad.standardError.contains("skipped"))
+    }
+
+    @Test("the README's GitHub recipe passes with a dead URL; its GitLab recipe fails once, then passes")
+    func ciRecipes() async throws {
+        let (_, list) = try await listWithDeadURL()
+        let github = try await sdfetch(["--fail-on", "invalid", "--json", list], cacheDirectory: directory.appending("gh"))
+        #expect(github.status == 0, "\(github.standardError)")
+        #expect(github.standardOutput.contains("\"status\":\"failed\""))
+        let gitlab = directory.appending("gl")
+        let first = try await sdfetch(["--fail-on", "failed,invalid", "--json", list], cacheDirectory: gitlab)
+        let second = try await sdfetch(["--fail-on", "failed,invalid", "--json", list], cacheDirectory: gitlab)
+        #expect(first.status == 1 && second.status == 0, "\(second.standardError)")
+        // An invalid line still fails both: the list itself is broken.
+        let broken = directory.write("not a url\n", to: "broken.txt")
+        #expect(try await sdfetch(["--fail-on", "invalid", broken]).status == 1)
+    }
+
+    @Test("the README's cron line prints a dead URL once, then nothing")
+    func cronRecipe() async throws {
+        let (_, list) = try await listWithDeadURL()
+        let first = try await sdfetch(["-q", "--fail-on", "failed,invalid", list])
+        let second = try await sdfetch(["-q", "--fail-on", "failed,invalid", list])
+        #expect(first.standardError.contains("sdfetch: failed: ") && first.standardError.contains("dead.png"))
+        #expect(second.status == 0)
+        #expect(second.standardError.isEmpty, "\(second.standardError)")
+        #expect(second.standardOutput.contains("skipped\t"))  // results still go to stdout
+    }
+
+    // MARK: - merge
+
+    @Test("merge of a folder that is not a cache exits 3 and names a cache one level down")
+    func mergeOfNonCache() async throws {
+        let (_, list) = try await listWithDeadURL()
+        _ = try await sdfetch([list], cacheDirectory: directory.appending("shard-0/cache-0"))
+        let run = try await sdfetch(["merge", directory.appending("shard-0")])
+        #expect(run.status == 3)
+        #expect(run.standardError.contains("is not a cache directory"))
+        #expect(run.standardError.contains("a cache sits one level down: did you mean "))
+        #expect(run.standardError.contains("shard-0/cache-0"))
+        try FileManager.default.createDirectory(atPath: directory.appending("empty"), withIntermediateDirectories: true)
+        #expect(try await sdfetch(["merge", directory.appending("empty")]).status == 3)
+        #expect(try await sdfetch(["merge", directory.appending("shard-0/cache-0")]).status == 0)
+    }
+
+    // MARK: - Messages
+
+    @Test("--offline on an entry whose file changed says the bytes changed, not that it is missing")
+    func offlineChangedBytes() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let list = directory.write(server.url("/a.png") + "\n", to: "l")
+        let fetched = try await sdfetch(["--json", list])
+        let path = try #require(
+            (try JSONSerialization.jsonObject(with: Data(fetched.standardOutput.utf8)) as? [String: Any])?["path"]
+                as? String)
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        bytes[bytes.count - 1] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let run = try await sdfetch(["--offline", list])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("offline-miss: the cached file's bytes changed"), "\(run.standardError)")
+        let missing = try await sdfetch(["--offline", server.url("/other.png")])
+        #expect(missing.standardError.contains("offline-miss: not in the cache"))
+    }
+
+    @Test("a CSV piped without --input-format gets a hint, once")
+    func csvHint() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        let table = "url,caption\n\(server.url("/a.png")),a cat\nnot a url,x\n"
+        let run = try await sdfetch(["-"], input: table)
+        #expect(run.standardError.contains("hint: standard input looks like a CSV table"), "\(run.standardError)")
+        #expect(run.standardError.components(separatedBy: "hint:").count == 2)
+        #expect(run.standardError.contains("--input-format csv"))
+        let told = try await sdfetch(["--input-format", "csv", "-"], input: table)
+        #expect(!told.standardError.contains("hint:"))
+    }
+
+    @Test("requests counts what is sent: redirect hops and retries after 429")
+    func requestsCountsEverySend() async throws {
+        let server = try await LoopbackServer()
+        server.route("/moved.png", .redirect(to: "/a.png"))
+        server.route("/a.png", .ok(SampleImages.png()))
+        server.route(
+            "/busy.png", .status(429, headers: [("Retry-After", "0")]), .ok(SampleImages.png(seed: 2)))
+        let list = directory.write(server.url("/moved.png") + "\n" + server.url("/busy.png") + "\n", to: "l")
+        let summary = directory.appending("summary.json")
+        let run = try await sdfetch(["--summary", summary, list])
+        #expect(run.status == 0, "\(run.standardError)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        #expect(server.totalRequests == 4)
+        #expect(object["requests"] as? Int == server.totalRequests)
+        #expect((object["received_bytes"] as? Int ?? 0) >= 2 * SampleImages.png().count)
+    }
+
+    @Test("an interrupted run reports the bytes and requests it made, and calls no host slow for what it cut")
+    func interruptedRunCounts() async throws {
+        let server = try await LoopbackServer()
+        let paths = (0..<4).map { "/trickle\($0).png" }
+        let body = [UInt8](repeating: 7, count: 1 << 20)
+        for path in paths {
+            server.route(path, ScriptedResponse(body: body, behavior: .trickled(chunk: 4096, interval: .milliseconds(100))))
+        }
+        let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
+        let summary = directory.appending("summary.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "--summary", summary, list]
+        let stderr = directory.write("", to: "err.txt")
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        let pid = process.processIdentifier
+        // Each transfer has run past a second (13 chunks sent) when the signal goes.
+        await onOwnThread {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while paths.contains(where: { server.bytesSent(for: $0) < 13 * 4096 }), ContinuousClock.now < deadline {
+                usleep(1000)
+            }
+            kill(pid, SIGINT)
+        }
+        await process.exited()
+        #expect(process.terminationStatus == 130)
+        let errors = try String(contentsOfFile: stderr, encoding: .utf8)
+        #expect(errors.contains("sdfetch: interrupted after") && !errors.contains(" 0 B downloaded"), "\(errors)")
+        #expect(!errors.contains("slow host"), "\(errors)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        #expect(object["requests"] as? Int == 4)
+        #expect((object["received_bytes"] as? Int ?? 0) > 4 * 4096)
+    }
+
+    @Test("an opted-out image's line names --ignore-opt-outs")
+    func optOutNamesTheOverride() async throws {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png(), headers: [("X-Robots-Tag", "noai")]))
+        let first = try await sdfetch([server.url("/a.png")])
+        #expect(first.standardError.contains("opted-out"))
+        #expect(first.standardError.contains("(store it anyway: --ignore-opt-outs)"))
+        let second = try await sdfetch([server.url("/a.png")])
+        #expect(second.standardError.contains("(fetch it anyway: --ignore-opt-outs --retry-failed)"))
+    }
+}
