@@ -37,7 +37,7 @@ import io, os, resource, sys
 from img2dataset.resizer import Resizer
 files, out, size, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 resizer = Resizer(image_size=size, resize_mode="keep_ratio_largest", resize_only_if_bigger=False,
-                  encode_format=fmt, encode_quality=85)
+                  encode_format=fmt, encode_quality=1 if fmt == "png" else 85)  # png: zlib level 0-9
 paths = open(files).read().split("\n")
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
