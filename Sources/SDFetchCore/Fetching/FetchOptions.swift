@@ -27,6 +27,8 @@ public struct FetchOptions: Sendable {
     public var maxRedirects = 5
     public var hostFailures = 5
     public var headers: [String] = []
+    /// `--key-ignore-query`: query parameters left out of each key, still sent.
+    public var keyQueryFilter = KeyQueryFilter()
     public var userAgent = "sdfetch/\(SDFetchVersion.string)"
     /// `--per-host` (6 by default, a browser's number), `--wait`, `--limit-rate`.
     public var pacing = TransferPacing(perHost: 6)

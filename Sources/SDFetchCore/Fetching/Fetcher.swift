@@ -253,7 +253,7 @@ public final class Fetcher: Sendable {
         var options = self.options
         options.headers += validators
         var request = TransferRequest(
-            url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
+            url: key.request, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
             maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
         request.maxTime = options.maxTime
         request.lowSpeed = options.lowSpeed.isOn ? options.lowSpeed : nil

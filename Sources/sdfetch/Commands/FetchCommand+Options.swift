@@ -191,7 +191,7 @@ extension FetchCommand {
                 command, value, name in
                 command.progress = try ValueParsers.choice(value, option: name, of: ProgressMode.self)
             },
-        ] + transportOptions
+        ] + resizeOptions + transportOptions
 
     /// A FILE, `-`, or a URL: an absolute http or https URL that names no existing file is a
     /// URL to fetch, as curl, wget2 and aria2c read it (`./https:...` reads such a file).
@@ -209,6 +209,9 @@ extension FetchCommand {
     /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
+        if resize.size > 0 && isLinking {
+            throw UsageError("--link and --resize cannot be combined: a resized copy is a file of its own")
+        }
         if let place = sources.firstIndex(of: .list(name: URLArgument.sourceName, [])) {
             sources[place] = .list(name: URLArgument.sourceName, urlArguments)
         }

@@ -75,6 +75,27 @@ enum ManPage {
             cache entry with other bytes is not served but fetched again and judged; under
             \\fB\\-\\-offline\\fR it fails as \\fBhash\\-mismatch\\fR. A later row pinning the same URL to
             another hash is \\fBinvalid\\fR.
+            .SH RESIZED COPIES
+            With \\fB\\-o\\fR, \\fB\\-\\-resize\\fR \\fISIZE\\fR makes each output file a resized copy of the cached
+            original: a later run with another size, mode or format makes its copies from the cache,
+            without a request. \\fB\\-\\-resize\\-mode\\fR: \\fBlonger\\fR (the longer side is SIZE; default),
+            \\fBshorter\\fR (the shorter side), \\fBcrop\\fR (SIZE x SIZE from the centre), \\fBpad\\fR (SIZE x SIZE,
+            margins of \\fB\\-\\-resize\\-background\\fR), \\fBnone\\fR (the original size, re\\-encoded). Smaller images
+            are enlarged. JPEG, PNG, GIF (first frame) and WebP (first frame) are read; EXIF orientation is
+            applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
+            is decoded at the smallest DCT scale covering SIZE; the resampler is Lanczos\\-3. An image that
+            cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
+            \\fBtoo\\-many\\-pixels\\fR.
+            .PP
+            \\fBsdfetch \\-o thumbs \\-\\-resize 256 \\-\\-resize\\-mode crop \\-\\-resize\\-format webp urls.txt\\fR
+            .SH SIGNED URLS
+            \\fB\\-\\-key\\-ignore\\-query\\fR \\fIPATTERN\\fR (repeatable) leaves query parameters whose names match the
+            glob (ignoring case) out of the cache and de\\-duplication key; they are still sent. Two URLs
+            that differ only in them are one image, cached once. Presigned S3: \\fBX\\-Amz\\-*\\fR; GCS:
+            \\fBX\\-Goog\\-*\\fR; CloudFront: \\fBExpires\\fR, \\fBSignature\\fR, \\fBKey\\-Pair\\-Id\\fR, \\fBPolicy\\fR.
+            \\fB\\-\\-json\\fR's \\fBkey\\fR is the key used.
+            .PP
+            \\fBsdfetch \\-\\-key\\-ignore\\-query 'X\\-Amz\\-*' presigned.txt\\fR
             .SH MANY HOSTS
             Requests are spread over hosts the way a browser does it: at most \\fB\\-\\-per\\-host\\fR (6)
             connections to one host, \\fB\\-j\\fR (256) transfers in all. A host no connection has reached
