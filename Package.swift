@@ -39,6 +39,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // libwebp and its demuxer (animations): `--verify full` and `--resize`.
+        .systemLibrary(
+            name: "CWebP",
+            pkgConfig: "libwebpdemux",
+            providers: [.apt(["libwebp-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
@@ -46,7 +52,7 @@ let package = Package(
         .target(
             name: "SDFetchCore",
             dependencies: [
-                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CSDFetchShims",
+                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CSDFetchShims",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -72,7 +78,8 @@ let package = Package(
             name: "sdfetchTests",
             dependencies: [
                 "sdfetch", "SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -19,7 +19,7 @@
 # SDFetchCore (and for ConfigFuzzer the sdfetch module, without its entry point) is
 # compiled once with swiftc -sanitize=fuzzer,address into a static library, with
 # -enable-testing so a target reaches internal parsers; swift-crypto's place is taken by a
-# plain-Swift SHA-256 (Fuzz/Shims/Crypto). libcurl, libpng, libjpeg-turbo, giflib and zlib
+# plain-Swift SHA-256 (Fuzz/Shims/Crypto). libcurl, libpng, libjpeg-turbo, giflib, libwebp, zlib
 # are the system's uninstrumented builds: ASan still catches our misuse of them, but
 # coverage guidance sees only our code.
 #
@@ -55,9 +55,9 @@ module CSDFetchShims {
 }
 MAP
 c_modules=(-I "$root/Sources/CCurl" -I "$root/Sources/CPNG" -I "$root/Sources/CJPEG" -I "$root/Sources/CGIF"
-    -I "$root/Sources/CZlib" -I "$build/shims" -Xcc -I/usr/include/libpng16)
+    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$build/shims" -Xcc -I/usr/include/libpng16)
 swift_flags=(-parse-as-library -O -wmo -g -swift-version 6 -package-name sdfetch -I "$modules" "${c_modules[@]}")
-system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz)
+system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux)
 
 "$clang" -c -g -O1 -fsanitize=address,fuzzer-no-link \
     -I "$root/Sources/CSDFetchShims/include" \

@@ -48,7 +48,14 @@ DEFAULT_SHAPES = ';'.join([
     'tail-h2:hosts=2000,urls=4000,nxdomain=10,tls=1',
 ])
 BIG_SHAPE = 'huge:hosts=10000,urls=100000,dead=5,slow=3,throttle=1,reset=1,nxdomain=20,tls=0'
-SHAPE_KEYS = ('hosts', 'urls', 'dead', 'slow', 'throttle', 'reset', 'nxdomain', 'tls')
+# Like a real web image list (an image-text dataset's URLs): thousands of names, most with
+# one or two URLs and a few with hundreds, 60% HTTPS, latencies from 20 to 400 ms, dead,
+# unresolvable, slow and throttling hosts, 404s, HTML pages served as 200 and redirects.
+WEB_SHAPE = ('web:hosts=4000,urls=10000,dead=40,slow=10,throttle=3,reset=5,nxdomain=60,tls=0.6,'
+             'spread=1,lat_min=20,lat_max=400,notfound=0.03,html=0.02,redirect=0.03,tohttps=0.05')
+SHAPE_KEYS = ('hosts', 'urls', 'dead', 'slow', 'throttle', 'reset', 'nxdomain', 'tls', 'spread', 'lat_min',
+              'lat_max', 'notfound', 'html', 'redirect', 'tohttps')
+FLOAT_KEYS = ('tls', 'spread', 'notfound', 'html', 'redirect', 'tohttps')
 
 
 # ---------------------------------------------------------------- shapes
@@ -59,13 +66,14 @@ def parse_shapes(text):
     for part in [p.strip() for p in text.split(';') if p.strip()]:
         name, _, spec = part.partition(':')
         s = {'name': name.strip(), 'hosts': 58, 'urls': 2000, 'dead': 0, 'slow': 0, 'throttle': 0,
-             'reset': 0, 'nxdomain': 0, 'tls': 0.0}
+             'reset': 0, 'nxdomain': 0, 'tls': 0.0, 'spread': 0.0, 'lat_min': 0, 'lat_max': 0, 'notfound': 0.0,
+             'html': 0.0, 'redirect': 0.0, 'tohttps': 0.0}
         for kv in [x for x in spec.split(',') if x.strip()]:
             k, _, v = kv.partition('=')
             k = k.strip()
             if k not in SHAPE_KEYS:
                 sys.exit('wan: shape %s: unknown key %r (keys: %s)' % (name, k, ', '.join(SHAPE_KEYS)))
-            s[k] = float(v) if k == 'tls' else int(v)
+            s[k] = float(v) if k in FLOAT_KEYS else int(v)
         special = s['dead'] + s['slow'] + s['throttle'] + s['reset'] + s['nxdomain']
         if s['hosts'] <= special:
             sys.exit('wan: shape %s: %d hosts leave no normal host after %d special ones' % (name, s['hosts'], special))
@@ -81,10 +89,13 @@ def address(i):
 
 
 class Host:
-    __slots__ = ('name', 'kind', 'addr', 'tls', 'urls')
+    __slots__ = ('name', 'kind', 'addr', 'tls', 'urls', 'trips', 'chain', 'lat_ms')
 
     def __init__(self, name, kind, addr, tls):
         self.name, self.kind, self.addr, self.tls, self.urls = name, kind, addr, tls, 0
+        # responses its URLs ask for (a redirect asks two), the longest chain of one URL,
+        # and its own latency (None: the shape's --wan-latency or --wan-slow)
+        self.trips, self.chain, self.lat_ms = 0, 0, None
 
 
 def build_hosts(shape):
@@ -100,18 +111,81 @@ def build_hosts(shape):
     rng.shuffle(order)
     for i in order[:int(round(shape['tls'] * len(hosts)))]:
         hosts[i].tls = True
+    if shape['lat_max'] > 0:
+        # log-uniform between lat_min and lat_max: most servers near, a few far
+        lo, hi = max(1, shape['lat_min']), max(shape['lat_min'], shape['lat_max'])
+        rng = random.Random('sdfetch-bench/wan/latency/%s' % shape['name'])
+        for h in hosts:
+            if h.kind != 'slow':
+                h.lat_ms = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
     return hosts
 
 
+def spread_counts(shape, hosts):
+    """URLs per host (in host order): even (k mod H) without `spread`; with it, one URL
+    each and the rest by a Zipf law of that exponent over a shuffled order (the heaviest
+    names HTTPS ones when there are any, as CDNs are), so most names have one or two URLs
+    and a few have hundreds."""
+    urls, n_hosts = shape['urls'], len(hosts)
+    if shape['spread'] <= 0:
+        return [urls // n_hosts + (1 if i < urls % n_hosts else 0) for i in range(n_hosts)]
+    counts = [1 if i < urls else 0 for i in range(n_hosts)]
+    rest = max(0, urls - n_hosts)
+    weights = [1.0 / (rank ** shape['spread']) for rank in range(1, n_hosts + 1)]
+    total = sum(weights)
+    order = list(range(n_hosts))
+    random.Random('sdfetch-bench/wan/spread/%s' % shape['name']).shuffle(order)
+    # the heaviest names are CDNs: HTTPS ones when the shape has HTTPS
+    cdns = [i for i in order if hosts[i].kind == 'h' and hosts[i].tls][:10]
+    order = cdns + [i for i in order if i not in set(cdns)]
+    extra = [int(rest * w / total) for w in weights]
+    for k in range(rest - sum(extra)):
+        extra[k % n_hosts] += 1
+    for rank, i in enumerate(order):
+        counts[i] += extra[rank]
+    return counts
+
+
+URL_KINDS = ('img', 'notfound', 'html', 'redirect', 'tohttps')
+FETCHABLE_URLS = ('img', 'redirect', 'tohttps')
+
+
 def build_list(shape, hosts, files):
-    """URL k goes to host k mod H and serves corpus file k mod N; its path /img/uK-FILE makes
-    every basename unique (curl, wget2 and aria2c name outputs after it).  Shuffled."""
+    """URL k serves corpus file k mod N; its path /img/uK-FILE makes every basename unique
+    (curl, wget2 and aria2c name outputs after it).  Without `spread`, URL k goes to host
+    k mod H, as before; with it, see spread_counts.  Some URLs are asked as another kind:
+    /img/uK-missing.jpg (404), /page/uK-FILE (an HTML page served as 200),
+    /moved/uK-FILE (302 to /img/uK-FILE) and, on an HTTPS name, http://NAME/s/uK-FILE (301
+    to https://NAME/img/uK-FILE).  Shuffled.  Returns (url, host, file, kind)."""
+    if shape['spread'] > 0:
+        owners = [i for i, c in enumerate(spread_counts(shape, hosts)) for _ in range(c)]
+        random.Random('sdfetch-bench/wan/owners/%s' % shape['name']).shuffle(owners)
+    else:
+        owners = [k % len(hosts) for k in range(shape['urls'])]
+    rng = random.Random('sdfetch-bench/wan/kinds/%s' % shape['name'])
     urls = []
     for k in range(shape['urls']):
-        h = hosts[k % len(hosts)]
+        h = hosts[owners[k]]
         h.urls += 1
         f = files[k % len(files)]
-        urls.append(('%s://%s/img/u%07d-%s' % ('https' if h.tls else 'http', h.name, k, f), h, f))
+        x = rng.random()
+        kind = 'img'
+        for name in ('notfound', 'html', 'redirect', 'tohttps'):
+            if x < shape[name]:
+                kind = name
+                break
+            x -= shape[name]
+        if kind == 'tohttps' and not h.tls:
+            kind = 'redirect'
+        if h.kind != 'h':
+            kind = 'img'  # the special names' servers answer /img/ only
+        scheme = 'https' if h.tls and kind != 'tohttps' else 'http'
+        path = {'img': '/img/u%07d-%s', 'notfound': '/img/u%07d-missing-%s', 'html': '/page/u%07d-%s',
+                'redirect': '/moved/u%07d-%s', 'tohttps': '/s/u%07d-%s'}[kind] % (k, f)
+        trips = 2 if kind in ('redirect', 'tohttps') else 1
+        h.trips += trips
+        h.chain = max(h.chain, trips)
+        urls.append(('%s://%s%s' % (scheme, h.name, path), h, f, kind))
     random.Random('sdfetch-bench/wan/list/%s' % shape['name']).shuffle(urls)
     return urls
 
@@ -130,24 +204,28 @@ def lower_bound(shape, hosts, a, byte_term):
                           latency, ceil(2n / lanes) * latency)
       resetting and NXDOMAIN hosts: 0 (they fail at once)
     where n is the host's URL count and lanes is --per-host (6) over HTTP/1.1, or the
-    HTTP/2 stream limit (100, one connection) over HTTPS.  Connection set-up and TLS
+    HTTP/2 stream limit (100, one connection) over HTTPS; a shape with redirects counts
+    each redirected URL's two responses (and at least two latencies), and a shape with
+    lat_min/lat_max gives each host its own latency.  Connection set-up and TLS
     handshakes cost no latency here: the server adds its latency per response, not per
     round trip.  The bytes: the fetchable URLs from one host with no latency (curl
     --parallel at 32, HTTP/1.1 or HTTP/2 as the shape; best of two), the loopback cold rate
     on this machine.
       bound = max(max over hosts, byte term)
     """
-    lat, slow = a.latency_ms / 1000.0, a.slow_ms / 1000.0
+    slow = a.slow_ms / 1000.0
     worst, which = 0.0, '-'
     for h in hosts:
         lanes = a.h2_streams if h.tls else a.per_host
+        lat = (h.lat_ms if h.lat_ms is not None else a.latency_ms) / 1000.0
         n = h.urls
         if n == 0:
             continue
         if h.kind == 'h':
-            t = math.ceil(n / lanes) * lat
+            # a redirected URL asks twice, one after the other
+            t = max(math.ceil(h.trips / lanes), h.chain) * lat
         elif h.kind == 'slow':
-            t = math.ceil(n / lanes) * slow
+            t = max(math.ceil(h.trips / lanes), h.chain) * slow
         elif h.kind == 'dead':
             t = a.connect_timeout
         elif h.kind == 'throttle':
@@ -250,6 +328,8 @@ class Servers:
         lat = '%.3f' % (a.latency_ms / 1000.0)
         slow = '%.3f' % (a.slow_ms / 1000.0)
         slow_names = ''.join('        %s %s;\n' % (h.name, slow) for h in hosts if h.kind == 'slow')
+        slow_names += ''.join('        %s %.3f;\n' % (h.name, h.lat_ms / 1000.0) for h in hosts
+                              if h.lat_ms is not None)
         throttle_names = ' '.join(h.name for h in hosts if h.kind == 'throttle') or 'throttle.invalid'
         root = a.www
         corpus = a.corpus
@@ -288,7 +368,10 @@ http {
     ssl_certificate_key %(tls)s/server.key;
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_session_cache shared:wan:50m;
-    # the latency of each response: slow hosts listed, every other name the default
+    map_hash_max_size 65536;
+    map_hash_bucket_size 128;
+    # the latency of each response: slow hosts (and each name of a spread shape) listed,
+    # every other name the default
     map $host $wan_delay {
         default %(lat)s;
 %(slow_names)s    }
@@ -299,6 +382,17 @@ http {
         root %(root)s;
         location /img/ { echo_sleep $wan_delay; echo_exec @file; }
         location @file { rewrite ^/img/u[0-9]+-(.+)$ /%(corpus)s/img/$1 break; }
+        # an HTML page served as 200, where an image was listed
+        location /page/ {
+            default_type text/html;
+            echo_sleep $wan_delay;
+            echo '<!doctype html><html><head><title>Not found</title></head><body>gone</body></html>';
+        }
+        # a redirect to another path of the same name, and one from http to https
+        location /moved/ { echo_sleep $wan_delay; echo_exec @moved; }
+        location @moved { rewrite ^/moved/(.+)$ /img/$1 redirect; }
+        location /s/ { echo_sleep $wan_delay; echo_exec @tohttps; }
+        location @tohttps { rewrite ^/s/(.+)$ https://$host/img/$1 permanent; }
     }
     # the throttling host: wait, then ask the backend (429 + Retry-After, or serve)
     server {
@@ -430,11 +524,11 @@ def tools_for(a, shape, ca):
         # until its first connection is up (to multiplex on it), so the URLs of a dead host
         # time out one after another.  Over HTTP/2 that wait is what lets it multiplex.
         immediate = '' if tls else ' --parallel-immediate'
-        out.append(('curl', '--parallel%s --parallel-max %d --connect-timeout %d' % (immediate, j, ct),
-                    curl_list + 'curl -sS --fail --parallel%s --parallel-max %d --connect-timeout %d ' % (immediate, j, ct)
+        out.append(('curl', '-L --parallel%s --parallel-max %d --connect-timeout %d' % (immediate, j, ct),
+                    curl_list + 'curl -sS -L --fail --parallel%s --parallel-max %d --connect-timeout %d ' % (immediate, j, ct)
                     + '--remote-name-all --output-dir {out}' + curl_ca + ' -K -', {}))
-        out.append(('curl', 'defaults: --parallel (50)',
-                    curl_list + 'curl --parallel --remote-name-all --output-dir {out}' + curl_ca + ' -K -', {}))
+        out.append(('curl', 'defaults: -L --parallel (50)',
+                    curl_list + 'curl -L --parallel --remote-name-all --output-dir {out}' + curl_ca + ' -K -', {}))
     if 'aria2c' in a.peers:
         out.append(('aria2c', '-j %d --connect-timeout %d --timeout %d --max-tries 1' % (j, ct, ct),
                     'aria2c -q -i {list} -d {out} -j %d --connect-timeout %d --timeout %d --max-tries 1 ' % (j, ct, ct)
@@ -590,9 +684,10 @@ def run_shape(a, shape, files, digests, servers, runner, ca_file):
     os.makedirs(lists, exist_ok=True)
     lst = os.path.join(lists, '%s.txt' % shape['name'])
     with open(lst, 'w') as f:
-        f.write(''.join(u + '\n' for u, _, _ in urls))
-    fetchable = [(u, h, f) for u, h, f in urls if h.kind in FETCHABLE]
+        f.write(''.join(u + '\n' for u, _, _, _ in urls))
+    fetchable = [(u, h, f) for u, h, f, kind in urls if h.kind in FETCHABLE and kind in FETCHABLE_URLS]
     expected = collections.Counter(digests[f] for _, _, f in fetchable)
+    url_kinds = collections.Counter(kind for _, _, _, kind in urls)
     tls = shape['tls'] > 0
     ca = ca_file if tls else None
     kinds = collections.Counter(h.kind for h in hosts)
@@ -607,7 +702,8 @@ def run_shape(a, shape, files, digests, servers, runner, ca_file):
         direct = os.path.join(lists, '%s-direct.txt' % shape['name'])
         with open(direct, 'w') as f:
             for u, h, fl in fetchable:
-                f.write('%s://%s/%s\n' % ('https' if h.tls else 'http', DIRECT, u.split('/', 3)[3]))
+                path = re.sub(r'^(moved|s)/', 'img/', u.split('/', 3)[3])
+                f.write('%s://%s/%s\n' % ('https' if h.tls else 'http', DIRECT, path))
         byte_runs = []
         for rep in range(2):
             out = os.path.join(a.work, 'out-direct')
@@ -623,11 +719,20 @@ def run_shape(a, shape, files, digests, servers, runner, ca_file):
         byte_term = min(byte_runs)
         bound, host_term, which = lower_bound(shape, hosts, a, byte_term)
         cap = max(a.cap_min, a.cap_factor * bound)
-        desc = ('%d names: %d at %d ms, %d slow at %d ms, %d blackholed, %d throttling (429, Retry-After %d s), '
+        latency = ('%d-%d ms (log-uniform per name)' % (shape['lat_min'], shape['lat_max']) if shape['lat_max'] > 0
+                   else '%d ms' % a.latency_ms)
+        desc = ('%d names: %d at %s, %d slow at %d ms, %d blackholed, %d throttling (429, Retry-After %d s), '
                 '%d resetting, %d NXDOMAIN; %d URLs (%d fetchable); %s' % (
-                    len(hosts), kinds['h'], a.latency_ms, kinds['slow'], a.slow_ms, kinds['dead'], kinds['throttle'],
+                    len(hosts), kinds['h'], latency, kinds['slow'], a.slow_ms, kinds['dead'], kinds['throttle'],
                     a.retry_after, kinds['reset'], kinds['gone'], len(urls), len(fetchable),
                     'HTTPS with HTTP/2 on %d%% of the names' % round(100 * shape['tls']) if tls else 'HTTP/1.1'))
+        if shape['spread'] > 0:
+            per = sorted((h.urls for h in hosts), reverse=True)
+            desc += ('; URLs per name Zipf %.1f: the top names %s, %d names with one or two' % (
+                shape['spread'], '/'.join(str(n) for n in per[:3]), sum(1 for n in per if n <= 2)))
+        others = ', '.join('%d %s' % (url_kinds[k], k) for k in URL_KINDS[1:] if url_kinds[k])
+        if others:
+            desc += '; URLs asked otherwise: ' + others
         log('%s: %s' % (shape['name'], desc))
         log('%s: lower bound %.2f s = max(hosts %.2f s [%s], bytes %.2f s); each cell capped at %.0f s' % (
             shape['name'], bound, host_term, which, byte_term, cap))
@@ -748,6 +853,7 @@ def main():
     ap.add_argument('--tls-dir', required=True, help='the CA and the server certificate (made once, kept)')
     ap.add_argument('--shapes', default=DEFAULT_SHAPES)
     ap.add_argument('--big', type=int, default=0, help='also run ' + BIG_SHAPE)
+    ap.add_argument('--web', type=int, default=0, help='also run ' + WEB_SHAPE)
     ap.add_argument('--runs', type=int, default=1)
     ap.add_argument('--j', type=int, default=256, help='the concurrency every tuned cell gets')
     ap.add_argument('--latency-ms', type=int, default=50)
@@ -772,7 +878,7 @@ def main():
         os.makedirs(d, exist_ok=True)
     os.chmod(a.state, 0o755)
     LOGFILE[0] = open(os.path.join(a.results, 'progress.log'), 'a')
-    shapes = parse_shapes(a.shapes + (';' + BIG_SHAPE if a.big else ''))
+    shapes = parse_shapes(a.shapes + (';' + BIG_SHAPE if a.big else '') + (';' + WEB_SHAPE if a.web else ''))
 
     files = []
     with open(os.path.join(a.www, a.corpus, 'manifest.tsv')) as f:

@@ -23,6 +23,7 @@
 
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
 #include <jerror.h>
@@ -186,6 +187,35 @@ static unsigned long long CSDFetch_jpeg_block_budget(j_decompress_ptr cinfo) {
     return budget < CSDFETCH_JPEG_MIN_BLOCK_VISITS ? CSDFETCH_JPEG_MIN_BLOCK_VISITS : budget;
 }
 
+/* Fills in the error manager that jumps back instead of exiting and prints nothing; the
+ * caller's setjmp(error->escape) must come before its first libjpeg call. */
+static struct jpeg_error_mgr *CSDFetch_jpeg_errors(struct CSDFetch_jpeg_error_mgr *error, char *message,
+                                                   size_t message_size) {
+    if (message_size > 0) message[0] = '\0';
+    (void)jpeg_std_error(&error->pub);
+    error->pub.error_exit = CSDFetch_jpeg_error_exit;
+    error->pub.emit_message = CSDFetch_jpeg_emit_message;
+    error->pub.output_message = CSDFetch_jpeg_output_message;
+    error->message = message;
+    error->message_size = message_size;
+    error->status = CSDFetch_JPEG_CORRUPT;
+    return &error->pub;
+}
+
+/* Creates the decompressor reading data, with the memory cap and the progress monitor
+ * (its budget set once the header is read). Called after the caller's setjmp. */
+static void CSDFetch_jpeg_create_reader(j_decompress_ptr cinfo, struct CSDFetch_jpeg_progress_mgr *progress,
+                                        CSDFetch_jpeg_is_cancelled _Nullable is_cancelled,
+                                        const unsigned char *data, size_t size) {
+    jpeg_create_decompress(cinfo);
+    cinfo->mem->max_memory_to_use = CSDFETCH_JPEG_MAX_MEMORY;
+    progress->pub.progress_monitor = CSDFetch_jpeg_progress_monitor;
+    progress->is_cancelled = is_cancelled;
+    progress->block_budget = CSDFETCH_JPEG_MIN_BLOCK_VISITS;
+    cinfo->progress = &progress->pub;
+    jpeg_mem_src(cinfo, data, (unsigned long)size);
+}
+
 CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, size_t size,
                                           unsigned long long max_pixels,
                                           CSDFetch_jpeg_is_cancelled _Nullable is_cancelled, int *_Nonnull width,
@@ -199,28 +229,15 @@ CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, si
     memset(&progress, 0, sizeof progress);
     *width = 0;
     *height = 0;
-    if (message_size > 0) message[0] = '\0';
 
-    cinfo.err = jpeg_std_error(&error.pub);
-    error.pub.error_exit = CSDFetch_jpeg_error_exit;
-    error.pub.emit_message = CSDFetch_jpeg_emit_message;
-    error.pub.output_message = CSDFetch_jpeg_output_message;
-    error.message = message;
-    error.message_size = message_size;
-    error.status = CSDFetch_JPEG_CORRUPT;
+    cinfo.err = CSDFetch_jpeg_errors(&error, message, message_size);
     if (setjmp(error.escape)) {
         /* Every fatal error and every fatal warning lands here; destroy frees all libjpeg memory. */
         jpeg_destroy_decompress(&cinfo);
         return error.status;
     }
 
-    jpeg_create_decompress(&cinfo);
-    cinfo.mem->max_memory_to_use = CSDFETCH_JPEG_MAX_MEMORY;
-    progress.pub.progress_monitor = CSDFetch_jpeg_progress_monitor;
-    progress.is_cancelled = is_cancelled;
-    progress.block_budget = CSDFETCH_JPEG_MIN_BLOCK_VISITS;
-    cinfo.progress = &progress.pub;
-    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    CSDFetch_jpeg_create_reader(&cinfo, &progress, is_cancelled, data, size);
     (void)jpeg_read_header(&cinfo, TRUE);
 
     *width = (int)cinfo.image_width;
@@ -263,5 +280,122 @@ CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, si
     }
     (void)jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
+    return CSDFetch_JPEG_OK;
+}
+
+/* ---- Pixels for resized copies (the -o --resize path) ----------------------------------
+ *
+ * The same containment as CSDFetch_jpeg_decode, but the pixels are wanted: RGB (or CMYK,
+ * which this libjpeg cannot convert), accurate DCT and fancy upsampling, and the DCT scaled
+ * by 1/scale_denom (shrink-on-load: a 1/8 decode runs a 1x1 inverse DCT per block). Called
+ * twice: with pixels NULL it reads the header only and reports the scaled output size and
+ * channel count, so the caller can allocate; then with a buffer of at least that size. */
+
+/* Sets up cinfo for a scaled colour decode and checks the limit; 0 when over it. */
+static int CSDFetch_jpeg_prepare_pixels(j_decompress_ptr cinfo, unsigned long long max_pixels, int scale_denom) {
+    (void)jpeg_read_header(cinfo, TRUE);
+    if (cinfo->image_width == 0 || cinfo->image_height == 0) {
+        CSDFetch_jpeg_fail((j_common_ptr)cinfo, "empty image");
+    }
+    if ((unsigned long long)cinfo->image_width * cinfo->image_height > max_pixels) return 0;
+    cinfo->out_color_space =
+        (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) ? JCS_CMYK : JCS_RGB;
+    cinfo->scale_num = 1;
+    cinfo->scale_denom = (unsigned int)scale_denom;
+    cinfo->dct_method = JDCT_ISLOW;
+    jpeg_calc_output_dimensions(cinfo);
+    return 1;
+}
+
+CSDFetch_jpeg_status CSDFetch_jpeg_decode_pixels(const unsigned char *_Nonnull data, size_t size,
+                                                 unsigned long long max_pixels, int scale_denom,
+                                                 CSDFetch_jpeg_is_cancelled _Nullable is_cancelled,
+                                                 unsigned char *_Nullable pixels, size_t pixels_size,
+                                                 int *_Nonnull width, int *_Nonnull height, int *_Nonnull channels,
+                                                 char *_Nonnull message, size_t message_size) {
+    struct jpeg_decompress_struct cinfo;
+    struct CSDFetch_jpeg_error_mgr error;
+    struct CSDFetch_jpeg_progress_mgr progress;
+    JSAMPROW row;
+
+    memset(&cinfo, 0, sizeof cinfo);
+    memset(&progress, 0, sizeof progress);
+    *width = 0;
+    *height = 0;
+    *channels = 0;
+
+    cinfo.err = CSDFetch_jpeg_errors(&error, message, message_size);
+    if (setjmp(error.escape)) {
+        jpeg_destroy_decompress(&cinfo);
+        return error.status;
+    }
+
+    CSDFetch_jpeg_create_reader(&cinfo, &progress, is_cancelled, data, size);
+    if (!CSDFetch_jpeg_prepare_pixels(&cinfo, max_pixels, scale_denom)) {
+        *width = (int)cinfo.image_width;
+        *height = (int)cinfo.image_height;
+        jpeg_destroy_decompress(&cinfo);
+        return CSDFetch_JPEG_TOO_MANY_PIXELS;
+    }
+    *width = (int)cinfo.output_width;
+    *height = (int)cinfo.output_height;
+    *channels = cinfo.output_components;
+    if (pixels == NULL) {
+        jpeg_destroy_decompress(&cinfo);
+        return CSDFetch_JPEG_OK;
+    }
+    if ((unsigned long long)cinfo.output_width * cinfo.output_height * (unsigned)cinfo.output_components >
+        pixels_size) {
+        CSDFetch_jpeg_fail((j_common_ptr)&cinfo, "pixel buffer too small");
+    }
+    progress.block_budget = CSDFetch_jpeg_block_budget(&cinfo);
+    progress.is_absorbing_scans = 1;
+    (void)jpeg_start_decompress(&cinfo);
+    progress.is_absorbing_scans = 0;
+    while (cinfo.output_scanline < cinfo.output_height) {
+        row = pixels + (size_t)cinfo.output_scanline * cinfo.output_width * (size_t)cinfo.output_components;
+        (void)jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    (void)jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    return CSDFetch_JPEG_OK;
+}
+
+CSDFetch_jpeg_status CSDFetch_jpeg_encode_rgb(const unsigned char *_Nonnull pixels, int width, int height,
+                                              int quality, unsigned char *_Nullable *_Nonnull output,
+                                              unsigned long *_Nonnull output_size, char *_Nonnull message,
+                                              size_t message_size) {
+    struct jpeg_compress_struct cinfo;
+    struct CSDFetch_jpeg_error_mgr error;
+    JSAMPROW row;
+
+    memset(&cinfo, 0, sizeof cinfo);
+    *output = NULL;
+    *output_size = 0;
+    cinfo.err = CSDFetch_jpeg_errors(&error, message, message_size);
+    if (setjmp(error.escape)) {
+        jpeg_destroy_compress(&cinfo);
+        /* jpeg_mem_dest's buffer is malloc'd by libjpeg and handed to the caller, or freed here. */
+        free(*output);
+        *output = NULL;
+        *output_size = 0;
+        return error.status;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, output, output_size);
+    cinfo.image_width = (JDIMENSION)width;
+    cinfo.image_height = (JDIMENSION)height;
+    cinfo.input_components = 3;
+    cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    cinfo.optimize_coding = TRUE;
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * (size_t)width * 3);
+        (void)jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
     return CSDFetch_JPEG_OK;
 }

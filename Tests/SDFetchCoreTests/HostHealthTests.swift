@@ -18,6 +18,7 @@ struct HostHealthTests {
 
     private func run(_ urls: [String], _ configure: (inout FetchOptions) -> Void) async throws -> CollectedRun {
         var options = FetchOptions()
+        options.hostDownFor = .zero
         options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         configure(&options)
         let fetcher = Fetcher.scoped(options: options, cache: try DiskCache(directory: directory.appending("cache")))
@@ -66,8 +67,12 @@ struct HostHealthTests {
 
         let silentResults = collected.results.filter { $0.url.contains(":\(silent.port)/") }
         #expect(silentResults.count == 12)
-        #expect(silentResults.allSatisfy { $0.failure?.kind == .hostDown })
-        #expect(silentResults.allSatisfy { $0.failure?.detail.contains("no connection within the timeout") == true })
+        // The URL that met the timeout keeps its kind; the others carry the host's cause.
+        #expect(silentResults.filter { $0.failure?.kind == .timeout }.count == 1)
+        let down = silentResults.filter { $0.failure?.kind == .hostDown }
+        #expect(down.count == 11)
+        #expect(down.allSatisfy { $0.failure?.detail.contains("no connection within the timeout") == true })
+        #expect(down.allSatisfy { $0.failure?.hostCause == .timeout })
         // One probe connection, no retry wave after it (before: a wave of --per-host per try).
         #expect(silent.connections == 1)
         #expect(elapsed < .seconds(10), "took \(elapsed)")
@@ -105,7 +110,9 @@ struct HostHealthTests {
         }
 
         #expect(collected.results.count == 6)
-        #expect(collected.results.allSatisfy { $0.failure?.kind == .hostDown })
+        // The URL whose connection was refused keeps `connect`; no retry slept.
+        #expect(collected.results.filter { $0.failure?.kind == .connect }.count == 1)
+        #expect(collected.results.filter { $0.failure?.kind == .hostDown }.count == 5)
         #expect(clock.now - start < .seconds(5))
     }
 

@@ -93,10 +93,10 @@ struct GeneratedDocsTests {
         #expect(bad.status == 2)
     }
 
-    @Test("--version lists libcurl, libpng, libjpeg-turbo and giflib")
+    @Test("--version lists libcurl, libpng, libjpeg-turbo, giflib and libwebp")
     func versionListsLibraries() async throws {
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--version"])
-        for library in ["libcurl/", "libpng/", "libjpeg-turbo/", "giflib/"] {
+        for library in ["libcurl/", "libpng/", "libjpeg-turbo/", "giflib/", "libwebp/"] {
             #expect(run.standardOutput.contains(library), "\(library)")
         }
     }

@@ -54,13 +54,63 @@ struct TransportProcessTests {
         #expect(run.status == 1)
         let host = "127.0.0.1:\(silent.port)"
         let stderrLines = run.standardError.split(separator: "\n")
-        #expect(stderrLines.filter { $0.contains(host) }.count == 2, "\(run.standardError)")
+        // The URL that met the timeout, the host's one line, the closing count.
+        #expect(stderrLines.filter { $0.contains(host) }.count == 3, "\(run.standardError)")
         #expect(run.standardError.contains("sdfetch: failed: \(host) is down: no connection within the timeout"))
-        #expect(run.standardError.contains("sdfetch: 1 host down, 9 URLs failed host-down: \(host) (9)"))
-        let failed = run.standardOutput.split(separator: "\n").filter { $0.contains("\"error\":\"host-down\"") }
-        #expect(failed.count == 9)
+        #expect(run.standardError.contains("sdfetch: 1 host down, 8 URLs failed host-down: \(host) (8, timeout)"))
+        let outLines = run.standardOutput.split(separator: "\n")
+        let silentTimeouts = outLines.filter { $0.contains("\"error\":\"timeout\"") && $0.contains(host) }
+        #expect(silentTimeouts.count == 1, "\(run.standardOutput)")
+        let failed = outLines.filter { $0.contains("\"error\":\"host-down\"") }
+        #expect(failed.count == 8)
+        #expect(failed.allSatisfy { $0.contains("\"host_cause\":\"timeout\"") })
         let written = try String(contentsOfFile: summary, encoding: .utf8)
-        #expect(written.contains("\"hosts_down\":{\"\(host)\":9}"), "\(written)")
+        #expect(written.contains("\"hosts_down\":{\"\(host)\":8}"), "\(written)")
+        #expect(written.contains("\"host_causes\":{\"timeout\":8}"), "\(written)")
+    }
+
+    @Test("a re-run within --host-down-for makes no connection to a host found down; --retry-failed does")
+    func hostDownIsRemembered() async throws {
+        // Accepts, reads the request and never answers.
+        let silent = try await RawResponseServer([.init("", after: .seconds(60))])
+        let live = try await LoopbackServer()
+        live.route("/ok.png", .ok(SampleImages.png()))
+        let lines = (0..<3).map { silent.url("/\($0).png") } + [live.url("/ok.png")]
+        let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
+        func fetch(_ extra: [String]) async throws -> ProcessRun {
+            try await ProcessRun.launch(
+                BuiltProduct.path("sdfetch"),
+                ["--no-config", "--progress", "never", "-t", "1", "--json", "--cache-dir", directory.appending("cache")]
+                    + extra + [list])
+        }
+
+        let first = try await fetch([])
+        #expect(first.standardOutput.contains("\"error\":\"timeout\""), "\(first.standardOutput)")
+        let dialled = silent.connections
+        #expect(dialled >= 1)
+        let records = try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/hosts"))
+        #expect(records.count == 1)
+
+        let again = try await fetch([])
+        #expect(silent.connections == dialled, "the re-run dialled the host found down")
+        let down = again.standardOutput.split(separator: "\n").filter { $0.contains("\"error\":\"host-down\"") }
+        #expect(down.count == 3, "\(again.standardOutput)")
+        #expect(down.allSatisfy { $0.contains("\"host_cause\":\"timeout\"") && $0.contains("found down") })
+        #expect(again.standardOutput.contains("\"status\":\"cached\""))
+
+        let retried = try await fetch(["--retry-failed"])
+        #expect(silent.connections > dialled)
+        #expect(retried.standardOutput.contains("\"error\":\"timeout\""))
+
+        // --host-down-for 0 neither reads nor writes the memory.
+        let before = silent.connections
+        _ = try await fetch(["--host-down-for", "0"])
+        #expect(silent.connections > before)
+
+        // `failed clear` forgets the hosts too.
+        let clear = try await ProcessRun.sdfetch(["failed", "clear", "--cache-dir", directory.appending("cache")])
+        #expect(clear.standardOutput.contains("removed 1 host-down record"), "\(clear.standardOutput)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/hosts")).isEmpty)
     }
 
     @Test("-v reports a retry with its wait and a redirect, escaped")

@@ -6,7 +6,7 @@
  *    (never per option) forwards to them with the right type.
  * 2. libjpeg reports fatal errors by calling error_exit, whose default calls exit(), and
  *    prints warnings to stderr. Containing that needs setjmp, which Swift cannot call
- *    (it returns twice), so the guarded decode lives in jpeg.c.
+ *    (it returns twice), so the guarded decode (and the encode of resized copies) lives in jpeg.c.
  * 3. The Linux file APIs the cache's one-file entries need and Glibc's Swift module lacks
  *    (CSDFetchFiles.h).
  * 4. pthread_setname_np and strptime, declared by glibc only under _GNU_SOURCE
@@ -110,5 +110,29 @@ CSDFetch_jpeg_status CSDFetch_jpeg_decode(const unsigned char *_Nonnull data, si
                                           unsigned long long max_pixels,
                                           CSDFetch_jpeg_is_cancelled _Nullable is_cancelled, int *_Nonnull width,
                                           int *_Nonnull height, char *_Nonnull message, size_t message_size);
+
+/*
+ * Decodes a JPEG's pixels for a resized copy: RGB, or CMYK (4 channels) for CMYK and YCCK
+ * files, with the DCT scaled by 1/scale_denom (1, 2, 4 or 8: shrink-on-load). With pixels
+ * NULL, only reads the header and reports the scaled width, height and channel count; then
+ * pixels must hold width x height x channels bytes. The limit, budgets, warnings and
+ * messages are those of CSDFetch_jpeg_decode.
+ */
+CSDFetch_jpeg_status CSDFetch_jpeg_decode_pixels(const unsigned char *_Nonnull data, size_t size,
+                                                 unsigned long long max_pixels, int scale_denom,
+                                                 CSDFetch_jpeg_is_cancelled _Nullable is_cancelled,
+                                                 unsigned char *_Nullable pixels, size_t pixels_size,
+                                                 int *_Nonnull width, int *_Nonnull height, int *_Nonnull channels,
+                                                 char *_Nonnull message, size_t message_size);
+
+/*
+ * Encodes width x height RGB pixels as a baseline JPEG of the given quality (1-100) with
+ * optimised Huffman tables. On success *output is a malloc'd buffer of *output_size bytes
+ * the caller frees with free(); on failure it is NULL and message holds the reason.
+ */
+CSDFetch_jpeg_status CSDFetch_jpeg_encode_rgb(const unsigned char *_Nonnull pixels, int width, int height,
+                                              int quality, unsigned char *_Nullable *_Nonnull output,
+                                              unsigned long *_Nonnull output_size, char *_Nonnull message,
+                                              size_t message_size);
 
 #endif

@@ -95,10 +95,15 @@ public struct FetchFailure: Error, Sendable, Equatable {
     public let kind: Kind
     /// Lower-case, no final period, names the thing: "body exceeds 50 MB".
     public let detail: String
+    /// For `host-down`: the kind of failure that ended the host (`dns` for a name that does
+    /// not resolve, `timeout` for a host that gave no answer, `connect`...), so a domain
+    /// that is gone and a server that does not answer stay apart; nil for other kinds.
+    public let hostCause: Kind?
 
-    public init(_ kind: Kind, _ detail: String) {
+    public init(_ kind: Kind, _ detail: String, hostCause: Kind? = nil) {
         self.kind = kind
         // curl's messages quote the proxy URL, password and all: masked where they enter.
         self.detail = Redaction.masked(detail)
+        self.hostCause = kind == .hostDown ? hostCause : nil
     }
 }

@@ -27,6 +27,8 @@ public struct FetchOptions: Sendable {
     public var maxRedirects = 5
     public var hostFailures = 5
     public var headers: [String] = []
+    /// `--key-ignore-query`: query parameters left out of each key, still sent.
+    public var keyQueryFilter = KeyQueryFilter()
     public var userAgent = "sdfetch/\(SDFetchVersion.string)"
     /// `--per-host` (6 by default, a browser's number), `--wait`, `--limit-rate`.
     public var pacing = TransferPacing(perHost: 6)
@@ -34,6 +36,13 @@ public struct FetchOptions: Sendable {
     public var connection = ConnectionOptions()
     /// `--max-time`: bound on one whole transfer; nil means none.
     public var maxTime: Duration?
+    /// `--speed-limit` and `--speed-time`: a transfer slower than this over its window fails
+    /// as `timeout`, so every transfer ends in bounded time.
+    public var lowSpeed = LowSpeedLimit.standard
+    /// `--host-down-for`: how long a host found down (its name does not resolve, or it gave
+    /// no answer within the timeout) is remembered in the cache directory, so a re-run
+    /// does not wait for it again; zero remembers nothing. `retryFailed` ignores the memory.
+    public var hostDownFor: Duration = .seconds(3600)
 
     public init() {}
 }

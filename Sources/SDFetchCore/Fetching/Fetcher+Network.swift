@@ -12,8 +12,11 @@ extension Fetcher {
     ) async -> NetworkOutcome {
         let policy = options.retryPolicy
         var attempt = 1
+        var ownFailure: (TransferResponse, FetchFailure)?
         while true {
             let response = await engine.perform(request, hostFailureLimit: options.hostFailures)
+            // The host went down while this URL waited to retry: it keeps the failure it met.
+            if let ownFailure, response.failure?.kind == .hostDown { return .failed(ownFailure.0, ownFailure.1) }
             if response.redirectCount > 0 {
                 let target = response.finalURL.map { " to \($0)" } ?? ""
                 note(
@@ -34,17 +37,21 @@ extension Fetcher {
             guard policy.shouldRetry(failure, afterAttempt: attempt, retries: options.retries) else {
                 return .failed(response, failure)
             }
-            // A host that went down meanwhile fails now instead of after a pointless sleep.
+            // A host that went down meanwhile ends the URL now instead of after a pointless
+            // sleep; the URL met its own failure, so it keeps its kind (`dns`, `timeout`...).
             if engine.hostHealth.isDown(host, limit: options.hostFailures) {
-                let failure = engine.hostHealth.failure(for: host)
-                return .failed(TransferResponse(failure: failure), failure)
+                return .failed(response, failure)
             }
             let delay = policy.delay(beforeRetry: attempt, retryAfter: response.retryAfter)
             note(
                 spelling,
                 "\(failure.kind.label) (\(failure.detail)); retry \(attempt) of \(options.retries) after waiting \(delay.secondsText) s"
             )
-            guard await engine.interruption.sleep(for: delay) else {
+            ownFailure = (response, failure)
+            retrying.add(1, ordering: .relaxed)
+            let slept = await engine.interruption.sleep(for: delay)
+            retrying.subtract(1, ordering: .relaxed)
+            guard slept else {
                 let failure = FetchFailure(.interrupted, "interrupted while waiting to retry")
                 return .failed(TransferResponse(failure: failure), failure)
             }

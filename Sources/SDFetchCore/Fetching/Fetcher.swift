@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// Fetches URLs through the cache, the network and verification: the steps of one URL's
 /// way after it is identified (see <doc:Pipeline> for the whole run).
@@ -27,6 +28,8 @@ public final class Fetcher: Sendable {
     let notes: (@Sendable (FetchNote) -> Void)?
     /// Body bytes of this fetcher's requests as they arrive (the progress bar's byte count).
     public let meter = TransferMeter()
+    /// URLs waiting out a backoff before their next try, for ``networkActivity``.
+    let retrying = Atomic<Int>(0)
 
     public init(
         options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init,
@@ -43,6 +46,16 @@ public final class Fetcher: Sendable {
         pacing.retryAfterCap = options.retryPolicy.retryAfterCap
         self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: pacing)
         self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
+        if usesHostMemory, !options.retryFailed {
+            let remembered = HostDownMemory(cache: cache).active(now: now(), within: options.hostDownFor)
+            engine.hostHealth.rememberDown(remembered, now: now(), limit: options.hostFailures)
+        }
+    }
+
+    /// Whether hosts found down are remembered across runs (`--host-down-for`): not
+    /// offline (a read-only cache), nor with host health off.
+    private var usesHostMemory: Bool {
+        options.hostDownFor > .zero && !options.offline && options.hostFailures > 0
     }
 
     /// Threads for those waits, started as needed: enough that stores to other buckets go on
@@ -68,6 +81,13 @@ public final class Fetcher: Sendable {
     /// How many hosts were given up so far, for the progress bar.
     public var downHostCount: Int { engine.hostHealth.downCount }
 
+    /// Transfers in flight, URLs waiting to retry and hosts given up, now.
+    public var networkActivity: NetworkActivity {
+        NetworkActivity(
+            inFlight: engine.core.runningCount.load(ordering: .relaxed),
+            retrying: retrying.load(ordering: .relaxed), hostsDown: engine.hostHealth.downCount)
+    }
+
     /// Hosts with at least `minimum` transfers of a second or more so far, the most time first.
     public func slowHosts(minimum: Int) -> [SlowHost] { engine.hostHealth.slowHosts(minimum: minimum) }
 
@@ -78,12 +98,13 @@ public final class Fetcher: Sendable {
         engine.cancelAll()
     }
 
-    /// Stops the transfer thread once no transfer is left, then the file threads, and returns
-    /// when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
+    /// Stops the transfer thread once no transfer is left, then the file threads, remembers
+    /// the hosts found down in the cache (``HostDownMemory``), and returns when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
     /// every exit.
     public func shutdown() async {
         await engine.shutdown()
         await files.shutdown()
+        if usesHostMemory { HostDownMemory(cache: cache).remember(engine.hostHealth.newlyDownForMemory, at: now()) }
     }
 
     // MARK: - The steps of one URL
@@ -232,9 +253,10 @@ public final class Fetcher: Sendable {
         var options = self.options
         options.headers += validators
         var request = TransferRequest(
-            url: key.string, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
+            url: key.request, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
             maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
         request.maxTime = options.maxTime
+        request.lowSpeed = options.lowSpeed.isOn ? options.lowSpeed : nil
         request.connection = options.connection
         request.spillFolder = cache.spillFolder
         request.meter = meter

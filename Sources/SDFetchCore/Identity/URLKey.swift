@@ -5,15 +5,18 @@
 /// (`PercentEncoding`: a space is `%20`, a backslash in the path `/`), and otherwise
 /// kept byte for byte, so two spellings share a key only when they send the same request.
 public struct URLKey: Hashable, Sendable, CustomStringConvertible {
-    /// The normalised URL text; also what is sent on the wire.
-    public let string: String
+    /// The normalised URL text: the identity, and what is sent on the wire unless
+    /// `--key-ignore-query` left parameters out of it (``request``, <doc:Fetching#Signed-URLs>).
+    public internal(set) var string: String
+    /// The request's URL when it differs from ``string`` (``KeyQueryFilter``); nil: ``string``.
+    var sentString: String? = nil
     /// The fixed-size hash that names cache files and fills de-duplication sets: of
     /// ``string`` with the password of its authority written `***`, so a cache holds
     /// nothing a password guess could be checked against (<doc:OnDiskFormat>). URLs that
     /// differ only in that password name one image; ``redacted``, which masks anything
     /// that looks like a password (in a query too), is what is printed and stored, and
     /// for such a URL it is not the text hashed here.
-    public let digest: KeyDigest
+    public internal(set) var digest: KeyDigest
     /// `https` or `http`.
     public let scheme: String
     /// The lower-cased host, brackets kept for IPv6 literals.
@@ -23,6 +26,9 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     public static let maxLength = 8192
 
     public var description: String { string }
+
+    /// What is requested: ``string`` with the query parameters the key leaves out.
+    public var request: String { sentString ?? string }
 
     /// Parses an input line that has already been trimmed.
     ///
@@ -153,7 +159,7 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// `key` with the password of its authority written ``Redaction/mask``: what the digest
     /// is taken of. A key's authority holds at most one `@`, and its first `:` before it
     /// ends the user name.
-    private static func authorityMasked(_ key: String, hasPassword: Bool) -> String {
+    static func authorityMasked(_ key: String, hasPassword: Bool) -> String {
         guard hasPassword, let spans = URLSpans(key) else { return key }
         let authority = key[spans.authority]
         guard let at = authority.firstIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else {

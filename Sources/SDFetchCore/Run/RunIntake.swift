@@ -71,9 +71,10 @@ struct RunIntake {
     /// and lookups are per-line work, split over the cores (``BatchSplit``); the steps that
     /// count or decide stay on this task.
     private mutating func take(_ batch: [InputItem], _ group: inout TaskGroup<Void>) async {
+        let filter = fetcher.options.keyQueryFilter
         let parsed = await BatchSplit.map(batch) { (item: InputItem) -> ParsedLine? in
             guard case .line(let line) = item else { return nil }
-            return ParsedLine(line)
+            return ParsedLine(line, filter: filter)
         }
         var unique: [UniqueLine] = []
         unique.reserveCapacity(batch.count)
@@ -240,11 +241,11 @@ extension InputLine {
 private struct ParsedLine: Sendable {
     let key: Result<URLKey, InvalidURL>
 
-    init(_ line: InputLine) {
+    init(_ line: InputLine, filter: KeyQueryFilter) {
         key = Result { () throws(InvalidURL) in
             if let problem = line.problem { throw InvalidURL(reason: problem) }
             guard !line.isOverlong else { throw InvalidURL(reason: "longer than \(URLKey.maxLength) bytes") }
-            return try URLKey(parsing: line.text)
+            return filter.apply(to: try URLKey(parsing: line.text))
         }
     }
 }

@@ -62,6 +62,8 @@ public final class CurlEngine: Sendable {
         /// Tripped by ``CurlEngine/cancelAll()``; backoff sleeps wait on it.
         let interruption = Interruption()
         let nextID = Atomic<UInt64>(0)
+        /// Transfers running, stored by the loop once per turn for progress displays.
+        let runningCount = Atomic<Int>(0)
 
         init(maxTransfers: Int, pacing: TransferPacing) {
             guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }

@@ -101,6 +101,26 @@ extension CurlTransfer {
         let failure = FetchFailure(.timeout, "no data for \(seconds.plainText) s")
         return TransferResponse(failure: failure, httpStatus: head.status, retryAfter: head.retryAfter)
     }
+
+    /// Whether the transfer fell under `limit` over the window ending at `now`; a window
+    /// that ends well opens the next one.
+    func isTooSlow(under limit: LowSpeedLimit, now: UInt64) -> Bool {
+        guard now &- speedWindowStart >= limit.window.nanosecondsClamped else { return false }
+        if speedWindowBytes < limit.bytesPerWindow, !wasRateLimitedInWindow, !isPausedForRate { return true }
+        speedWindowStart = now
+        speedWindowBytes = 0
+        wasRateLimitedInWindow = false
+        return false
+    }
+
+    /// The response of a transfer the loop ended itself for its rate (``LowSpeedLimit``).
+    func tooSlowResponse(under limit: LowSpeedLimit) -> TransferResponse {
+        let seconds = limit.window.timeInterval
+        let failure = FetchFailure(
+            .timeout,
+            "slower than \(limit.bytesPerSecond) bytes/s for \(seconds.plainText) s (\(speedWindowBytes) bytes)")
+        return TransferResponse(failure: failure, httpStatus: head.status, retryAfter: head.retryAfter)
+    }
 }
 
 extension Double {

@@ -58,6 +58,12 @@ final class CurlTransfer {
     var sendLog: SendLog?
     /// The transfer is paused by ``rateLimiter``: no bytes can arrive, so it is not stalled.
     var isPausedForRate = false
+    /// Monotonic nanoseconds at which the current ``LowSpeedLimit`` window began.
+    var speedWindowStart: UInt64 = 0
+    /// Head and body bytes received in the current window.
+    var speedWindowBytes: Int64 = 0
+    /// `--limit-rate` held the transfer back during the current window: its slowness is ours.
+    var wasRateLimitedInWindow = false
     /// `errno` of a socket this machine could not create (`EMFILE`...); curl does not keep it.
     var socketError: Int32?
     /// The loop's record of sockets, told about each one this transfer opens.
@@ -135,6 +141,7 @@ final class CurlTransfer {
         meter = request.meter
         lastActivity = now
         startedAt = now
+        speedWindowStart = now
         let timeout = request.timeout.components
         let nanoseconds = timeout.seconds * 1_000_000_000 + timeout.attoseconds / 1_000_000_000
         timeoutNanoseconds = UInt64(max(1_000_000, nanoseconds))
@@ -174,6 +181,9 @@ final class CurlTransfer {
         rateLimiter = nil
         sendLog = nil
         isPausedForRate = false
+        speedWindowStart = 0
+        speedWindowBytes = 0
+        wasRateLimitedInWindow = false
         socketError = nil
         sockets = nil
         localPort = 0
@@ -182,10 +192,11 @@ final class CurlTransfer {
         errorBuffer[0] = 0
     }
 
-    /// Records that bytes arrived.
-    private func touch() {
+    /// Records that `count` bytes arrived.
+    private func touch(_ count: Int) {
         receivedBytes = true
         hasNewBytes = true
+        speedWindowBytes &+= Int64(count)
     }
 
     // MARK: - Options
@@ -350,9 +361,10 @@ final class CurlTransfer {
     private func receive(body data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
         if let rateLimiter, !rateLimiter.admit(count, transfer: id) {
             isPausedForRate = true
+            wasRateLimitedInWindow = true
             return Self.pauseWrite
         }
-        touch()
+        touch(count)
         if let meter { meterBody(count, on: meter) }
         guard head.isSuccess else {
             // Other bodies are read and dropped so the connection stays reusable, but not forever.
@@ -418,7 +430,7 @@ final class CurlTransfer {
 
     /// Parses a header line; a declared `2xx` body over `maxBytes` is refused before it starts.
     private func receive(header data: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        touch()
+        touch(count)
         if isAwaitingResponse {
             isAwaitingResponse = false
             meter?.awaitEnded()

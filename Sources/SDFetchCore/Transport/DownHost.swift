@@ -6,4 +6,10 @@ public struct DownHost: Sendable, Equatable {
     public let kind: FetchFailure.Kind
     /// Lower-case, no final period: "its name does not resolve (...)".
     public let cause: String
+
+    public init(host: String, kind: FetchFailure.Kind, cause: String) {
+        self.host = host
+        self.kind = kind
+        self.cause = cause
+    }
 }

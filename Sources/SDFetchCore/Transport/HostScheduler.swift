@@ -4,7 +4,8 @@
 /// reached yet gets one transfer, a probe, until a connection to it is made: a host that
 /// swallows connections then holds one slot of `-j` for its connect timeout instead of
 /// `--per-host` of them, and a live one gets its other lanes one round trip later. A
-/// request whose host is at its limit, paused by its `Retry-After`, or whose last request was sent less
+/// request whose host is at its limit, paused by its `Retry-After`, being probed
+/// (``HostProbes``), or whose last request was sent less
 /// than `--wait` ago (or is not sent yet), is held here in its host's queue while requests
 /// to other hosts go ahead; it starts once a transfer to its host ends or its wait is over.
 /// Held requests are bounded by what the fetcher keeps in flight (a few times `-j`), and
@@ -62,6 +63,8 @@ struct HostScheduler {
     let pacing: TransferPacing
     private let wait: UInt64
     private var hosts: [String: HostState] = [:]
+    /// Hosts whose ``HostProbes`` probe runs: their requests wait for its outcome.
+    private var probing: Set<String> = []
     private var queues: [String: Queue] = [:]
     /// Hosts with held requests, in the order they first had to hold one.
     private var holdingHosts: [String] = []
@@ -86,6 +89,7 @@ struct HostScheduler {
 
     /// Whether a new transfer to `host` may start at `now`.
     func mayStart(_ host: String, now: UInt64) -> Bool {
+        if !probing.isEmpty, probing.contains(host) { return false }
         guard let state = hosts[host] else { return true }  // a probe
         if let limit = limit(for: state), state.running >= limit { return false }
         if let pausedUntil = state.pausedUntil, pausedUntil > now { return false }
@@ -175,6 +179,11 @@ struct HostScheduler {
         hosts[host] = state.matters(wait: wait, now: now) ? state : nil
     }
 
+    /// A connection probe of `host` started (true) or ended (false): meanwhile its requests wait.
+    mutating func setProbing(_ host: String, _ isProbing: Bool) {
+        if isProbing { probing.insert(host) } else { probing.remove(host) }
+    }
+
     /// `host` answered over HTTP/2: from now on it may carry a connection's streams.
     mutating func multiplexes(_ host: String) {
         hosts[host, default: HostState()].isReached = true
@@ -193,6 +202,8 @@ struct HostScheduler {
     func nanosecondsUntilNextStart(now: UInt64) -> UInt64? {
         var earliest: UInt64?
         for host in holdingHosts {
+            // A probe's end wakes the loop as a transfer's does.
+            if probing.contains(host) { continue }
             // A host forgotten since it held requests has nothing in flight: start now.
             guard let state = hosts[host] else { return 0 }
             if let limit = limit(for: state), state.running >= limit { continue }

@@ -31,6 +31,8 @@ final class TransferLoop {
     private let rateLimiter: RateLimiter?
     /// Sockets opened for transfers, asked before a quiet transfer is declared stalled.
     private let sockets = SocketActivity()
+    /// Connections to new hosts opened ahead of their turn, outside the slots of `-j`.
+    private var probes: HostProbes
 
     /// How often running transfers are checked for stalls; `--timeout` is whole seconds,
     /// so a stall is reported at most a tenth of a second late.
@@ -40,6 +42,7 @@ final class TransferLoop {
     init(engine: CurlEngine.Core) {
         self.engine = engine
         scheduler = HostScheduler(pacing: engine.pacing)
+        probes = HostProbes(maxTransfers: engine.maxTransfers)
         rateLimiter = engine.pacing.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds()) }
     }
 
@@ -51,7 +54,11 @@ final class TransferLoop {
         while true {
             let isShuttingDown = takeInbox()
             startWaiting()
-            if isShuttingDown && running.isEmpty && !hasWaiting && !hasHeld { break }
+            if isShuttingDown && running.isEmpty && !hasWaiting && !hasHeld {
+                for host in probes.cancelAll(on: engine.multi) { scheduler.setProbing(host, false) }
+                break
+            }
+            if !isShuttingDown { launchProbes() }
 
             resumeRateLimited()
             var stillRunning: Int32 = 0
@@ -67,6 +74,7 @@ final class TransferLoop {
                 dropStalled(now: now)
                 resumeFinished()
             }
+            engine.runningCount.store(running.count, ordering: .relaxed)
             poll()
         }
         idle.removeAll()
@@ -86,9 +94,17 @@ final class TransferLoop {
             return (inbox.isCancellingAll, inbox.isShuttingDown)
         }
         waiting.append(contentsOf: spare)
+        if probes.isEnabled {
+            for pending in spare {
+                probes.met(
+                    HostHealth.host(of: pending.request.url), request: pending.request,
+                    hostFailureLimit: pending.hostFailureLimit)
+            }
+        }
         spare.removeAll(keepingCapacity: true)
         let interrupted = TransferResponse(failure: FetchFailure(.interrupted, "transfer cancelled"))
         if isCancellingAll {
+            for host in probes.cancelAll(on: engine.multi) { scheduler.setProbing(host, false) }
             for transfer in Array(running.values) { finish(transfer, with: interrupted) }
             for pending in waiting[waitingStart...] { finished.append((pending.continuation, interrupted)) }
             waiting.removeAll()
@@ -182,6 +198,7 @@ final class TransferLoop {
             finished.append((pending.continuation, TransferResponse(failure: engine.hostHealth.failure(for: host))))
             return
         }
+        probes.didStart(host)
         guard let transfer = idle.popLast() ?? CurlTransfer() else {
             scheduler.finished(host, wasSent: false, now: now)
             let failure = FetchFailure(.io, "curl_easy_init failed")
@@ -196,6 +213,15 @@ final class TransferLoop {
         transfer.sendLog = sendLog
         running[pending.id] = transfer
         curl_multi_add_handle(engine.multi, transfer.handle)
+    }
+
+    /// Opens connections to hosts met in the queue whose turn has not come (``HostProbes``).
+    private func launchProbes() {
+        guard probes.isEnabled else { return }
+        let hostHealth = engine.hostHealth
+        for host in probes.launch(on: engine.multi, skipping: { hostHealth.isDown($0, limit: $1) }) {
+            scheduler.setProbing(host, true)
+        }
     }
 
     /// Hands the sends noted during `curl_multi_perform` to the scheduler.
@@ -224,6 +250,14 @@ final class TransferLoop {
         while let message = curl_multi_info_read(engine.multi, &queued) {
             guard message.pointee.msg == CURLMSG_DONE, let handle = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
+            if let probe = probes.finish(handle, code: code, on: engine.multi) {
+                if let failure = probe.timedOut {
+                    engine.hostHealth.record(
+                        probe.host, reachedServer: false, answered: false, failure: failure, limit: probe.limit)
+                }
+                scheduler.setProbing(probe.host, false)
+                continue
+            }
             var context: UnsafeMutableRawPointer?
             _ = CSDFetch_curl_easy_getinfo_pointer(handle, CURLINFO_PRIVATE, &context)
             let transfer = CurlTransfer.from(userData: context)
@@ -231,14 +265,19 @@ final class TransferLoop {
         }
     }
 
-    /// Ends transfers that received no byte for their `--timeout`
-    /// (<doc:Fetching#Retries-and-timeouts>).
+    /// Ends transfers that received no byte for their `--timeout`, or too few over a
+    /// window of their ``LowSpeedLimit`` (<doc:Fetching#Retries-and-timeouts>).
     ///
     /// Activity is sampled here, once per check: a stall is reported at most one check
     /// interval late, never early.
     private func dropStalled(now: UInt64) {
         var stalled: [CurlTransfer] = []
+        var tooSlow: [(CurlTransfer, LowSpeedLimit)] = []
         for transfer in running.values {
+            if let limit = transfer.request.lowSpeed, transfer.isTooSlow(under: limit, now: now) {
+                tooSlow.append((transfer, limit))
+                continue
+            }
             if transfer.hasNewBytes || transfer.isPausedForRate {
                 transfer.hasNewBytes = false
                 transfer.lastActivity = now
@@ -255,6 +294,7 @@ final class TransferLoop {
             }
         }
         for transfer in stalled { finish(transfer, with: transfer.stalledResponse()) }
+        for (transfer, limit) in tooSlow { finish(transfer, with: transfer.tooSlowResponse(under: limit)) }
     }
 
     /// Detaches a transfer, records its host's health, queues its caller's resumption
@@ -269,16 +309,18 @@ final class TransferLoop {
             scheduler.pause(transfer.host, until: now &+ pause)
         }
         scheduler.finished(transfer.host, wasSent: transfer.isConnected, now: now)
-        // A transfer Ctrl-C cut short says nothing of its host's speed.
-        if transfer.isConnected, response.failure?.kind != .interrupted {
-            engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt)
-        }
+        // The host answered: its response came to an end (or it redirected), not cut by a
+        // timeout. Only answers make a host slow: a silent one is not "slow", it is down.
+        let answered = response.redirectCount > 0
+            || (transfer.isConnected && transfer.receivedBytes && ![.timeout, .interrupted].contains(response.failure?.kind))
+        if answered { engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt) }
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {
             // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.
             let failure = response.failure.flatMap { $0.kind != .interrupted && $0.kind != .io ? $0 : nil }
             engine.hostHealth.record(
-                transfer.host, reachedServer: transfer.isConnected, failure: failure, limit: transfer.hostFailureLimit)
+                transfer.host, reachedServer: transfer.isConnected, answered: answered, failure: failure,
+                limit: transfer.hostFailureLimit)
         }
         guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }
         finished.append((continuation, response))

@@ -4,7 +4,7 @@ public struct TransferRequest: Sendable {
     /// Extra header lines, `Name: value`; they replace same-named defaults such as `Accept`.
     public var headers: [String]
     public var userAgent: String
-    /// Bounds connection set-up and any stall; a steady slow body is never cut.
+    /// Bounds connection set-up and any stall; a steady body is cut only under ``lowSpeed``.
     public var timeout: Duration
     /// Largest accepted body; larger transfers are aborted as soon as that is known.
     public var maxBytes: Int64
@@ -19,6 +19,8 @@ public struct TransferRequest: Sendable {
     public var spillFolder: Int32 = -1
     /// Counts this request's body bytes as they arrive, for a progress display; nil: none.
     public var meter: TransferMeter?
+    /// The least rate kept over a window (`--speed-limit`, `--speed-time`); nil: none.
+    public var lowSpeed: LowSpeedLimit?
 
     public init(
         url: String, headers: [String] = [], userAgent: String = "sdfetch", timeout: Duration = .seconds(15),

@@ -1,10 +1,11 @@
 internal import CGIF
 internal import CJPEG
 internal import CPNG
+internal import CWebP
 
 /// Versions of the image libraries, for `--version` (as `curl -V` lists its libraries).
 ///
-/// libpng reports the library actually loaded; libjpeg-turbo and giflib only say which
+/// libpng and libwebp report the library actually loaded; libjpeg-turbo and giflib only say which
 /// headers sdfetch was built with (neither has a run-time query), which on Debian is the
 /// version the package `Depends` on.
 enum CodecVersions {
@@ -19,4 +20,10 @@ enum CodecVersions {
     }
 
     static var gif: String { "\(GIFLIB_MAJOR).\(GIFLIB_MINOR).\(GIFLIB_RELEASE)" }
+
+    /// The loaded libwebp's decoder version, 0xMMmmpp: 0x010204 is 1.2.4.
+    static var webp: String {
+        let number = Int(WebPGetDecoderVersion())
+        return "\(number >> 16).\(number >> 8 & 0xFF).\(number & 0xFF)"
+    }
 }

@@ -22,19 +22,8 @@ enum GIFVerifier {
 
     /// Decodes every frame, checking the screen and each frame against the limit first.
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
-        bytes.withUnsafeBufferPointer { data -> Result<PixelSize, FetchFailure> in
-            guard let base = data.baseAddress else { return .failure(.decodeFailed("gif", "no data")) }
-            var source = MemorySource(base: base, count: data.count)
-            return withUnsafeMutablePointer(to: &source) { context in
-                var error: Int32 = 0
-                guard let gif = DGifOpen(context, { GIFVerifier.read($0, $1, $2) }, &error) else {
-                    return .failure(.decodeFailed("gif", describe(error)))
-                }
-                defer { DGifCloseFile(gif, &error) }
-                let screen = PixelSize(width: gif.pointee.SWidth, height: gif.pointee.SHeight)
-                if let failure = screen.check("gif", maxPixels: maxPixels) { return .failure(failure) }
-                return walkRecords(gif, maxPixels: maxPixels).map { screen }
-            }
+        GIFMemorySource.open(bytes, maxPixels: maxPixels) { gif, screen in
+            walkRecords(gif, maxPixels: maxPixels).map { screen }
         }
     }
 
@@ -100,33 +89,6 @@ enum GIFVerifier {
     }
 
     private static func lastError(_ gif: UnsafeMutablePointer<GifFileType>) -> FetchFailure {
-        .decodeFailed("gif", describe(gif.pointee.Error))
-    }
-
-    private static func describe(_ code: Int32) -> String {
-        GifErrorString(code).map { String(cString: $0) } ?? "error \(code)"
-    }
-
-    // MARK: - Reading from memory
-
-    /// The bytes giflib reads from and how far it has got; lives on the stack of ``decode``.
-    private struct MemorySource {
-        let base: UnsafePointer<UInt8>
-        let count: Int
-        var offset = 0
-    }
-
-    /// giflib's input callback: copies up to `length` bytes, fewer at the end of the data
-    /// (a short read is how giflib learns the data ended).
-    private static func read(
-        _ gif: UnsafeMutablePointer<GifFileType>?, _ destination: UnsafeMutablePointer<GifByteType>?, _ length: Int32
-    ) -> Int32 {
-        guard let gif, let destination, length > 0, let context = gif.pointee.UserData else { return 0 }
-        let source = context.assumingMemoryBound(to: MemorySource.self)
-        let copied = min(Int(length), source.pointee.count - source.pointee.offset)
-        guard copied > 0 else { return 0 }
-        destination.update(from: source.pointee.base + source.pointee.offset, count: copied)
-        source.pointee.offset += copied
-        return Int32(copied)
+        .decodeFailed("gif", GIFMemorySource.describe(gif.pointee.Error))
     }
 }

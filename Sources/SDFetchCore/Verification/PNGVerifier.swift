@@ -30,7 +30,31 @@ enum PNGVerifier {
     /// ``nativeBufferLimit`` or `maxPixels` bytes, whichever is larger; a failed
     /// allocation is a failure value, not a trap.
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
-        bytes.withUnsafeBytes { raw -> Result<PixelSize, FetchFailure> in
+        reading(bytes, maxPixels: maxPixels) { image, size in
+            guard let pixels = size.pixelCount else { preconditionFailure("check passed, so the count fits") }
+            image.pointee.format = outputFormat(native: image.pointee.format, pixels: pixels)
+            guard let buffer = calloc(Int(pixels * channels(of: image.pointee.format)), 1) else {
+                return .failure(
+                    FetchFailure(.tooManyPixels, "png pixel buffer of \(size.width)x\(size.height) unavailable"))
+            }
+            defer { free(buffer) }
+            // Removing an alpha channel composites onto this background rather than the buffer.
+            var black = png_color(red: 0, green: 0, blue: 0)
+            guard png_image_finish_read(image, &black, buffer, 0, nil) != 0 else {
+                return .failure(.decodeFailed("png", message(of: image.pointee)))
+            }
+            return .success(size)
+        }
+    }
+
+    /// Reads `bytes`' header with libpng's simplified API and checks the declared size
+    /// against the limit, then hands `body` the image (its `format` to be chosen and
+    /// `png_image_finish_read` to be called) and the size; frees libpng's state after.
+    static func reading<T>(
+        _ bytes: [UInt8], maxPixels: Int64,
+        _ body: (UnsafeMutablePointer<png_image>, PixelSize) -> Result<T, FetchFailure>
+    ) -> Result<T, FetchFailure> {
+        bytes.withUnsafeBytes { raw -> Result<T, FetchFailure> in
             guard let base = raw.baseAddress else { return .failure(.decodeFailed("png", "no data")) }
             // libpng keeps the address given to begin_read (its error and warning handlers
             // write the message there and find their jump buffer through it) and uses it
@@ -51,19 +75,7 @@ enum PNGVerifier {
             }
             let size = PixelSize(width: image.pointee.width, height: image.pointee.height)
             if let failure = size.check("png", maxPixels: maxPixels) { return .failure(failure) }
-            guard let pixels = size.pixelCount else { preconditionFailure("check passed, so the count fits") }
-            image.pointee.format = outputFormat(native: image.pointee.format, pixels: pixels)
-            guard let buffer = calloc(Int(pixels * channels(of: image.pointee.format)), 1) else {
-                return .failure(
-                    FetchFailure(.tooManyPixels, "png pixel buffer of \(size.width)x\(size.height) unavailable"))
-            }
-            defer { free(buffer) }
-            // Removing an alpha channel composites onto this background rather than the buffer.
-            var black = png_color(red: 0, green: 0, blue: 0)
-            guard png_image_finish_read(image, &black, buffer, 0, nil) != 0 else {
-                return .failure(.decodeFailed("png", message(of: image.pointee)))
-            }
-            return .success(size)
+            return body(image, size)
         }
     }
 
@@ -82,7 +94,7 @@ enum PNGVerifier {
     }
 
     /// libpng's NUL-terminated reason from the fixed `message` array.
-    private static func message(of image: png_image) -> String {
+    static func message(of image: png_image) -> String {
         withUnsafeBytes(of: image.message) { raw in
             let text = raw.prefix { $0 != 0 }
             return String(decoding: text, as: UTF8.self)

@@ -1,7 +1,7 @@
 /// The `structure` check of a WebP (<doc:Verification#Levels>): the RIFF size fits the data
 /// and every chunk inside it, walked by its size field (padded to even, RFC 9649 section
 /// 2.2), ends inside the RIFF payload. Bytes after the RIFF payload are ignored, as libwebp
-/// does; the bitstreams themselves are not checked (no WebP decoder is linked).
+/// does; the bitstreams themselves are checked by the `full` level's decode (``WebPVerifier``).
 ///
 /// Stateless; safe from any thread.
 enum WebPStructure {

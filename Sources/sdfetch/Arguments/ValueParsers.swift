@@ -139,3 +139,14 @@ enum ValueParsers {
         return text
     }
 }
+
+extension ValueParsers {
+    /// `RRGGBB` in hex, with or without a leading `#`: red, green, blue.
+    static func color(_ text: String, option: String) throws(UsageError) -> [UInt8] {
+        let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
+        guard digits.count == 6, let value = UInt32(digits, radix: 16) else {
+            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a colour (RRGGBB in hex, e.g. ffffff)")
+        }
+        return [UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+}

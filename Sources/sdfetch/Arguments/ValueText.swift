@@ -28,4 +28,9 @@ enum ValueText {
         }
         return "\(bytes)"
     }
+
+    /// `ffffff`: red, green, blue in hex, as ``ValueParsers/color(_:option:)`` reads it.
+    static func color(_ rgb: [UInt8]) -> String {
+        rgb.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
 }

@@ -75,7 +75,7 @@ extension CleanCommand {
                 "sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n"
             )
         }
-        let removedSomething = report.removedEntries + report.removedFailed + report.removedTemp > 0
+        let removedSomething = report.removedEntries + report.removedFailed + report.removedHosts + report.removedTemp > 0
         // Cron mails whatever a job prints: nothing removed, nothing said.
         if isJSON {
             FileDescriptorWriter.write(json(report), to: STDOUT_FILENO)
@@ -92,6 +92,9 @@ extension CleanCommand {
         text += "sdfetch: clean: \(verb) \(report.removedEntries) entr\(report.removedEntries == 1 ? "y" : "ies")"
         text += " (\(HumanReadable.bytes(report.removedBytes)) on disk), \(report.removedFailed) failed-URL record"
         text += report.removedFailed == 1 ? "" : "s"
+        if report.removedHosts > 0 {
+            text += ", \(report.removedHosts) host-down record\(report.removedHosts == 1 ? "" : "s")"
+        }
         text += ", \(report.removedTemp) temporary file\(report.removedTemp == 1 ? "" : "s")"
         text +=
             "; \(report.entries) entr\(report.entries == 1 ? "y" : "ies") (\(HumanReadable.bytes(report.bytes)) on disk) remain\n"
@@ -104,6 +107,7 @@ extension CleanCommand {
         object.add("removed_entries", report.removedEntries)
         object.add("removed_bytes", report.removedBytes)
         object.add("removed_failed", report.removedFailed)
+        object.add("removed_hosts", report.removedHosts)
         object.add("removed_temp", report.removedTemp)
         object.add("entries", report.entries)
         object.add("bytes", report.bytes)

@@ -27,6 +27,7 @@ enum DescriptorLimit {
         }
         // RLIM_INFINITY is the largest rlim_t, so `min` covers it.
         let openFiles = Int(min(limit.rlim_cur, wanted))
-        return (max(1, (openFiles - reserved) / perTransfer), openFiles)
+        // A quarter more sockets for the engine's probes of new hosts (`HostProbes`).
+        return (max(1, (openFiles - reserved) * 4 / (perTransfer * 5)), openFiles)
     }
 }

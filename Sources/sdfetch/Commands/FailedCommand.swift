@@ -13,8 +13,9 @@ struct FailedCommand: ParsableCommand {
     static let summary = "list or forget failed-URL records"
     static var argumentWords: [String] { Action.allCases.map(\.rawValue) }
     static let abstract = """
-        List the failed-URL records (URL, kind, time, detail; tab-separated), clear them all, or \
-        remove the records of the given URLs so the next fetch tries them again.
+        List the failed-URL records (URL, kind, time, detail; tab-separated), clear them all (and \
+        the hosts remembered as down), or remove the records of the given URLs so the next fetch \
+        tries them again.
         """
     static let options: [OptionSpec<FailedCommand>] = [
         OptionSpec("json", help: "list: one JSON object per record") { command, _, _ in command.isJSON = true }
@@ -54,9 +55,12 @@ extension FailedCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let directory = resolvedCacheDirectory(in: environment)
         let blacklist: FailureBlacklist
+        let hostMemory: HostDownMemory
         do throws(CacheError) {
             // Listing must not create anything: an absent cache lists nothing.
-            blacklist = FailureBlacklist(cache: try DiskCache(directory: directory, readOnly: action == .list))
+            let cache = try DiskCache(directory: directory, readOnly: action == .list)
+            blacklist = FailureBlacklist(cache: cache)
+            hostMemory = HostDownMemory(cache: cache)
         } catch {
             return cacheFailure(error)
         }
@@ -69,6 +73,9 @@ extension FailedCommand {
         case .clear?:
             let count = blacklist.clear()
             output = "sdfetch: removed \(count) failed-URL record\(count == 1 ? "" : "s")\n"
+            // Hosts found down go too: a cleared blacklist means "try everything again".
+            let hosts = hostMemory.clear()
+            if hosts > 0 { output += "sdfetch: removed \(hosts) host-down record\(hosts == 1 ? "" : "s")\n" }
         case .remove?:
             let count = blacklist.remove(keys)
             output = "sdfetch: removed \(count) failed-URL record\(count == 1 ? "" : "s")\n"

@@ -63,7 +63,7 @@ extension FetchCommand {
                 command, _, _ in
                 command.options.ignoreOptOuts = true
             },
-            OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record)") {
+            OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record) and hosts found down") {
                 command, _, _ in
                 command.options.retryFailed = true
             },
@@ -94,11 +94,20 @@ extension FetchCommand {
             },
             OptionSpec(
                 "host-failures", .value("N"),
-                help: "connect failures in a row before a host is 'host-down' (never reached: 1 timeout), 0 = off",
+                help: "connect failures in a row before a host is 'host-down' (never answered: 1 timeout), 0 = off",
                 default: "\(defaults.hostFailures)"
             ) {
                 command, value, name in
                 command.options.hostFailures = try ValueParsers.integer(value, option: name, in: 0...1_000_000)
+            },
+            OptionSpec(
+                "host-down-for", .value("DUR"),
+                help: "remember a host found down (no answer, unresolvable) in the cache for DUR, up to 1d; 0 = off",
+                default: ValueText.duration(defaults.hostDownFor)
+            ) {
+                command, value, name in
+                command.options.hostDownFor = try ValueParsers.duration(
+                    value, option: name, atMost: HostDownMemory.longest)
             },
             OptionSpec(
                 "fail-on", .value("STATUSES"),
@@ -182,7 +191,7 @@ extension FetchCommand {
                 command, value, name in
                 command.progress = try ValueParsers.choice(value, option: name, of: ProgressMode.self)
             },
-        ] + transportOptions
+        ] + resizeOptions + transportOptions
 
     /// A FILE, `-`, or a URL: an absolute http or https URL that names no existing file is a
     /// URL to fetch, as curl, wget2 and aria2c read it (`./https:...` reads such a file).
@@ -200,6 +209,9 @@ extension FetchCommand {
     /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
+        if resize.size > 0 && isLinking {
+            throw UsageError("--link and --resize cannot be combined: a resized copy is a file of its own")
+        }
         if let place = sources.firstIndex(of: .list(name: URLArgument.sourceName, [])) {
             sources[place] = .list(name: URLArgument.sourceName, urlArguments)
         }

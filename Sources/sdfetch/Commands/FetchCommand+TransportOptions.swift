@@ -32,6 +32,27 @@ extension FetchCommand {
             guard limit > .zero else { throw UsageError("option \(name): the time must be more than 0") }
             command.options.maxTime = limit
         },
+        OptionSpec(
+            "speed-limit", .value("RATE"),
+            help: "a transfer slower than RATE bytes/s (K/M) over --speed-time fails as timeout, 0 = off",
+            default: ValueText.size(FetchOptions().lowSpeed.bytesPerSecond)
+        ) {
+            command, value, name in
+            var body = Substring(value)
+            if body.lowercased().hasSuffix("/s") { body = body.dropLast(2) }
+            let rate = try ValueParsers.size(String(body), option: name)
+            guard rate <= 1 << 30 else { throw UsageError("option \(name): the rate must be at most 1G") }
+            command.options.lowSpeed.bytesPerSecond = rate
+        },
+        OptionSpec(
+            "speed-time", .value("SEC"), help: "the window over which --speed-limit is measured",
+            default: ValueText.seconds(FetchOptions().lowSpeed.window)
+        ) {
+            command, value, name in
+            let window = try ValueParsers.duration(value, option: name, atMost: .seconds(86_400))
+            guard window > .zero else { throw UsageError("option \(name): the time must be more than 0") }
+            command.options.lowSpeed.window = window
+        },
         OptionSpec("cacert", .value("FILE"), help: "trust the CA certificates in FILE (PEM) instead of the system's") {
             command, value, name in
             command.options.connection.caCertificateFile = try ValueParsers.readableFile(value, option: name)

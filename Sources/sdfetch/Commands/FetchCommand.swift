@@ -21,6 +21,8 @@ struct FetchCommand: ParsableCommand {
     var isLinking = false
     /// `--name`: how `-o` names files.
     var nameTemplate = NameTemplate.standard
+    /// `--resize` and its companions; a size of 0: `-o` files are the originals.
+    var resize = ResizeOptions(size: 0)
     var shard: Shard?
     /// `--shard auto`: ``shard`` comes from the job runner's variables at validation.
     var isShardAuto = false
@@ -113,8 +115,11 @@ struct FetchCommand: ParsableCommand {
         // The engine lives for the run only: shut down (its thread joined) on the way out.
         return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
             let reader = URLListReader(sources: sources, options: input)
+            let resizer = resize.size > 0 ? ImageResizer(options: resize, maxPixels: options.maxPixels) : nil
             let fileName = outputFile.map(URLArgument.fileName(of:))
-            let delivery = placer.map { OutputDelivery(placer: $0, cache: cache, fixedName: fileName) }
+            let delivery = placer.map {
+                OutputDelivery(placer: $0, cache: cache, fixedName: fileName, resizer: resizer)
+            }
             let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
             // On the signal path: nothing here may wait for the console's writer (blocked on a
             // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher

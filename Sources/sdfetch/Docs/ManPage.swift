@@ -75,16 +75,54 @@ enum ManPage {
             cache entry with other bytes is not served but fetched again and judged; under
             \\fB\\-\\-offline\\fR it fails as \\fBhash\\-mismatch\\fR. A later row pinning the same URL to
             another hash is \\fBinvalid\\fR.
+            .SH RESIZED COPIES
+            With \\fB\\-o\\fR, \\fB\\-\\-resize\\fR \\fISIZE\\fR makes each output file a resized copy of the cached
+            original: a later run with another size, mode or format makes its copies from the cache,
+            without a request. \\fB\\-\\-resize\\-mode\\fR: \\fBlonger\\fR (the longer side is SIZE; default),
+            \\fBshorter\\fR (the shorter side), \\fBcrop\\fR (SIZE x SIZE from the centre), \\fBpad\\fR (SIZE x SIZE,
+            margins of \\fB\\-\\-resize\\-background\\fR), \\fBnone\\fR (the original size, re\\-encoded). Smaller images
+            are enlarged. JPEG, PNG, GIF (first frame) and WebP (first frame) are read; EXIF orientation is
+            applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
+            is decoded at the smallest DCT scale covering SIZE; the resampler is Lanczos\\-3. An image that
+            cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
+            \\fBtoo\\-many\\-pixels\\fR.
+            .PP
+            \\fBsdfetch \\-o thumbs \\-\\-resize 256 \\-\\-resize\\-mode crop \\-\\-resize\\-format webp urls.txt\\fR
+            .SH SIGNED URLS
+            \\fB\\-\\-key\\-ignore\\-query\\fR \\fIPATTERN\\fR (repeatable) leaves query parameters whose names match the
+            glob (ignoring case) out of the cache and de\\-duplication key; they are still sent. Two URLs
+            that differ only in them are one image, cached once. Presigned S3: \\fBX\\-Amz\\-*\\fR; GCS:
+            \\fBX\\-Goog\\-*\\fR; CloudFront: \\fBExpires\\fR, \\fBSignature\\fR, \\fBKey\\-Pair\\-Id\\fR, \\fBPolicy\\fR.
+            \\fB\\-\\-json\\fR's \\fBkey\\fR is the key used.
+            .PP
+            \\fBsdfetch \\-\\-key\\-ignore\\-query 'X\\-Amz\\-*' presigned.txt\\fR
             .SH MANY HOSTS
             Requests are spread over hosts the way a browser does it: at most \\fB\\-\\-per\\-host\\fR (6)
             connections to one host, \\fB\\-j\\fR (256) transfers in all. A host no connection has reached
             yet gets one transfer until its first connection is made. A host that answers over HTTP/2
             gets one connection carrying up to 100 transfers. A \\fB429\\fR or \\fB503\\fR with
             \\fIRetry\\-After\\fR pauses that host's other requests for as long (at most 30 s); other
-            hosts go on. A host that no request has reached is given up at its first connect timeout, or
-            when the resolver, asked once more, says its name does not exist (a resolver that did not
-            answer is retried); one that answered before after \\fB\\-\\-host\\-failures\\fR failed connections
-            in a row: its remaining URLs fail at once as \\fBhost\\-down\\fR, told in one line per host.
+            hosts go on. A host that has not answered yet in the run (no transfer to it came to an
+            end) is given up at its first timeout, before or after connecting (it swallows connections,
+            accepts and says nothing, or trickles), or when the resolver, asked once more, says its name
+            does not exist (a resolver that did not answer is retried); one that answered before keeps
+            its retries and is given up after \\fB\\-\\-host\\-failures\\fR failed connections in a row.
+            The URLs that met the failure keep their own kind (\\fBtimeout\\fR, \\fBdns\\fR, \\fBconnect\\fR);
+            the host's other URLs fail at once as \\fBhost\\-down\\fR, with the host's cause in
+            \\fB\\-\\-json\\fR's \\fBhost_cause\\fR and \\fB\\-\\-summary\\fR's \\fBhost_causes\\fR, told in one
+            line per host. A host given up for a timeout or for a name that does not resolve is
+            remembered in the cache directory (\\fIhosts/\\fR) for \\fB\\-\\-host\\-down\\-for\\fR (1h): a run
+            within that time reports its URLs \\fBhost\\-down\\fR at once without dialling it, and
+            \\fB\\-\\-retry\\-failed\\fR tries it again.
+            .PP
+            Every transfer ends in bounded time. Besides \\fB\\-\\-timeout\\fR (no byte for 15 s), a
+            transfer that receives fewer than \\fB\\-\\-speed\\-limit\\fR bytes a second (100), counted over
+            each window of \\fB\\-\\-speed\\-time\\fR seconds (30) from its start, fails as \\fBtimeout\\fR:
+            a server that sends its head or its body a byte at a time costs at most a window per try,
+            and a host that never answered is then given up. The floor is low on purpose:
+            \\fB\\-j\\fR transfers share one line, and 256 of them on a 2 Mbit/s line still get about
+            1 KB/s each; \\fB\\-\\-limit\\-rate\\fR's own pauses never count against it; \\fB\\-\\-speed\\-limit 0\\fR
+            turns it off.
             Hosts whose answers take a second or more are named at the end. TLS certificates are
             checked against one CA bundle, libcurl's default (\\fI/etc/ssl/certs/ca\\-certificates.crt\\fR)
             or \\fB\\-\\-cacert\\fR's, read once per run however many hosts the list names.

@@ -17,6 +17,10 @@ struct HostReport {
 
     /// `host-down` URLs per host.
     private(set) var downCounts: [String: Int] = [:]
+    /// `host-down` URLs per cause of their host (`dns`, `timeout`, `connect`...).
+    private(set) var downCauses: [String: Int] = [:]
+    /// The cause of each host down, as its first `host-down` URL carried it.
+    private var hostCauses: [String: String] = [:]
     /// URLs whose own lookup failed (`dns`).
     private(set) var dnsFailures = 0
     /// URLs that reached a status, for the share that did not resolve.
@@ -37,7 +41,10 @@ struct HostReport {
         if failure.kind == .dns { dnsFailures += 1 }
         guard failure.kind == .hostDown, let host = result.key?.hostAndPort else { return .own }
         downCounts[host, default: 0] += 1
+        let cause = failure.hostCause?.label ?? hostCauses[host] ?? "connect"
+        downCauses[cause, default: 0] += 1
         guard downCounts[host] == 1 else { return .folded }
+        hostCauses[host] = cause
         return .host("sdfetch: failed: \(Escaping.terminal(failure.detail)); its other URLs fail at once as host-down\n")
     }
 
@@ -48,7 +55,9 @@ struct HostReport {
         if !downCounts.isEmpty {
             let hosts = downCounts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }
             let total = downCounts.values.reduce(0, +)
-            let shown = hosts.prefix(Self.listed).map { "\(Escaping.terminal($0.key)) (\($0.value))" }
+            let shown = hosts.prefix(Self.listed).map { host in
+                "\(Escaping.terminal(host.key)) (\(host.value)\(hostCauses[host.key].map { ", \($0)" } ?? ""))"
+            }
             let more = hosts.count > Self.listed ? ", and \(hosts.count - Self.listed) more" : ""
             text += "sdfetch: \(hosts.count) host\(hosts.count == 1 ? "" : "s") down, "
                 + "\(total) URL\(total == 1 ? "" : "s") failed host-down: \(shown.joined(separator: ", "))\(more)\n"

@@ -3,7 +3,8 @@ import SDFetchCore
 /// `-o DIR` as the last step of each result (``ResultDelivery``): places a successful
 /// result's image under its ``NameTemplate`` name, and reports the placed file as the
 /// result's path. A copy that cannot be written turns the result `failed` (`io`), before
-/// the run counts it.
+/// the run counts it; with `--resize`, so does an image that cannot be resized
+/// (`corrupt-image`, `too-many-pixels`: its cached original stays, and is not blacklisted).
 struct OutputDelivery: ResultDelivery {
     let placer: OutputPlacer
     /// Where the image comes from: ``DiskCache/openImage(for:)``, never a path.
@@ -11,11 +12,17 @@ struct OutputDelivery: ResultDelivery {
     /// `-o FILE` for a single URL: the one name in DIR (the file's folder); nil: each
     /// image's ``NameTemplate`` name.
     var fixedName: String? = nil
+    /// `--resize`: each file a resized copy of the cached original; nil: the original.
+    var resizer: ImageResizer?
 
     func deliver(_ result: inout FetchResult) {
         guard let key = result.key, result.status.isSuccess else { return }
         let held = result.heldImage
         do throws(OutputError) {
+            if let resizer {
+                result.path = try placeResized(key, resizer, held: held, result: &result)
+                return
+            }
             // A hit whose output file still has the entry's size and stamp is left alone.
             let placed = result.fileStamp.map { (bytes: result.bytes, stamp: $0) }
             result.path = try placer.place(
@@ -30,6 +37,33 @@ struct OutputDelivery: ResultDelivery {
             result.status = .failed
             result.failure = FetchFailure(.io, error.detail)
             result.path = nil
+        }
+    }
+
+    /// Reads the cached original, resizes it and writes the copy under the name of its new
+    /// format; nil, with the result failed, when the image cannot be resized.
+    private func placeResized(
+        _ key: URLKey, _ resizer: ImageResizer, held: HeldImage?, result: inout FetchResult
+    ) throws(OutputError) -> String? {
+        let original: [UInt8]
+        do throws(CachedImage.Unreadable) {
+            // A file held since its check (a 304's, a pinned hit's) is the one to resize.
+            if let image = held?.opened() {
+                original = try image.readAll()
+            } else {
+                original = try cache.openImage(for: key).readAll()
+            }
+        } catch {
+            throw OutputError(detail: error.detail)
+        }
+        switch resizer.resize(original) {
+        case .success(let copy):
+            return try placer.write(
+                copy.bytes, at: fixedName ?? placer.template.render(key, format: copy.format.imageFormat))
+        case .failure(let failure):
+            result.status = .failed
+            result.failure = failure
+            return nil
         }
     }
 }

@@ -77,6 +77,31 @@ struct OutputPlacer {
         at relativePath: String, placed: (bytes: Int64, stamp: Int64)?,
         image open: () throws(CachedImage.Unreadable) -> CachedImage
     ) throws(OutputError) -> String {
+        try inFolder(of: relativePath) { name, parent, target throws(OutputError) in
+            try place(open, as: name, in: parent, target: target, placed: placed)
+        }
+    }
+
+    /// Writes `bytes` (a resized copy, made from the cache's image) at `relativePath` in DIR,
+    /// as ``place(at:placed:image:)`` writes a copy: complete before it has its name. Always
+    /// written afresh: whether a file there was made with the same options is unknown.
+    func write(_ bytes: [UInt8], at relativePath: String) throws(OutputError) -> String {
+        try inFolder(of: relativePath) { name, parent, target throws(OutputError) in
+            if try placeUnnamed(.encoded(bytes), as: name, in: parent, target: target) { return target }
+            if try !placeNamed(.encoded(bytes), from: folder, as: name, in: parent, target: target) {
+                _ = try placeNamed(.encoded(bytes), from: parent, as: name, in: parent, target: target)
+            }
+            return target
+        }
+    }
+
+    /// Calls `body` with the last part of `relativePath` (a ``NameTemplate`` rendering: safe
+    /// parts joined by `/`), the descriptor of the folder that holds it, and the whole path.
+    /// Folders on the way are created inside DIR and entered only as real directories,
+    /// never through a link.
+    private func inFolder(
+        of relativePath: String, _ body: (String, Int32, String) throws(OutputError) -> String
+    ) throws(OutputError) -> String {
         var target = String()
         target.reserveCapacity(directory.utf8.count + relativePath.utf8.count + 1)
         target += directory
@@ -85,13 +110,13 @@ struct OutputPlacer {
         // The default template names one file in DIR: no split on the warm-run path.
         if !relativePath.withUTF8Bytes({ $0.contains(UInt8(ascii: "/")) }) {
             precondition(!relativePath.isEmpty && !relativePath.hasPrefix("."), "NameTemplate makes safe parts")
-            return try place(open, as: relativePath, in: folder, target: target, placed: placed)
+            return try body(relativePath, folder, target)
         }
         let parts = relativePath.split(separator: "/").map(String.init)
         precondition(!parts.isEmpty && parts.allSatisfy { !$0.hasPrefix(".") }, "NameTemplate makes safe parts")
         let parent = try enter(parts.dropLast())
         defer { close(parent) }
-        return try place(open, as: parts[parts.count - 1], in: parent, target: target, placed: placed)
+        return try body(parts[parts.count - 1], parent, target)
     }
 
     /// The descriptor of DIR/`folders`, made as needed; every step refuses links.
@@ -134,7 +159,7 @@ struct OutputPlacer {
             }
             // Another file system than the cache's, or links refused: a copy.
         }
-        let file = SourceFile(fd: image.descriptor, size: image.bytes, modified: image.modified)
+        let file = Content.cached(SourceFile(fd: image.descriptor, size: image.bytes, modified: image.modified))
         if try placeUnnamed(file, as: name, in: parent, target: target) { return target }
         // No unnamed files here (NFS, FAT): the copy is written under a temporary name in
         // DIR; beside the file when `parent` is another file system mounted inside DIR.
@@ -149,7 +174,7 @@ struct OutputPlacer {
     /// `parent`. False when the rename would cross file systems (`EXDEV`); the temporary
     /// file is then gone.
     private func placeNamed(
-        _ cacheFile: SourceFile, from home: Int32, as name: String, in parent: Int32, target: String
+        _ content: Content, from home: Int32, as name: String, in parent: Int32, target: String
     ) throws(OutputError) -> Bool
     {
         let temporary = OutputTemporaries.name()
@@ -158,7 +183,7 @@ struct OutputPlacer {
             throw OutputError(detail: "cannot create a file in \(directory): \(Self.errnoText())")
         }
         do throws(OutputError) {
-            try copy(cacheFile, into: output)
+            try copy(content, into: output)
         } catch {
             unlinkat(home, temporary, 0)
             throw error
@@ -176,13 +201,13 @@ struct OutputPlacer {
     /// nearby is most of a cold run's time. A taken name is replaced by a rename from a
     /// temporary name the finished file gets just before. False when the file system has
     /// no `O_TMPFILE`.
-    private func placeUnnamed(_ cacheFile: SourceFile, as name: String, in parent: Int32, target: String)
+    private func placeUnnamed(_ content: Content, as name: String, in parent: Int32, target: String)
         throws(OutputError) -> Bool
     {
         let output = openat(parent, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
         guard output >= 0 else { return false }
         defer { close(output) }
-        try copy(cacheFile, into: output, closing: false)
+        try copy(content, into: output, closing: false)
         if UnnamedFileLink.link(output, as: name, in: parent) { return true }
         guard errno == EEXIST else { throw OutputError(detail: "cannot write \(target): \(Self.errnoText())") }
         // A run in another PID namespace may take our name for a dead process's and remove
@@ -234,19 +259,32 @@ struct OutputPlacer {
         let modified: timespec
     }
 
-    /// Fills the new file `output` with `source`'s bytes: a reflink, else `copy_file_range`,
-    /// else plain reads and writes (file systems that refuse both), and gives it the source's
-    /// mtime. Closes `output` unless told not to.
-    private func copy(_ source: SourceFile, into output: Int32, closing: Bool = true) throws(OutputError) {
+    /// What a new output file holds: the cache's image, or a resized copy made from it.
+    private enum Content {
+        case cached(SourceFile)
+        case encoded([UInt8])
+    }
+
+    /// Fills the new file `output`. The cache's image: a reflink, else `copy_file_range`,
+    /// else plain reads and writes (file systems that refuse both), and the source's mtime.
+    /// Encoded bytes: written. Closes `output` unless told not to.
+    private func copy(_ content: Content, into output: Int32, closing: Bool = true) throws(OutputError) {
         var failure: String?
-        if !reflinked(source.fd, output) && !Self.copyInKernel(source.fd, output, size: source.size) {
-            lseek(source.fd, 0, SEEK_SET)
-            lseek(output, 0, SEEK_SET)
-            ftruncate(output, 0)
-            failure = Self.copyInUserSpace(source.fd, output)
+        switch content {
+        case .cached(let source):
+            if !reflinked(source.fd, output) && !Self.copyInKernel(source.fd, output, size: source.size) {
+                lseek(source.fd, 0, SEEK_SET)
+                lseek(output, 0, SEEK_SET)
+                ftruncate(output, 0)
+                failure = Self.copyInUserSpace(source.fd, output)
+            }
+            var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), source.modified]  // atime: UTIME_OMIT
+            _ = futimens(output, &times)
+        case .encoded(let bytes):
+            if !bytes.withUnsafeBytes({ FileIO.writeAll($0, to: output) }) {
+                failure = "cannot write to \(directory): \(Self.errnoText())"
+            }
         }
-        var times = [timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2), source.modified]  // atime: UTIME_OMIT
-        _ = futimens(output, &times)
         if closing, close(output) != 0, failure == nil { failure = "cannot write to \(directory): \(Self.errnoText())" }
         if let failure { throw OutputError(detail: failure) }
     }

@@ -53,6 +53,7 @@ enum ResultPrinter {
         object.add("http_status", result.httpStatus)
         object.add("error", result.failure?.kind.label)
         object.add("error_detail", result.failure?.detail)
+        object.add("host_cause", result.failure?.hostCause?.label)
         object.add("duplicates", result.duplicates)
         object.add("ms", Int64(result.duration.timeInterval * 1000))
         return object.text.dropLast(2) + rowTail(source: result.source, fields: result.fields)

@@ -30,6 +30,7 @@ enum SummaryFile {
         object.add("requests", summary.requests)
         object.add("seconds", Double((elapsed.timeInterval * 1000).rounded()) / 1000)
         object.add("hosts_down", counts: consumer.hosts.downCounts)
+        object.add("host_causes", counts: consumer.hosts.downCauses)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)
         object.add("max_cache_size", maxCacheSize)

@@ -6,6 +6,8 @@ public struct CleanReport: Sendable, Equatable {
     /// Bytes of every removed entry (file and index line).
     public var removedBytes: Int64 = 0
     public var removedFailed = 0
+    /// Host-down records (``HostDownMemory``) older than a day, or damaged.
+    public var removedHosts = 0
     /// Stray temporary files, entry files without a record or not matching it, and
     /// anything that is not a regular file (links, FIFOs), removed themselves, never their targets.
     public var removedTemp = 0

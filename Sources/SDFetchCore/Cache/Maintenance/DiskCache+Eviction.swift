@@ -10,7 +10,8 @@ extension DiskCache {
     static let strayTemporaryAge: Duration = .seconds(3600)
 
     /// `sdfetch clean` (<doc:OnDiskFormat#How-it-stays-right>): removes expired entries
-    /// (stored more than `maxAge` ago), expired blacklist records, stray temporary files
+    /// (stored more than `maxAge` ago), expired blacklist records, host-down records older
+    /// than a day (``HostDownMemory``), stray temporary files
     /// and anything that is not a regular file, then trims to `maxSize` bytes, least
     /// recently used first, and compacts the index. With `dryRun` nothing is removed but
     /// the report is the same. Without `listing`, `removedURLs` stays empty.
@@ -70,6 +71,7 @@ extension DiskCache {
             }
             if let maxSize, !dryRun, report.bytes <= maxSize { recordWithin(maxSize) }
             report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
+            report.removedHosts = removeExpiredHostRecords(now: nowNanoseconds, after: latest, dryRun: dryRun)
             return report
         }
     }

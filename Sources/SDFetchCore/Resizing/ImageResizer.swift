@@ -1,0 +1,107 @@
+/// Makes a resized copy of an image held in memory (the cached original of an `-o` file):
+/// decode, turn upright (EXIF), resample, pad or flatten, encode (README, "Resized copies").
+///
+/// Every step that allocates pixels sizes them from a declared size already checked against
+/// `--max-pixels`, and so is the output (a thin strip made `shorter` could grow past it). A
+/// JPEG is decoded at the smallest DCT scale still covering the target (``JPEGPixels``); a
+/// large reduction of another format starts with an integer box shrink (``BoxShrink``); then
+/// Lanczos-3 (``Resampler``). A file that cannot be decoded, or a format sdfetch does not
+/// decode (TIFF, AVIF, SVG, ...), is a `corrupt-image` failure of that URL, never a trap.
+///
+/// Pure and thread-safe: CPU work that blocks the calling thread for its length.
+public struct ImageResizer: Sendable {
+    public let options: ResizeOptions
+    public let maxPixels: Int64
+
+    public init(options: ResizeOptions, maxPixels: Int64) {
+        self.options = options
+        self.maxPixels = maxPixels
+    }
+
+    /// The resized copy's bytes, in ``ResizeOptions/format``.
+    public func resize(_ bytes: [UInt8]) -> Result<ResizedImage, FetchFailure> {
+        guard let format = ImageFormat.sniff(bytes) else {
+            return .failure(FetchFailure(.notAnImage, "no known image signature"))
+        }
+        let orientation = ExifOrientation.read(bytes, format: format)
+        var declared: PixelSize?
+        let decoded: Result<Pixels, FetchFailure>
+        switch format {
+        case .jpeg:
+            let stored: PixelSize
+            switch bytes.withUnsafeBytes({ JPEGStructure.walk($0, maxPixels: maxPixels, headerOnly: true) }) {
+            case .success(let size): stored = size
+            case .failure(let failure): return .failure(failure)
+            }
+            let upright =
+                orientation.swapsSides ? PixelSize(width: stored.height, height: stored.width) : stored
+            let plan = ResizePlan(sourceWidth: upright.width, sourceHeight: upright.height, options: options)
+            declared = upright
+            decoded = JPEGPixels.decode(
+                bytes, denominator: JPEGPixels.denominator(forScale: plan.scale), maxPixels: maxPixels)
+        case .png: decoded = PNGPixels.decode(bytes, maxPixels: maxPixels)
+        case .gif: decoded = GIFFirstFrame.decode(bytes, maxPixels: maxPixels)
+        case .webp: decoded = WebPPixels.decode(bytes, maxPixels: maxPixels)
+        default:
+            return .failure(
+                FetchFailure(.corruptImage, "\(format.name) cannot be resized (jpeg, png, gif and webp can)"))
+        }
+        return decoded.flatMap { pixels in
+            resized(pixels.oriented(orientation).droppingOpaqueAlpha(), declared: declared)
+        }
+    }
+
+    // MARK: - Steps
+
+    /// Resampled, padded or flattened, encoded.
+    /// `declared`: the upright size a JPEG decoded at a reduced DCT scale declares, so its
+    /// copy has the same size whatever the scale; nil: the pixels' own.
+    private func resized(_ source: Pixels, declared: PixelSize?) -> Result<ResizedImage, FetchFailure> {
+        let size = declared ?? PixelSize(width: source.width, height: source.height)
+        let plan = ResizePlan(sourceWidth: size.width, sourceHeight: size.height, options: options)
+        let output = PixelSize(width: plan.canvasWidth, height: plan.canvasHeight)
+        if let failure = output.check("resized copy", maxPixels: maxPixels) { return .failure(failure) }
+        var pixels = source
+        if options.mode != .none || (pixels.width, pixels.height) != (plan.width, plan.height) {
+            let factor = BoxShrink.factor(
+                forScale: min(Double(pixels.width) / Double(plan.width), Double(pixels.height) / Double(plan.height)))
+            pixels = BoxShrink.shrink(pixels, by: factor)
+            pixels = Resampler.resample(
+                pixels, box: plan.sourceBox(width: pixels.width, height: pixels.height), width: plan.width,
+                height: plan.height)
+        }
+        if options.format == .jpeg { pixels = pixels.flattened(on: options.background) }
+        if options.mode == .pad { pixels = pixels.padded(to: plan, background: options.background) }
+        return PixelEncoder.encode(pixels, as: options.format, quality: options.quality).map { bytes in
+            ResizedImage(bytes: bytes, width: pixels.width, height: pixels.height, format: options.format)
+        }
+    }
+}
+
+/// A resized copy: its encoded bytes and size.
+public struct ResizedImage: Sendable {
+    public let bytes: [UInt8]
+    public let width: Int
+    public let height: Int
+    public let format: ResizeFormat
+}
+
+extension Pixels {
+    /// The image centred on `plan`'s canvas, the margins filled with `background` (opaque).
+    func padded(to plan: ResizePlan, background: [UInt8]) -> Pixels {
+        guard (plan.canvasWidth, plan.canvasHeight) != (width, height) else { return self }
+        let fill = hasAlpha ? background + [255] : background
+        var canvas = [UInt8](repeating: 0, count: plan.canvasWidth * plan.canvasHeight * channels)
+        for pixel in 0..<(plan.canvasWidth * plan.canvasHeight) {
+            canvas.replaceSubrange(pixel * channels..<(pixel + 1) * channels, with: fill)
+        }
+        let left = (plan.canvasWidth - width) / 2
+        let top = (plan.canvasHeight - height) / 2
+        let rowBytes = width * channels
+        for y in 0..<height {
+            let at = ((top + y) * plan.canvasWidth + left) * channels
+            canvas.replaceSubrange(at..<(at + rowBytes), with: data[(y * rowBytes)..<((y + 1) * rowBytes)])
+        }
+        return Pixels(width: plan.canvasWidth, height: plan.canvasHeight, channels: channels, data: canvas)
+    }
+}

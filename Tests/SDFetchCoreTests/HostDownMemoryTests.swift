@@ -1,0 +1,109 @@
+import Foundation
+import Glibc
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// `hosts/` in the cache directory (OnDiskFormat, "Host-down records"): what one run found
+/// down, read by the next within `--host-down-for`; untrusted like every file there.
+@Suite("Host-down memory", .cleansUp)
+struct HostDownMemoryTests {
+    let directory = TemporaryDirectory("host-memory")
+
+    private func cache(now: Date = Date()) throws -> DiskCache {
+        try DiskCache(directory: directory.appending("cache"), now: { now })
+    }
+
+    private var folder: String { directory.appending("cache/hosts") }
+
+    @Test("a record is read back within its window, not after it, and not for another host's name")
+    func readsWithinTheWindow() throws {
+        let memory = HostDownMemory(cache: try cache())
+        let now = Date()
+        memory.remember(
+            [
+                DownHost(host: "gone.test", kind: .dns, cause: "its name does not resolve (x)"),
+                DownHost(host: "silent.test:8080", kind: .timeout, cause: "no answer"),
+                // Refused connections cost a re-run nothing: not remembered.
+                DownHost(host: "refused.test", kind: .connect, cause: "refused"),
+            ], at: now.addingTimeInterval(-600))
+
+        let active = memory.active(now: now, within: .seconds(3600)).sorted { $0.host < $1.host }
+        #expect(active.map(\.host) == ["gone.test", "silent.test:8080"])
+        #expect(active.map(\.kind) == [.dns, .timeout])
+        #expect(memory.active(now: now, within: .seconds(300)).isEmpty)
+
+        // A record copied under another host's name is no record for either.
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(files.count == 2)
+        try FileManager.default.removeItem(atPath: "\(folder)/\(files[0])")
+        try FileManager.default.copyItem(atPath: "\(folder)/\(files[1])", toPath: "\(folder)/\(files[0])")
+        #expect(memory.active(now: now, within: .seconds(3600)).count == 1)
+    }
+
+    @Test("damaged, oversized, linked and future records are no records")
+    func untrustedFilesAreIgnored() throws {
+        let memory = HostDownMemory(cache: try cache())
+        let now = Date()
+        memory.remember([DownHost(host: "silent.test", kind: .timeout, cause: "no answer")], at: now)
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
+        let good = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name)"))
+        let digestLike = String(repeating: "ab", count: 16)
+        // Truncated, then past the size any record has, then a link to the good one.
+        try good.prefix(good.count - 4).write(to: URL(fileURLWithPath: "\(folder)/\(String(repeating: "cd", count: 16))"))
+        try Data(repeating: 0x61, count: 1 << 20).write(to: URL(fileURLWithPath: "\(folder)/\(digestLike)"))
+        try FileManager.default.createSymbolicLink(
+            atPath: "\(folder)/\(String(repeating: "ef", count: 16))", withDestinationPath: "\(folder)/\(name)")
+        #expect(memory.active(now: now, within: .seconds(3600)).map(\.host) == ["silent.test"])
+
+        // A record dated an hour ahead is not believed.
+        memory.remember([DownHost(host: "future.test", kind: .dns, cause: "x")], at: now.addingTimeInterval(3600))
+        #expect(memory.active(now: now, within: .seconds(3600)).map(\.host) == ["silent.test"])
+    }
+
+    @Test("clean removes records older than a day and strays, and keeps younger ones")
+    func cleanExpiresRecords() throws {
+        let now = Date()
+        let cache = try cache(now: now)
+        let memory = HostDownMemory(cache: cache)
+        memory.remember([DownHost(host: "old.test", kind: .dns, cause: "x")], at: now.addingTimeInterval(-2 * 86_400))
+        memory.remember([DownHost(host: "new.test", kind: .timeout, cause: "y")], at: now.addingTimeInterval(-60))
+        try FileManager.default.createSymbolicLink(atPath: "\(folder)/link", withDestinationPath: "/etc/passwd")
+
+        #expect(try cache.clean(maxAge: .seconds(7 * 86_400), maxSize: nil, dryRun: true).removedHosts == 2)
+        #expect(try cache.clean(maxAge: .seconds(7 * 86_400), maxSize: nil, dryRun: false).removedHosts == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 1)
+        #expect(memory.active(now: now, within: .seconds(86_400)).map(\.host) == ["new.test"])
+        #expect(FileManager.default.fileExists(atPath: "/etc/passwd"))
+    }
+
+    @Test("a fetcher starts with the remembered hosts down and dials none of them; --retry-failed dials")
+    func fetcherSkipsRememberedHosts() async throws {
+        let silent = try await RawResponseServer([.init("", after: .seconds(60))])
+        let urls = (0..<3).map { silent.url("/\($0).png") }
+        let host = "127.0.0.1:\(silent.port)"
+        HostDownMemory(cache: try cache()).remember(
+            [DownHost(host: host, kind: .timeout, cause: "no answer within the timeout after connecting")],
+            at: Date().addingTimeInterval(-120))
+
+        let fetcher = try Fetcher.forTesting(in: directory, { $0.timeout = .seconds(1) })
+        for url in urls {
+            let result = try await fetcher.fetch(url: url)
+            #expect(result.failure?.kind == .hostDown)
+            #expect(result.failure?.hostCause == .timeout)
+            #expect(result.failure?.detail.contains("found down 2 min ago") == true, "\(String(describing: result.failure))")
+        }
+        #expect(silent.connections == 0)
+
+        let retrying = try Fetcher.forTesting(
+            in: directory,
+            {
+                $0.timeout = .seconds(1)
+                $0.retries = 0
+                $0.retryFailed = true
+            })
+        let result = try await retrying.fetch(url: urls[0])
+        #expect(result.failure?.kind == .timeout)
+        #expect(silent.connections == 1)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import SDFetchCore
+import SDFetchTestSupport
+import Testing
+
+/// `--key-ignore-query` with the built binary: presigned variants of one URL are one image.
+@Suite("sdfetch --key-ignore-query, end to end", .cleansUp, .timeLimit(.minutes(1)))
+struct SignedURLTests {
+    let directory = TemporaryDirectory("signed")
+
+    /// An S3-style presigned path: the object, a kept `versionId`, and a signature of `run`.
+    private func presigned(_ run: Int) -> String {
+        "/bucket/cat.png?versionId=7&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=2026112\(run)T000000Z"
+            + "&X-Amz-Expires=900&X-Amz-Signature=\(String(repeating: "\(run)", count: 64))"
+    }
+
+    @Test("signed variants hit the cache, and the request still carries the parameters")
+    func variantsHit() async throws {
+        let server = try await LoopbackServer()
+        for run in 1...3 { server.route(presigned(run), .ok(SampleImages.png(seed: 5))) }
+        let cache = directory.appending("cache")
+        var statuses: [String] = []
+        var keys: [String] = []
+        for run in 1...3 {
+            let list = directory.write(server.url(presigned(run)), to: "list\(run)")
+            let result = try await ProcessRun.sdfetch(
+                ["--cache-dir", cache, "--json", "--key-ignore-query", "X-Amz-*", list])
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])
+            statuses.append(object["status"] as? String ?? "")
+            keys.append(object["key"] as? String ?? "")
+        }
+        let sent = try #require(server.recordedRequests.first).path
+
+        #expect(statuses == ["downloaded", "cached", "cached"])
+        #expect(server.totalRequests == 1)
+        #expect(sent == presigned(1))
+        #expect(Set(keys) == [server.url("/bucket/cat.png?versionId=7")])
+    }
+
+    @Test("within one run, variants are one key: one request, the others duplicates")
+    func variantsCoalesce() async throws {
+        let server = try await LoopbackServer()
+        for run in 1...3 { server.route(presigned(run), .ok(SampleImages.png(seed: 6))) }
+        let list = directory.write((1...3).map { server.url(presigned($0)) }.joined(separator: "\n"), to: "list")
+        let result = try await ProcessRun.sdfetch(
+            ["--cache-dir", directory.appending("cache"), "--key-ignore-query", "x-amz-*", list])
+
+        #expect(result.status == 0)
+        #expect(server.totalRequests == 1)
+        #expect(result.standardOutput.split(separator: "\n").count == 1)
+    }
+
+    @Test("without the option every signature is its own key, and the config file can set it")
+    func optionAndConfig() async throws {
+        let server = try await LoopbackServer()
+        for run in 1...2 { server.route(presigned(run), .ok(SampleImages.png(seed: 7))) }
+        let list = directory.write((1...2).map { server.url(presigned($0)) }.joined(separator: "\n"), to: "list")
+        let plain = try await ProcessRun.sdfetch(["--cache-dir", directory.appending("plain"), list])
+        let requestsWithout = server.totalRequests
+        let config = directory.write("key-ignore-query = X-Amz-Signature\nkey-ignore-query = X-Amz-Date\n", to: "config")
+        let configured = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"),
+            ["--config", config, "--progress", "never", "--cache-dir", directory.appending("configured"), list])
+
+        #expect(plain.status == 0 && configured.status == 0)
+        #expect(requestsWithout == 2)
+        #expect(server.totalRequests == 3)
+    }
+}
