@@ -57,11 +57,28 @@ struct ConfigFile: Equatable {
         return try parse(text, path: path)
     }
 
-    /// The file's text; nil when it cannot be read or is not UTF-8. Read as bytes:
-    /// Foundation's `String(contentsOfFile:encoding:)` leaks its buffer when the bytes are not
-    /// UTF-8 (found by `Fuzz/ConfigFuzzer`).
+    /// Longest config file read; a longer one is not a config file.
+    static let maxBytes = 1 << 20
+
+    /// The file's text; nil when it cannot be read, is longer than ``maxBytes`` or is not
+    /// UTF-8. Read with `read(2)`: Foundation's `String(contentsOfFile:encoding:)` leaks its
+    /// buffer when the bytes are not UTF-8, and `FileManager.contents(atPath:)` when the
+    /// file is empty (both found by `Fuzz/ConfigFuzzer`).
     private static func text(of path: String) -> String? {
-        FileManager.default.contents(atPath: path).flatMap { String(validating: $0, as: UTF8.self) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            guard bytes.count <= maxBytes else { return nil }
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// Refuses a config file someone else could have written, as ssh refuses such a
