@@ -16,9 +16,12 @@ func fetchOne(_ url: String, cacheDirectory: String) async throws -> FetchResult
 // end example
 
 // example: fetch-list
-/// Fetches a list held in memory: each unique URL once, at most 32 at a time, with the
-/// progress after each batch of results; then keeps the cache under its cap.
-func fetchList(_ urls: [String], cacheDirectory: String) async throws -> RunSummary {
+/// Fetches a list held in memory: each unique URL once, at most 32 at a time, handing each
+/// result line and the progress after each batch to `report` (the library never prints);
+/// then keeps the cache under its cap.
+func fetchList(
+    _ urls: [String], cacheDirectory: String, report: @escaping @Sendable (String) -> Void
+) async throws -> RunSummary {
     let cache = try DiskCache(directory: cacheDirectory)
     var options = FetchOptions()
     options.concurrency = 32
@@ -30,10 +33,10 @@ func fetchList(_ urls: [String], cacheDirectory: String) async throws -> RunSumm
             switch event {
             case .results(let results):
                 for result in results {
-                    print(result.status, result.url, result.path ?? result.failure?.detail ?? "")
+                    report("\(result.status) \(result.url) \(result.path ?? result.failure?.detail ?? "")")
                 }
                 let progress = run.progress.snapshot
-                print("\(progress.done)/\(progress.total) done, \(progress.bytes) bytes received")
+                report("\(progress.done)/\(progress.total) done, \(progress.bytes) bytes received")
             case .finished(let totals):
                 summary = totals
             default:

@@ -1,6 +1,7 @@
 import Foundation
 import SDFetchCore
 import SDFetchTestSupport
+import Synchronization
 import Testing
 
 /// The getting-started article's examples run against a local server, and the article shows
@@ -28,7 +29,11 @@ struct GettingStartedTests {
         let server = try await LoopbackServer()
         for index in 0..<5 { server.route("/\(index).png", .ok(SampleImages.png(seed: index))) }
         let urls = (0..<5).map { server.url("/\($0).png") } + [server.url("/0.png#again"), "  ", "# a comment", "nope"]
-        let summary = try await fetchList(urls, cacheDirectory: directory.appending("cache"))
+        let lines = ReportedLines()
+        let summary = try await fetchList(urls, cacheDirectory: directory.appending("cache")) { line in
+            lines.value.withLock { $0.append(line) }
+        }
+        #expect(lines.value.withLock { $0.filter { $0.hasPrefix("downloaded ") }.count } == 5)
         #expect(summary.count(.downloaded) == 5 && summary.count(.invalid) == 1 && summary.duplicates == 1)
         #expect(server.totalRequests == 5)
         #expect(summary.requests == 5)
@@ -112,4 +117,9 @@ struct GettingStartedTests {
         }
         return blocks
     }
+}
+
+/// The lines an example hands its caller, collected from the run's tasks.
+private final class ReportedLines: Sendable {
+    let value = Mutex<[String]>([])
 }

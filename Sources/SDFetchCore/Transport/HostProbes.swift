@@ -115,7 +115,7 @@ struct HostProbes {
     private static func handle(for candidate: Candidate) -> UnsafeMutableRawPointer? {
         guard let handle = curl_easy_init() else { return nil }
         let hasPort = candidate.host.last.map(\.isNumber) == true && !candidate.host.hasSuffix("]")
-            && candidate.host.contains(":")
+            && candidate.host.contains(":" as Character)
         let authority = hasPort ? candidate.host : "\(candidate.host):\(candidate.isTLS ? 443 : 80)"
         _ = CSDFetch_curl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = "http://\(authority)/".withCString { CSDFetch_curl_easy_setopt_string(handle, CURLOPT_URL, $0) }

@@ -109,7 +109,7 @@ struct EventConsumer {
             let place = result.source, let colon = place.lastIndex(of: ":")
         else { return nil }
         let source = place[..<colon]
-        let separator = result.url.contains(",") ? "csv" : result.url.contains("\t") ? "tsv" : nil
+        let separator = result.url.contains("," as Character) ? "csv" : result.url.contains("\t" as Character) ? "tsv" : nil
         guard let separator, hintedSources.insert(source).inserted else { return nil }
         let name = source == "-" ? "standard input" : Escaping.terminal(String(source))
         return "sdfetch: hint: \(name) looks like a \(separator.uppercased()) table, read as one URL a line: "

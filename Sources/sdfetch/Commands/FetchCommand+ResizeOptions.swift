@@ -11,7 +11,7 @@ extension FetchCommand {
             "key-ignore-query", .value("PATTERN"),
             help: "query parameters matching the glob are left out of the cache key and still sent, repeatable"
         ) { command, value, name in
-            guard !value.isEmpty, !value.contains("&"), !value.contains("=") else {
+            guard !value.isEmpty, !value.contains("&" as Character), !value.contains("=" as Character) else {
                 throw UsageError("option \(name) needs a parameter name or glob, e.g. 'X-Amz-*'")
             }
             command.options.keyQueryFilter = KeyQueryFilter(
