@@ -99,8 +99,8 @@ public final class Fetcher: Sendable {
     }
 
     /// Stops the transfer thread once no transfer is left, then the file threads, remembers
-    /// the hosts found down in the cache (``HostDownMemory``), and returns when all have ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on
-    /// every exit.
+    /// the hosts found down in the cache (``HostDownMemory``), and returns when all have
+    /// ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
     public func shutdown() async {
         await engine.shutdown()
         await files.shutdown()
