@@ -67,7 +67,7 @@ enum CacheScan {
             }
             let file = ScannedFile(
                 name: name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
-                inode: UInt64(info.st_ino))
+                inode: UInt64(info.st_ino), links: Int(info.st_nlink))
             if isEntryName {
                 scan.files.append(file)
             } else if name.hasSuffix(FileIO.temporarySuffix) {

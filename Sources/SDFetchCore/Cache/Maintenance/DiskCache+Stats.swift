@@ -10,8 +10,9 @@ extension DiskCache {
         let cache = try DiskCache(directory: directory, readOnly: true)
         let partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
             var stats = CacheStats()
-            // Inode and size of each entry's file, 16 bytes an entry: what finds shared files.
-            var items: [(inode: UInt64, bytes: Int64)] = []
+            // Files other entries name too (more links than an entry's and a content name),
+            // by inode: as many as there are shared files, not entries.
+            var shared: [UInt64: Int64] = [:]
             let sweep = cache.sweep(bucket) { item, entry in
                 stats.entries += 1
                 stats.bytes += item.bytes
@@ -19,7 +20,8 @@ extension DiskCache {
                 stats.formats[entry.format, default: 0] += 1
                 stats.oldest = min(stats.oldest ?? entry.storedAt, entry.storedAt)
                 stats.newest = max(stats.newest ?? entry.storedAt, entry.storedAt)
-                items.append((item.inode, item.fileBytes))
+                guard item.links > 2 else { return }
+                if shared.updateValue(item.fileBytes, forKey: item.inode) != nil { stats.savedBytes += item.fileBytes }
             }
             stats.strays = sweep.broken.count + sweep.temporaries.count + sweep.strays.count
             cache.contents.with(bucket, create: false) { folder in
@@ -27,23 +29,25 @@ extension DiskCache {
                     if ContentFile.isUnused(name, info) { stats.strays += 1 }
                 }
             }
-            return (stats, items)
+            return (stats, shared)
         }
         var stats = CacheStats()
         // Files that entries share count once (see ``ContentFile``).
-        let footprint = SharedFiles.footprint(
-            lines: partials.reduce(0) { $0 + $1.0.bytes }, files: partials.flatMap(\.1))
-        for (partial, _) in partials {
+        var shared: [UInt64: Int64] = [:]
+        for (partial, files) in partials {
             stats.entries += partial.entries
             stats.bytes += partial.bytes
             stats.imageBytes += partial.imageBytes
+            stats.savedBytes += partial.savedBytes
             stats.formats.merge(partial.formats, uniquingKeysWith: +)
             stats.oldest = [stats.oldest, partial.oldest].compactMap { $0 }.min()
             stats.newest = [stats.newest, partial.newest].compactMap { $0 }.max()
             stats.strays += partial.strays
+            for (inode, bytes) in files where shared.updateValue(bytes, forKey: inode) != nil {
+                stats.savedBytes += bytes
+            }
         }
-        stats.savedBytes = stats.bytes - footprint
-        stats.bytes = footprint
+        stats.bytes -= stats.savedBytes
         stats.imageBytes -= stats.savedBytes
         stats.failed = FailureBlacklist(cache: cache).count()
         return stats

@@ -32,6 +32,8 @@ extension DiskCache {
     private func verify(bucket: Int, folder: Int32, hashed: HashedFiles) -> VerifyReport {
         var report = VerifyReport()
         var bad: [(ScannedFile, String?, String)] = []
+        // Entries left in place, for the bucket's compaction: one bucket's, never the cache's.
+        var present = Set<KeyDigest>()
         let sweep = sweep(bucket) { item, entry in
             report.checked += 1
             let fd = SafeOpen.file(item.digest.hex, in: folder, flags: O_RDONLY)
@@ -49,7 +51,7 @@ extension DiskCache {
                 bad.append((item.file, entry.url, "bytes differ from the recorded SHA-256"))
                 return
             }
-            report.present.insert(item.digest)
+            present.insert(item.digest)
             if item.modifiedAt != FileTime.nanoseconds(seconds: entry.stamp) {
                 EntryFile.setStamp(fd, entry.stamp)
                 report.restamped += 1
@@ -58,7 +60,7 @@ extension DiskCache {
         let strayLimit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
         // Then the bucket's index is compacted and counted, before the next bucket's work.
-        defer { _ = compact(bucket, keeping: sweep.live.filter { report.present.contains($0.digest) }, swept: sweep.countedState) }
+        defer { _ = compact(bucket, keeping: sweep.live.filter { present.contains($0.digest) }, swept: sweep.countedState) }
         guard !bad.isEmpty else { return report }
         bucketLock(bucket).withLock {
             for (file, url, reason) in bad

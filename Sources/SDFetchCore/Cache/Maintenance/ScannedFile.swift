@@ -5,4 +5,7 @@ struct ScannedFile: Sendable {
     /// Its mtime in nanoseconds since 1970.
     let modifiedAt: Int64
     let inode: UInt64
+    /// Its hard links, 0 when not `stat`ed: more than an entry name and a content name
+    /// (``ContentFile``) means other entries share it.
+    var links: Int = 0
 }

@@ -6,6 +6,8 @@ struct SweptEntry: Sendable {
     /// The entry file as scanned, to check under the lock that it is still that file.
     let inode: UInt64
     let fileBytes: Int64
+    /// The file's hard links as scanned (0: not `stat`ed).
+    let links: Int
     /// The file's mtime (ns), the record's stored and last-use times (ns).
     let modifiedAt: Int64
     let storedAt: Int64
@@ -24,11 +26,12 @@ struct SweptEntry: Sendable {
         self.digest = digest
         inode = file.inode
         fileBytes = file.bytes
+        links = file.links
         modifiedAt = file.modifiedAt
         self.storedAt = storedAt
         self.accessedAt = accessedAt
         bytes = file.bytes + Int64(lineBytes)
     }
 
-    var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode) }
+    var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode, links: links) }
 }

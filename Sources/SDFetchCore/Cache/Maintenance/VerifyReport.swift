@@ -7,8 +7,6 @@ public struct VerifyReport: Sendable, Equatable {
     public var removed: [Removed] = []
     /// Intact entries whose file had lost its stamp (a copy that did not keep mtimes).
     public var restamped = 0
-    /// Entries left in place in the bucket being verified, for its compaction.
-    var present = Set<KeyDigest>()
 
     public struct Removed: Sendable, Equatable {
         /// The entry's URL; nil for a file without a record.
