@@ -128,6 +128,27 @@ struct CacheCountersTests {
         #expect(try DiskCache.stats(directory: copy).entries == 2)
     }
 
+    @Test("clean trusts tidy counters, yet expires what their span of stored times says is old")
+    func cleanTrustsTidyCounters() throws {
+        let writer = try open()
+        let keys = try keysInBuckets(3, in: writer)
+        writer.reportUsage()
+        // Tidy: current counters, every file an entry's.
+        let bucket = Buckets.name(Buckets.index(of: keys[0].digest))
+        let day: Duration = .seconds(86400)
+        #expect(try open().clean(maxAge: day, maxSize: nil, dryRun: false).entries == 3)
+        #expect(try #require(counters(keys[0])).storedFrom > 0)
+        // A temporary the counters do not count sends its bucket back to a full sweep.
+        let temporary = path + "/entries/" + bucket + "/x" + FileIO.temporarySuffix
+        #expect(FileManager.default.createFile(atPath: temporary, contents: Data([1])))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1e9)], ofItemAtPath: temporary)
+        #expect(try open().clean(maxAge: day, maxSize: nil, dryRun: false).removedTemp == 1)
+        // Two days on, the counters' span is past a one-day age: every entry goes.
+        clock.advance(by: .seconds(2 * 86400))
+        let expired = try open().clean(maxAge: day, maxSize: nil, dryRun: false)
+        #expect(expired.removedEntries == 3 && expired.entries == 0)
+    }
+
     @Test("lock files are created 0600, and an older 0644 one is narrowed")
     func lockFileMode() throws {
         let cache = try open()

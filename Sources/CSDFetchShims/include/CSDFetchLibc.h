@@ -4,11 +4,14 @@
  * pthread_create rather than Foundation's Thread), and strptime, to read HTTP dates (rather
  * than Foundation's DateFormatter). Either Foundation type links the full Foundation, with
  * ICU's data, into the static binary. And getaddrinfo's EAI_NODATA, a name without an
- * address, which glibc also names only under _GNU_SOURCE.
+ * address, and O_NOATIME, which glibc also names only under _GNU_SOURCE. And mallopt, which
+ * Glibc's module leaves out with the rest of <malloc.h>.
  */
 #ifndef CSDFETCH_LIBC_H
 #define CSDFETCH_LIBC_H
 
+#include <fcntl.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <time.h>
@@ -35,6 +38,20 @@ static inline int CSDFetch_EAI_NODATA(void) {
 #else
     return -5;
 #endif
+}
+
+/* open's "do not update the access time": only the file's owner may ask. */
+static inline int CSDFetch_O_NOATIME(void) {
+#ifdef O_NOATIME
+    return O_NOATIME;
+#else
+    return 01000000;
+#endif
+}
+
+/* Caps the malloc arenas a process may create at `count`; 1 on success. */
+static inline int CSDFetch_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
 }
 
 #pragma clang assume_nonnull end

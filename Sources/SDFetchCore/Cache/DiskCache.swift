@@ -330,7 +330,9 @@ public final class DiskCache: Sendable {
         let added = previous == nil ? 1 : 0
         let change = entry.bytes + Int64(IndexRecord.lineLength(of: entry))
             - (previous.map { $0.bytes + Int64(IndexRecord.lineLength(of: $0)) } ?? 0)
-        index.ledger.changed(bucket, entries: added, bytes: change, usedAt: FileTime.nanoseconds(entry.accessedAt))
+        index.ledger.changed(
+            bucket, entries: added, bytes: change, usedAt: FileTime.nanoseconds(entry.accessedAt),
+            storedAt: FileTime.nanoseconds(entry.storedAt))
         do throws(FetchFailure) {
             let stored = try name(
                 file, shared: shared, record, digest, bucket: bucket, bytes: bytes, in: folder,
@@ -413,7 +415,7 @@ public final class DiskCache: Sendable {
         // Noted before the append, as a store's change is (see write).
         let bucket = Buckets.index(of: key.digest)
         let bytes = Int64(IndexRecord.lineLength(of: renewed) - IndexRecord.lineLength(of: entry))
-        index.ledger.changed(bucket, entries: 0, bytes: bytes, usedAt: 0)
+        index.ledger.changed(bucket, entries: 0, bytes: bytes, usedAt: 0, storedAt: FileTime.nanoseconds(renewed.storedAt))
         do throws(FetchFailure) {
             try index.append(.put(key.digest, renewed))
         } catch {

@@ -19,7 +19,7 @@ struct RunIntake {
     let limit: Int
 
     /// Every key met in the run: the one coalescing point (each reaches the cache once).
-    private var seen = Set<KeyDigest>()
+    private var seen = KeyDigestSet()
     /// The pins of keys whose first row pinned its bytes, by their first 8 bytes (a later
     /// row pinning another hash is told apart with odds of 2^-64 against): grows with
     /// pinned keys only.
@@ -165,7 +165,7 @@ struct RunIntake {
             return nil
         }
         let pin = line.pin.map(Self.pinPrefix)
-        guard seen.insert(key.digest).inserted else {
+        guard seen.insert(key.digest) else {
             if let pin, pins[key.digest] != pin {
                 // One fetch cannot meet two pins: the later row is the list's mistake.
                 progress.discovered()

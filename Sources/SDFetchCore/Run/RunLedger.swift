@@ -103,7 +103,7 @@ final class RunLedger: Sendable {
 
     /// Every result was published: queues the summary, with the run's `usedKeys`, and ends
     /// the events once the consumer took it.
-    func finish(usedKeys: Set<KeyDigest>) {
+    func finish(usedKeys: KeyDigestSet) {
         let (requests, bytes) = progress.sentAndReceived
         enqueue(nil) { summary in
             summary.usedKeys = usedKeys

@@ -24,7 +24,7 @@ public struct RunSummary: Sendable, Equatable {
     /// ``DiskCache/enforceLimit(maxBytes:protecting:)`` to evict them last. It is the run's
     /// de-duplication set handed over at the end, so it costs no extra memory: 16 bytes
     /// plus set overhead per unique key, bounded by the unique URLs of the input.
-    public var usedKeys: Set<KeyDigest> = []
+    public var usedKeys = KeyDigestSet()
 
     public init() {}
 

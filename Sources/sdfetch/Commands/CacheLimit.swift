@@ -9,7 +9,7 @@ enum CacheLimit {
     /// What the trim did; nil when it failed (said on the console).
     @discardableResult
     static func enforce(
-        on cache: DiskCache, maxBytes: Int64, protecting keys: Set<KeyDigest>, verbose: Bool = false, console: Console
+        on cache: DiskCache, maxBytes: Int64, protecting keys: KeyDigestSet, verbose: Bool = false, console: Console
     ) async -> CleanReport? {
         do throws(CacheError) {
             let report = try await cache.trim(to: maxBytes, protecting: keys)

@@ -2,8 +2,8 @@ import FoundationEssentials
 import Glibc
 
 /// One bucket's counters, `usage/ab` (<doc:OnDiskFormat#Counters-and-trimming>): its live
-/// entries, their bytes (each entry's file and index line) and their oldest last use, as of
-/// `length` bytes of the index file `inode`. A summary of the bucket files, never the only
+/// entries, their bytes (each entry's file and index line), their oldest last use and the
+/// span of their stored times, as of `length` bytes of the index file `inode`. A summary of the bucket files, never the only
 /// copy of anything: counters that do not match their index file are recounted from it.
 struct BucketUsage: Sendable, Equatable {
     var inode: UInt64 = 0
@@ -12,8 +12,13 @@ struct BucketUsage: Sendable, Equatable {
     var bytes: Int64 = 0
     /// The earliest last use of the bucket's entries (ns since 1970); 0 when it has none.
     var oldest: Int64 = 0
+    /// At most the earliest and at least the latest stored time of the entries (ns since
+    /// 1970; 0 when none): replacements only ever widen the span, so `clean` may trust it
+    /// to say that nothing in the bucket has expired.
+    var storedFrom: Int64 = 0
+    var storedTo: Int64 = 0
 
-    static let magic = "sdfetch-usage 1"
+    static let magic = "sdfetch-usage 2"
     static let folderName = "usage"
 
     /// Whether these counters account for exactly the index file as it is now (`state`;
@@ -23,27 +28,41 @@ struct BucketUsage: Sendable, Equatable {
         return state.inode == inode && state.size == length
     }
 
-    /// Adds an entry's `bytes` and last use `usedAt`.
-    mutating func add(bytes: Int64, usedAt: Int64) {
+    /// Adds an entry's `bytes`, last use `usedAt` and stored time `storedAt`.
+    mutating func add(bytes: Int64, usedAt: Int64, storedAt: Int64) {
         entries += 1
         self.bytes += bytes
         oldest = oldest == 0 ? usedAt : min(oldest, usedAt)
+        widen(storedAt: storedAt)
+    }
+
+    /// Takes `storedAt` into the span of stored times.
+    mutating func widen(storedAt: Int64) {
+        guard storedAt > 0 else { return }
+        storedFrom = storedFrom == 0 ? storedAt : min(storedFrom, storedAt)
+        storedTo = max(storedTo, storedAt)
     }
 
     var fileBytes: [UInt8] {
-        LineRecord.encode(magic: Self.magic, [String(inode), String(length), String(entries), String(bytes), String(oldest)])
+        LineRecord.encode(
+            magic: Self.magic,
+            [inode, UInt64(length), UInt64(entries), UInt64(bytes), UInt64(oldest), UInt64(storedFrom), UInt64(storedTo)]
+                .map { String($0) })
     }
 
     /// Parses a counters file; nil for anything malformed or out of bounds (a forged file
     /// never sizes anything: at worst it moves a trim, and only until its index changes).
     init?(fileBytes bytes: UnsafeRawBufferPointer) {
-        guard let fields = LineRecord.decode(magic: Self.magic, count: 5, from: bytes) else { return nil }
+        guard let fields = LineRecord.decode(magic: Self.magic, count: 7, from: bytes) else { return nil }
         let values = fields.map { LineRecord.integer(bytes, $0) }
         guard let inode = values[0], let length = values[1], let entries = values[2], let total = values[3],
-            let oldest = values[4], length >= 0, entries >= 0, entries <= 1 << 32, total >= 0,
-            total <= IndexRecord.maxEntryBytes << 24, oldest >= 0
+            let oldest = values[4], let storedFrom = values[5], let storedTo = values[6], length >= 0, entries >= 0,
+            entries <= 1 << 32, total >= 0, total <= IndexRecord.maxEntryBytes << 24, oldest >= 0, storedFrom >= 0,
+            storedTo >= storedFrom
         else { return nil }
         self.init(inode: UInt64(bitPattern: inode), length: length, entries: Int(entries), bytes: total, oldest: oldest)
+        self.storedFrom = storedFrom
+        self.storedTo = storedTo
     }
 
     init(inode: UInt64 = 0, length: Int64 = 0, entries: Int = 0, bytes: Int64 = 0, oldest: Int64 = 0) {

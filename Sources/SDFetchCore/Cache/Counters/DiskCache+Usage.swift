@@ -34,7 +34,7 @@ extension DiskCache {
     /// The counters of `live`, the entries a sweep of an index file found at `state`.
     static func usage(of live: [SweptEntry], state: BucketFileState?) -> BucketUsage {
         var counted = BucketUsage(inode: state?.inode ?? 0, length: state?.size ?? 0)
-        for item in live { counted.add(bytes: item.bytes, usedAt: item.accessedAt) }
+        for item in live { counted.add(bytes: item.bytes, usedAt: item.accessedAt, storedAt: item.storedAt) }
         return counted
     }
 

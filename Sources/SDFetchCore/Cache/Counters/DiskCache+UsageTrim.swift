@@ -20,7 +20,7 @@ extension DiskCache {
     /// `gone`: in a dry run, entries already counted as removed (`clean`'s expired ones).
     /// `removedInodes` gains the files of the entries removed (for ``ContentLiveness``).
     func trim(
-        _ usages: inout [BucketUsage], to maxBytes: Int64, protecting keys: Set<KeyDigest>, dryRun: Bool,
+        _ usages: inout [BucketUsage], to maxBytes: Int64, protecting keys: KeyDigestSet, dryRun: Bool,
         listing: Bool, wait: LockWait, gone: [Int: Set<KeyDigest>] = [:], removedInodes: inout Set<UInt64>,
         into report: inout CleanReport
     ) {

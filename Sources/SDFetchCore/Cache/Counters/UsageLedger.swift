@@ -15,6 +15,8 @@ final class UsageLedger: Sendable {
         var bytes: Int64 = 0
         /// The earliest last use among the entries stored (ns), 0 for none.
         var oldest: Int64 = 0
+        /// The stored times of the entries stored or renewed (see ``BucketUsage/storedFrom``).
+        var stored = BucketUsage()
         /// An append went to a file other than the one counted: these counters cannot be
         /// brought up to date by this process.
         var isLost = false
@@ -38,11 +40,13 @@ final class UsageLedger: Sendable {
     }
 
     /// Notes that a store changed bucket `bucket` by `entries` entries and `bytes` bytes;
-    /// `usedAt` is the stored entry's last use.
-    func changed(_ bucket: Int, entries: Int, bytes: Int64, usedAt: Int64) {
+    /// `usedAt` and `storedAt` are the stored entry's last use and stored time (0: no entry
+    /// stored, a change taken back).
+    func changed(_ bucket: Int, entries: Int, bytes: Int64, usedAt: Int64, storedAt: Int64 = 0) {
         pending.withLock { all in
             all[bucket].entries += entries
             all[bucket].bytes += bytes
+            all[bucket].stored.widen(storedAt: storedAt)
             if entries > 0 { all[bucket].oldest = all[bucket].oldest == 0 ? usedAt : min(all[bucket].oldest, usedAt) }
         }
     }

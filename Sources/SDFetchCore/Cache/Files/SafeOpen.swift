@@ -1,3 +1,4 @@
+internal import CSDFetchShims
 import FoundationEssentials
 import Glibc
 import Synchronization
@@ -34,16 +35,37 @@ enum SafeOpen {
         return fd
     }
 
+    /// ``file(_:in:flags:mode:)`` for reading, without updating the file's access time when
+    /// this process owns it: a warm run reads its buckets' index files by the thousand, and
+    /// the kernel weighs an atime update on every read.
+    static func reading(_ name: String, in directory: Int32) -> Int32 {
+        let fd = file(name, in: directory, flags: O_RDONLY | CSDFetch_O_NOATIME())
+        return fd < 0 && errno == EPERM ? file(name, in: directory, flags: O_RDONLY) : fd
+    }
+
     /// Most bytes a read of cache metadata takes (64 MiB, some 400,000 index lines for one
     /// shard): a forged or sparse file of any size never sizes an allocation past this.
     static let maxReadBytes = 64 << 20
 
     /// Reads all of the open file `fd` from `offset` to its end, at most `limit` bytes.
     static func readAll(_ fd: Int32, from offset: Int = 0, limit: Int = maxReadBytes) -> [UInt8]? {
-        var bytes: [UInt8] = []
         var info = stat()
-        if fstat(fd, &info) == 0 { bytes.reserveCapacity(max(0, min(limit, Int(info.st_size) - offset))) }
-        var position = offset
+        let expected = fstat(fd, &info) == 0 ? max(0, min(limit, Int(info.st_size) - offset)) : 0
+        // The size `fstat` gives, read straight into the array; what a writer appended since
+        // then, in chunks.
+        var failed = false
+        var bytes = [UInt8](unsafeUninitializedCapacity: expected) { buffer, initialized in
+            while initialized < expected {
+                let count = pread(fd, buffer.baseAddress! + initialized, expected - initialized, off_t(offset + initialized))
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { failed = true }
+                guard count > 0 else { break }
+                initialized += count
+            }
+        }
+        guard !failed else { return nil }
+        if bytes.count < expected { return bytes }
+        var position = offset + bytes.count
         let chunkSize = 1 << 16
         // An uninitialised chunk: zeroing 64 KiB per read cost more than reading a bucket.
         let isComplete = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: chunkSize) { chunk in

@@ -82,7 +82,7 @@ final class CacheIndex: Sendable {
     /// Runs `body` with bucket `index`'s index file open for reading; nil when there is none
     /// (or it is not a regular file).
     private func withFile<T>(_ index: Int, _ body: (Int32) -> T) -> T? {
-        let fd = SafeOpen.file(Buckets.name(index), in: folder.value, flags: O_RDONLY)
+        let fd = SafeOpen.reading(Buckets.name(index), in: folder.value)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         return body(fd)
@@ -95,6 +95,20 @@ final class CacheIndex: Sendable {
         var info = stat()
         guard fstatat(folder.value, Buckets.name(index), &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
         return BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+    }
+
+    /// Bytes of bucket `index`'s file past its table (the whole file when it has none): its
+    /// log tail, where every line that no longer counts lies. Nil when there is no file.
+    func tailBytes(_ index: Int) -> Int? {
+        withFile(index) { fd -> Int? in
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return nil }
+            var header = [UInt8](repeating: 0, count: IndexTable.headerSize)
+            let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            let table = count == IndexTable.headerSize
+                ? header.withUnsafeBytes { IndexTable.header($0, fileSize: Int(info.st_size)) } : nil
+            return Int(info.st_size) - (table?.end ?? 0)
+        } ?? nil
     }
 
     /// Reads bucket `index`'s index ahead of its first use (``DiskCache/preloadIndex()``).
@@ -367,6 +381,8 @@ final class CacheIndex: Sendable {
         counters.entries = max(0, counters.entries + pending.entries)
         counters.bytes = max(0, counters.bytes + pending.bytes)
         if pending.oldest > 0 { counters.oldest = counters.oldest == 0 ? pending.oldest : min(counters.oldest, pending.oldest) }
+        counters.widen(storedAt: pending.stored.storedFrom)
+        counters.widen(storedAt: pending.stored.storedTo)
         counters.write(index, in: usage.value)
     }
 

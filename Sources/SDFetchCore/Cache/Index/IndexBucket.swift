@@ -21,6 +21,10 @@ struct IndexBucket {
     /// (``CacheIndex/compactIfLarge(_:)``): it bounds both a bucket's tail map and the
     /// bytes a compaction rewrites per line it absorbs.
     static let tailLimit = 128 << 10
+    /// `clean` compacts a bucket whose tail is more than this share of its file (a 32nd),
+    /// even with nothing to remove: a run's lookups map the whole tail of every bucket they
+    /// touch, so after `clean` they cost what the table's blocks cost.
+    static let tidyTailShare: Int64 = 32
 
     /// The tail's knowledge of one digest.
     struct TailRef {

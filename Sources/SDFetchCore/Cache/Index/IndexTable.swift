@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 
 /// The sorted table at the head of a compacted bucket file (formats 3 and 4, <doc:OnDiskFormat>):
 /// what lets a lookup read the few lines it needs instead of the whole bucket, so a run's
@@ -113,7 +114,7 @@ struct IndexTable {
         forEachLine(inBlock: block) { range, ordinal in
             // CHECK (16) SP P TAB, then the digest.
             guard found == nil, range.count > 51, block[range.lowerBound + 17] == UInt8(ascii: "P"),
-                block[(range.lowerBound + 19)..<(range.lowerBound + 51)].elementsEqual(hex)
+                hex.withUnsafeBytes({ memcmp(block.baseAddress! + range.lowerBound + 19, $0.baseAddress!, 32) }) == 0
             else { return }
             found = (range, ordinal * 8)
         }

@@ -77,6 +77,31 @@ enum CacheScan {
         return scan
     }
 
+    /// The inode numbers of the names in the bucket folder open as `folder` (none when it is
+    /// -1), from `readdir` alone; nil when it cannot be read or holds any name other than
+    /// an entry file's (32 hex digits, a regular file): a temporary, a stray, a link.
+    static func entryInodes(in folder: Int32) -> [UInt64]? {
+        guard folder >= 0 else { return [] }
+        let copy = dup(folder)
+        guard copy >= 0, let directory = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return nil
+        }
+        defer { closedir(directory) }
+        rewinddir(directory)
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        var inodes: [UInt64] = []
+        while let item = readdir(directory) {
+            let name = UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: UInt8.self)
+            let length = strlen(name)
+            if (length == 1 && name[0] == 0x2E) || (length == 2 && name[0] == 0x2E && name[1] == 0x2E) { continue }
+            guard length == 32, item.pointee.d_type == UInt8(DT_REG), (0..<32).allSatisfy({ isHexDigit(name[$0]) })
+            else { return nil }
+            inodes.append(UInt64(item.pointee.d_ino))
+        }
+        return inodes
+    }
+
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)
     }

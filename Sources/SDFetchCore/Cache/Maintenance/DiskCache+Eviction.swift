@@ -94,6 +94,11 @@ extension DiskCache {
         _ bucket: Int, isFresh: (Int64) -> Bool, strayLimit: Int64, dryRun: Bool, listing: Bool
     ) -> BucketClean {
         var result = BucketClean()
+        if let tidy = tidyUsage(bucket, isFresh: isFresh) {
+            result.usage = tidy.usage
+            result.keptInodes = tidy.inodes
+            return result
+        }
         var report = CleanReport()
         let sweep = sweep(bucket)
         var kept: [SweptEntry] = []
@@ -147,6 +152,25 @@ extension DiskCache {
         return result
     }
 
+    /// Bucket `bucket`'s counters and entry files' inodes when its counters say there is
+    /// nothing for `clean` to do there: current for its index file, every entry fresh by
+    /// their span of stored times, and as many files in its folder as they count entries,
+    /// every one an entry's name; and its index is worth no compaction (a log tail of at
+    /// most ``IndexBucket/tidyTailShare`` of the file: every run that looks the bucket up
+    /// maps its tail, and any line that no longer counts lies there). `clean`
+    /// over a tidy cache lists each folder and reads 256 counters, never an index
+    /// (<doc:OnDiskFormat#Counters-and-trimming>).
+    private func tidyUsage(_ bucket: Int, isFresh: (Int64) -> Bool) -> (usage: BucketUsage, inodes: [UInt64])? {
+        guard let counters = BucketUsage.read(bucket, in: index.usage.value),
+            counters.isCurrent(for: index.fileState(bucket)),
+            (index.tailBytes(bucket) ?? 0) <= counters.length / IndexBucket.tidyTailShare,
+            counters.entries == 0 || (isFresh(counters.storedFrom) && isFresh(counters.storedTo)),
+            let inodes = entries.with(bucket, create: false, { CacheScan.entryInodes(in: $0) }),
+            inodes.count == counters.entries
+        else { return nil }
+        return (counters, inodes)
+    }
+
     /// `--max-cache-size` (sdfetch(1) FETCH OPTIONS): trims the cache to `maxBytes`,
     /// least recently used first, entries in `keys` (those used by the current run) last.
     /// Call it after a fetch run; it writes the run's noted uses first.
@@ -158,7 +182,7 @@ extension DiskCache {
     /// maintenance lock the trim is left for later (``CleanReport/wasDeferred``). Expired
     /// entries are left for `clean`.
     public func enforceLimit(
-        maxBytes: Int64, protecting keys: Set<KeyDigest>, listing: Bool = true
+        maxBytes: Int64, protecting keys: KeyDigestSet, listing: Bool = true
     ) throws(CacheError) -> CleanReport {
         flushUses()
         reportUsage()
