@@ -11,13 +11,14 @@ struct KeyDigestSetTests {
         var set = KeyDigestSet()
         // Past two folds of 65,536, and a remainder not yet folded.
         let count = 140_000
-        for index in 0..<count { #expect(set.insert(Self.digest(index)), "\(index)") }
-        #expect(set.count == count)
-        for index in stride(from: 0, to: count, by: 97) {
-            #expect(set.contains(Self.digest(index)))
-            #expect(!set.insert(Self.digest(index)))
-        }
-        for index in count..<(count + 2_000) { #expect(!set.contains(Self.digest(index))) }
+        let refused = (0..<count).filter { !set.insert(Self.digest($0)) }
+        #expect(refused.isEmpty && set.count == count)
+        let missing = (0..<count).filter { !set.contains(Self.digest($0)) }
+        #expect(missing.isEmpty)
+        let inserted = stride(from: 0, to: count, by: 97).filter { set.insert(Self.digest($0)) }
+        #expect(inserted.isEmpty, "repeats taken in")
+        let strangers = (count..<(count + 2_000)).filter { set.contains(Self.digest($0)) }
+        #expect(strangers.isEmpty)
         // Same high half, another low half: told apart.
         let first = Self.digest(0)
         #expect(!set.contains(KeyDigest(high: first.high, low: first.low ^ 1)))

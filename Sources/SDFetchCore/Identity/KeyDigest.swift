@@ -51,6 +51,14 @@ public struct KeyDigest: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { hex }
 
+    /// SHA-256 bits are evenly spread already: the first 64 of them, under the table's
+    /// per-process seed, hash a digest without SipHash rounds. (Maps and sets of digests
+    /// are what `clean`, `verify` and a run's lookups spend their time in; nobody chooses
+    /// a URL whose SHA-256 falls where they like.)
+    public func hash(into hasher: inout Hasher) { hasher.combine(high) }
+
+    public func _rawHashValue(seed: Int) -> Int { Int(truncatingIfNeeded: high) ^ seed }
+
     /// Parses ``hex`` back; nil for anything else.
     public init?(hex: some StringProtocol) {
         let bytes = Array(hex.utf8)

@@ -48,6 +48,9 @@ final class CacheIndex: Sendable {
     static let pendingLimit = 256
     /// This process's changes to each bucket, for its counters (``BucketUsage``).
     let ledger = UsageLedger()
+    /// Bucket files `clean` swept and is about to compact (see ``summaries(_:forCompaction:)``):
+    /// one per maintenance thread at most.
+    private let parsed = Mutex<[Int: ParsedFile]>([:])
 
     private final class Slot: Sendable {
         let bucket = Mutex(IndexBucket())
@@ -154,14 +157,41 @@ final class CacheIndex: Sendable {
     /// Bucket `index`'s index as ``IndexRecord/Summary``s, read without keeping it, the
     /// part of the file read (nil when there is none), and whether that is already a table
     /// of one line per entry and nothing else (a compaction would leave it as it is).
-    func summaries(_ index: Int)
+    /// With `forCompaction`, the file as read and parsed is kept for the bucket's next
+    /// ``compact(_:keeping:)``, which then reads and parses it again only if it changed:
+    /// `clean` sweeps, then compacts (call ``forgetParsed(_:)`` when it does not).
+    func summaries(_ index: Int, forCompaction: Bool = false)
         -> (summaries: [KeyDigest: IndexRecord.Summary], state: BucketFileState?, isCompact: Bool)
     {
         guard let (bytes, end, state) = wholeFile(index) else { return ([:], nil, false) }
-        let (puts, lineCount, table) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end) }
-        let isCompact = table.map { $0.end == end && end == bytes.count && $0.count == lineCount } == true
-            && puts.count == lineCount
-        return (puts.mapValues(\.summary), state, isCompact)
+        let parsed = ParsedFile(bytes: bytes, end: end, inode: state.inode)
+        let isCompact = parsed.table.map { $0.end == end && end == bytes.count && $0.count == parsed.lineCount } == true
+            && parsed.puts.count == parsed.lineCount
+        if forCompaction { self.parsed.withLock { $0[index] = parsed } }
+        return (parsed.puts.mapValues(\.summary), state, isCompact)
+    }
+
+    /// Drops what ``summaries(_:forCompaction:)`` kept of bucket `index`.
+    func forgetParsed(_ index: Int) {
+        _ = parsed.withLock { $0.removeValue(forKey: index) }
+    }
+
+    /// A bucket file as read, with its latest put lines.
+    private struct ParsedFile: Sendable {
+        let bytes: [UInt8]
+        /// The end of its last whole line.
+        let end: Int
+        let inode: UInt64
+        let puts: [KeyDigest: IndexBucket.LatestPut]
+        let lineCount: Int
+        let table: IndexTable?
+
+        init(bytes: [UInt8], end: Int, inode: UInt64) {
+            self.bytes = bytes
+            self.end = end
+            self.inode = inode
+            (puts, lineCount, table) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: end) }
+        }
     }
 
     /// Forgets bucket `index`'s index, so the next use reads it afresh (after a compaction).
@@ -324,17 +354,28 @@ final class CacheIndex: Sendable {
     @discardableResult
     func compact(_ index: Int, keeping keep: (KeyDigest, _ storedAt: Int64) -> Bool) -> Int {
         let name = Buckets.name(index)
+        let swept = parsed.withLock { $0.removeValue(forKey: index) }
         let old = SafeOpen.file(name, in: folder.value, flags: O_RDONLY)
         guard old >= 0 else { return 0 }
         defer { close(old) }
         var info = stat()
-        guard fstat(old, &info) == 0, let bytes = SafeOpen.readAll(old) else { return 0 }
+        guard fstat(old, &info) == 0 else { return 0 }
+        // The file a sweep just parsed, when nothing was appended since; else read afresh.
+        let read: ParsedFile
+        if let swept, swept.inode == UInt64(info.st_ino), swept.bytes.count == Int(info.st_size) {
+            read = swept
+        } else {
+            guard let bytes = SafeOpen.readAll(old) else { return 0 }
+            let end = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
+            read = ParsedFile(bytes: bytes, end: end, inode: UInt64(info.st_ino))
+        }
         // What the file held past the read's cap (a forged or sparse giant) is dropped, not carried over.
         let sizeRead = Int(info.st_size)
-        let consumed = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
+        let bytes = read.bytes
+        let consumed = read.end
         // The latest put line of each digest, copied as it is (no string is decoded unless a
         // use line moved its last use).
-        let (puts, lineCount, table) = bytes.withUnsafeBytes { IndexBucket.latestPuts(in: $0, upTo: consumed) }
+        let (puts, lineCount, table) = (read.puts, read.lineCount, read.table)
         guard table != nil || lineCount > 0 else { return 0 }
         let live = puts.filter { keep($0.key, $0.value.summary.storedAt) }
         // Already a table of exactly these entries, with no tail: leave the file (and its inode) alone.

@@ -100,7 +100,9 @@ extension DiskCache {
             return result
         }
         var report = CleanReport()
-        let sweep = sweep(bucket)
+        // Parsed once for both the sweep and the compaction that follows.
+        let sweep = sweep(bucket, forCompaction: true)
+        defer { index.forgetParsed(bucket) }
         var kept: [SweptEntry] = []
         var victims: [SweptEntry] = []
         for item in sweep.live {
@@ -213,7 +215,9 @@ extension DiskCache {
 
     /// Joins bucket `bucket`'s files with its index, read afresh from disk (and not kept:
     /// memory holds one bucket's records at a time). `each` sees every live entry's record.
-    func sweep(_ bucket: Int, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil) -> BucketSweep {
+    func sweep(_ bucket: Int, forCompaction: Bool = false, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil)
+        -> BucketSweep
+    {
         var sweep = BucketSweep()
         sweep.indexState = index.fileState(bucket)
         sweep.countedState = sweep.indexState
@@ -225,7 +229,7 @@ extension DiskCache {
             sweep.temporaries = scan.temporaries
             sweep.strays = scan.strays
             guard !scan.files.isEmpty else { return sweep }
-            let (summaries, counted, isCompact) = index.summaries(bucket)
+            let (summaries, counted, isCompact) = index.summaries(bucket, forCompaction: forCompaction)
             sweep.countedState = counted
             for scanned in scan.files {
                 guard let digest = KeyDigest(hex: scanned.name), let line = summaries[digest],
