@@ -112,7 +112,10 @@ struct CacheProcessTests {
 
     @Test("two fetch processes and a concurrent clean leave a consistent cache, shared files or not", arguments: [nil, 20])
     func twoFetchesAndClean(distinct: Int?) async throws {
-        let (server, bodies) = try await serve(200, distinct: distinct) { .milliseconds(1 + $0 % 3) }
+        // Slow enough (about four seconds a process at -j 6) that the fetches outlast a clean:
+        // a clean of this small cache took up to 2.4 s on a loaded machine, which once let
+        // both fetches end within the first clean.
+        let (server, bodies) = try await serve(200, distinct: distinct) { .milliseconds(100 + $0 % 40) }
         let urls = bodies.keys.sorted()
         let first = directory.write(urls.shuffled().joined(separator: "\n"), to: "a.txt")
         let second = directory.write(urls.shuffled().joined(separator: "\n"), to: "b.txt")
