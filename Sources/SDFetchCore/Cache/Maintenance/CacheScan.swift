@@ -8,6 +8,18 @@ enum CacheScan {
     /// the type and inode number `readdir` reports. Returns false when it cannot be read.
     @discardableResult
     static func forEachEntry(in folder: Int32, _ body: (_ name: String, _ type: UInt8, _ inode: UInt64) -> Void) -> Bool {
+        forEachRawEntry(in: folder) { name, _, type, inode in
+            body(String(cString: name), type, inode)
+            return true
+        }
+    }
+
+    /// ``forEachEntry(in:_:)`` with each name as `readdir` holds it (NUL-terminated, its
+    /// length beside it), no string made; `body` returns false to stop early.
+    @discardableResult
+    private static func forEachRawEntry(
+        in folder: Int32, _ body: (_ name: UnsafePointer<UInt8>, _ length: Int, _ type: UInt8, _ inode: UInt64) -> Bool
+    ) -> Bool {
         let copy = dup(folder)
         guard copy >= 0, let directory = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
@@ -17,10 +29,10 @@ enum CacheScan {
         rewinddir(directory)
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let item = readdir(directory) {
-            let name = String(
-                cString: UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
-            if name == "." || name == ".." { continue }
-            body(name, item.pointee.d_type, UInt64(item.pointee.d_ino))
+            let name = UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: UInt8.self)
+            let length = strlen(name)
+            if (length == 1 && name[0] == 0x2E) || (length == 2 && name[0] == 0x2E && name[1] == 0x2E) { continue }
+            guard body(name, length, item.pointee.d_type, UInt64(item.pointee.d_ino)) else { break }
         }
         return true
     }
@@ -82,24 +94,14 @@ enum CacheScan {
     /// an entry file's (32 hex digits, a regular file): a temporary, a stray, a link.
     static func entryInodes(in folder: Int32) -> [UInt64]? {
         guard folder >= 0 else { return [] }
-        let copy = dup(folder)
-        guard copy >= 0, let directory = fdopendir(copy) else {
-            if copy >= 0 { close(copy) }
-            return nil
-        }
-        defer { closedir(directory) }
-        rewinddir(directory)
-        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         var inodes: [UInt64] = []
-        while let item = readdir(directory) {
-            let name = UnsafeRawPointer(item).advanced(by: nameOffset).assumingMemoryBound(to: UInt8.self)
-            let length = strlen(name)
-            if (length == 1 && name[0] == 0x2E) || (length == 2 && name[0] == 0x2E && name[1] == 0x2E) { continue }
-            guard length == 32, item.pointee.d_type == UInt8(DT_REG), (0..<32).allSatisfy({ isHexDigit(name[$0]) })
-            else { return nil }
-            inodes.append(UInt64(item.pointee.d_ino))
+        var isTidy = true
+        let isRead = forEachRawEntry(in: folder) { name, length, type, inode in
+            isTidy = length == 32 && type == UInt8(DT_REG) && (0..<32).allSatisfy { isHexDigit(name[$0]) }
+            if isTidy { inodes.append(inode) }
+            return isTidy
         }
-        return inodes
+        return isRead && isTidy ? inodes : nil
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
