@@ -415,7 +415,8 @@ public final class DiskCache: Sendable {
         // Noted before the append, as a store's change is (see write).
         let bucket = Buckets.index(of: key.digest)
         let bytes = Int64(IndexRecord.lineLength(of: renewed) - IndexRecord.lineLength(of: entry))
-        index.ledger.changed(bucket, entries: 0, bytes: bytes, usedAt: 0, storedAt: FileTime.nanoseconds(renewed.storedAt))
+        index.ledger.changed(
+            bucket, entries: 0, bytes: bytes, usedAt: 0, storedAt: FileTime.nanoseconds(renewed.storedAt))
         do throws(FetchFailure) {
             try index.append(.put(key.digest, renewed))
         } catch {

@@ -3,8 +3,9 @@ import Glibc
 
 /// One bucket's counters, `usage/ab` (<doc:OnDiskFormat#Counters-and-trimming>): its live
 /// entries, their bytes (each entry's file and index line), their oldest last use and the
-/// span of their stored times, as of `length` bytes of the index file `inode`. A summary of the bucket files, never the only
-/// copy of anything: counters that do not match their index file are recounted from it.
+/// span of their stored times, as of `length` bytes of the index file `inode`. A summary
+/// of the bucket files, never the only copy of anything: counters that do not match their
+/// index file are recounted from it.
 struct BucketUsage: Sendable, Equatable {
     var inode: UInt64 = 0
     var length: Int64 = 0

@@ -56,7 +56,8 @@ enum SafeOpen {
         var failed = false
         var bytes = [UInt8](unsafeUninitializedCapacity: expected) { buffer, initialized in
             while initialized < expected {
-                let count = pread(fd, buffer.baseAddress! + initialized, expected - initialized, off_t(offset + initialized))
+                let count = pread(
+                    fd, buffer.baseAddress! + initialized, expected - initialized, off_t(offset + initialized))
                 if count < 0 && errno == EINTR { continue }
                 if count < 0 { failed = true }
                 guard count > 0 else { break }

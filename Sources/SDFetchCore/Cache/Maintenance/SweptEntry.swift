@@ -33,5 +33,7 @@ struct SweptEntry: Sendable {
         bytes = file.bytes + Int64(lineBytes)
     }
 
-    var file: ScannedFile { ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode, links: links) }
+    var file: ScannedFile {
+        ScannedFile(name: digest.hex, bytes: fileBytes, modifiedAt: modifiedAt, inode: inode, links: links)
+    }
 }
