@@ -18,9 +18,10 @@ struct IndexBucket {
     /// cache of up to some 100,000 entries).
     static let wholeFileLimit = 128 << 10
     /// A tail past this size is folded into the table by the next compaction
-    /// (``CacheIndex/compactIfLarge(_:)``): it bounds both a bucket's tail map and the
-    /// bytes a compaction rewrites per line it absorbs.
-    static let tailLimit = 128 << 10
+    /// (``CacheIndex/compactIfLarge(_:)``): it bounds both a bucket's tail map, which every
+    /// run that looks the bucket up reads, and the bytes a compaction rewrites per line it
+    /// absorbs (<doc:OnDiskFormat#Index-tables>).
+    static let tailLimit = 64 << 10
     /// `clean` compacts a bucket whose tail is more than this share of its file (a 32nd),
     /// even with nothing to remove: a run's lookups map the whole tail of every bucket they
     /// touch, so after `clean` they cost what the table's blocks cost.
