@@ -100,17 +100,19 @@ final class CacheIndex: Sendable {
         return BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
     }
 
-    /// Bytes of bucket `index`'s file past its table (the whole file when it has none): its
-    /// log tail, where every line that no longer counts lies. Nil when there is no file.
-    func tailBytes(_ index: Int) -> Int? {
-        withFile(index) { fd -> Int? in
+    /// ``fileState(_:)`` of bucket `index` and the bytes of its file past its table (the
+    /// whole file when it has none): its log tail, where every line that no longer counts
+    /// lies. Nil when there is no file.
+    func tail(_ index: Int) -> (state: BucketFileState, bytes: Int)? {
+        withFile(index) { fd -> (BucketFileState, Int)? in
             var info = stat()
             guard fstat(fd, &info) == 0 else { return nil }
             var header = [UInt8](repeating: 0, count: IndexTable.headerSize)
             let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
             let table = count == IndexTable.headerSize
                 ? header.withUnsafeBytes { IndexTable.header($0, fileSize: Int(info.st_size)) } : nil
-            return Int(info.st_size) - (table?.end ?? 0)
+            let state = BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+            return (state, Int(info.st_size) - (table?.end ?? 0))
         } ?? nil
     }
 

@@ -164,9 +164,10 @@ extension DiskCache {
     /// (<doc:OnDiskFormat#Counters-and-trimming>).
     private func tidyUsage(_ bucket: Int, isFresh: (Int64) -> Bool) -> (usage: BucketUsage, inodes: [UInt64])? {
         guard let counters = BucketUsage.read(bucket, in: index.usage.value),
-            counters.isCurrent(for: index.fileState(bucket)),
-            (index.tailBytes(bucket) ?? 0) <= counters.length / IndexBucket.tidyTailShare,
-            counters.entries == 0 || (isFresh(counters.storedFrom) && isFresh(counters.storedTo)),
+            counters.entries == 0 || (isFresh(counters.storedFrom) && isFresh(counters.storedTo))
+        else { return nil }
+        let tail = index.tail(bucket)
+        guard counters.isCurrent(for: tail?.state), (tail?.bytes ?? 0) <= counters.length / IndexBucket.tidyTailShare,
             let inodes = entries.with(bucket, create: false, { CacheScan.entryInodes(in: $0) }),
             inodes.count == counters.entries
         else { return nil }
