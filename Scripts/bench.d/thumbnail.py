@@ -15,7 +15,7 @@ RUNS times, interleaved; the median is reported.
                 each file's bytes in one Python process; CPU counted around the loop only
 Quality: each tool again with lossless PNG output; every thumbnail (laid on white where it
 has alpha) against Pillow's LANCZOS resize of the same original to the same size (on
-white too), as PSNR in dB, mean and 5th percentile over the corpus. Needs Pillow and numpy
+white too), as PSNR in dB, mean and 5th percentile, for reductions and enlargements apart. Needs Pillow and numpy
 in the img2dataset venv (installed there when missing).
 
 Usage: thumbnail.py --base URL --www DIR --corpus NAME --work DIR --results DIR
@@ -64,9 +64,14 @@ def on_white(image):
     image = image.convert("RGBA")
     white = Image.new("RGBA", image.size, (255, 255, 255, 255))
     return numpy.asarray(Image.alpha_composite(white, image).convert("RGB"), dtype=numpy.float64)
+def summary(scores):
+    scores.sort()
+    return {"images": len(scores), "mean": sum(scores) / max(1, len(scores)),
+            "p5": scores[len(scores) // 20] if scores else 0}
 result = {}
+size = int(sys.argv[2])
 for tool, items in pairs.items():
-    scores, mismatched = [], 0
+    scores, mismatched = {"down": [], "up": []}, 0
     for original, thumb in items:
         if not os.path.exists(thumb):
             continue
@@ -74,14 +79,14 @@ for tool, items in pairs.items():
         source = Image.open(original)
         source.seek(0)
         source = source.convert("RGBA")
-        if abs(got.width - 256 * source.width / max(source.size)) > 1.01 or abs(got.height - 256 * source.height / max(source.size)) > 1.01:
+        longer = max(source.size)
+        if abs(got.width - size * source.width / longer) > 1.01 or abs(got.height - size * source.height / longer) > 1.01:
             mismatched += 1
         reference = source.resize(got.size, Image.LANCZOS)
         mse = ((on_white(got) - on_white(reference)) ** 2).mean()
-        scores.append(99.0 if mse == 0 else 10 * math.log10(255 ** 2 / mse))
-    scores.sort()
-    result[tool] = {"images": len(scores), "mean": sum(scores) / max(1, len(scores)),
-                    "p5": scores[len(scores) // 20] if scores else 0, "size_off": mismatched}
+        scores["down" if longer > size else "up"].append(99.0 if mse == 0 else 10 * math.log10(255 ** 2 / mse))
+    result[tool] = {kind: summary(values) for kind, values in scores.items()}
+    result[tool]["size_off"] = mismatched
 print(json.dumps(result))
 '''
 
@@ -172,25 +177,32 @@ def main():
         outputs["img2dataset"] = [[f, os.path.join(ip, "%d.png" % i)] for i, f in enumerate(files)]
     pairs = os.path.join(a.work, "pairs.json")
     json.dump(outputs, open(pairs, "w"))
-    quality_run = subprocess.run([a.python or sys.executable, "-c", QUALITY, pairs], capture_output=True, text=True)
+    quality_run = subprocess.run([a.python or sys.executable, "-c", QUALITY, pairs, size], capture_output=True, text=True)
     quality = json.loads(quality_run.stdout) if quality_run.returncode == 0 else {}
     if quality_run.returncode != 0:
         print("thumbnail: quality: " + quality_run.stderr[-300:], file=sys.stderr)
 
     lines = [
-        "| tool | CPU s (median of %d) | images per CPU second | PSNR vs Pillow LANCZOS, mean / p5 (dB) |" % a.runs,
-        "|---|---|---|---|",
+        "| tool | CPU s (median of %d) | images per CPU second | PSNR vs Pillow LANCZOS (dB), reductions: mean / p5 | enlargements: mean / p5 |" % a.runs,
+        "|---|---|---|---|---|",
     ]
     short = {"sdfetch --resize %s" % size: "sdfetch", "vipsthumbnail -s %s" % size: "vipsthumbnail",
              "img2dataset Resizer": "img2dataset"}
+
+    def psnr(q, kind):
+        part = q[kind]
+        return "%.1f / %.1f (%d)" % (part["mean"], part["p5"], part["images"]) if part["images"] else "-"
+
     for name in tools:
         if not seconds[name]:
-            lines.append("| %s | - | - | - |" % name)
+            lines.append("| %s | - | - | - | - |" % name)
             continue
         median = statistics.median(seconds[name])
         q = quality.get(short.get(name, ""), None)
-        score = "%.1f / %.1f (%d images)" % (q["mean"], q["p5"], q["images"]) if q else "-"
-        lines.append("| %s | %.2f | %.0f | %s |" % (name, median, len(files) / median if median else 0, score))
+        scores = "%s | %s" % (psnr(q, "down"), psnr(q, "up")) if q else "- | -"
+        if q and q["size_off"]:
+            scores += " (%d of another size)" % q["size_off"]
+        lines.append("| %s | %.2f | %.0f | %s |" % (name, median, len(files) / median if median else 0, scores))
     table = "\n".join(lines)
     with open(os.path.join(a.results, "thumbnail.md"), "w") as f:
         f.write("## thumbnail (%d images, %d px, JPEG q85; CPU = user + sys)\n\n%s\n" % (len(files), a.size, table))

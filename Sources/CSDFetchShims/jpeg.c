@@ -389,7 +389,9 @@ CSDFetch_jpeg_status CSDFetch_jpeg_encode_rgb(const unsigned char *_Nonnull pixe
     cinfo.in_color_space = JCS_RGB;
     jpeg_set_defaults(&cinfo);
     jpeg_set_quality(&cinfo, quality, TRUE);
-    cinfo.optimize_coding = TRUE;
+    /* Standard Huffman tables, as libvips, OpenCV and Pillow write by default: optimized ones
+     * take a second pass over the coefficients for a few percent fewer bytes. */
+    cinfo.optimize_coding = FALSE;
     jpeg_start_compress(&cinfo, TRUE);
     while (cinfo.next_scanline < cinfo.image_height) {
         row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * (size_t)width * 3);
