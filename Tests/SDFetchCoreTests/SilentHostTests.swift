@@ -7,7 +7,7 @@ import Testing
 /// trickle, and a host that never answered is given up at its first timeout, connected or
 /// not, while a host that answered before keeps its retries. Nothing here is timed: the
 /// suite's limit is what a run without these rules would blow.
-@Suite("Silent and trickling hosts", .cleansUp, .timeLimit(.minutes(1)))
+@Suite("Silent and trickling hosts", .cleansUp, .serialized, .timeLimit(.minutes(1)))
 struct SilentHostTests {
     let directory = TemporaryDirectory("silent-hosts")
 
@@ -170,5 +170,43 @@ struct SilentHostTests {
         #expect(deadResults.allSatisfy { $0.failure?.kind == .hostDown }, "\(deadResults.map(\.failure))")
         #expect(deadResults.allSatisfy { $0.failure?.hostCause == .timeout })
         #expect(deadResults.allSatisfy { $0.failure?.detail.contains("no TCP connection") == true })
+    }
+    @Test("a dead host listed after more URLs than the run keeps in flight is probed when its line is read")
+    func deadHostListedLateIsProbedWhenRead() async throws {
+        let dead = try BlackholePort()
+        let server = try await LoopbackServer()
+        // -j 4 keeps 16 fetches in flight; 60 answers of 400 ms take about 6 s on 4 lanes.
+        // Probed once its request reached the engine, the dead host would be given up after
+        // every live answer (4.4 s to get there, then the 2 s timeout); probed when its line
+        // is read, it is given up about 2 s in, with most live answers still to come.
+        var urls: [String] = []
+        for index in 0..<60 {
+            var response = ScriptedResponse.ok(SampleImages.png(seed: index))
+            response.delay = .milliseconds(400)
+            server.route("/\(index).png", response)
+            urls.append(server.url("/\(index).png"))
+        }
+        urls.append(dead.url("/late.png"))
+        let fetcher = try fetcher {
+            $0.concurrency = 4
+            $0.timeout = .seconds(2)
+            $0.retries = 0
+        }
+        let list = directory.write(urls.joined(separator: "\n"), to: "late-dead.txt")
+        let run = FetchRun(fetcher: fetcher, sources: [.file(list)])
+        var results: [FetchResult] = []
+        var answersBeforeDown: Int?
+        await run.run(reader: URLListReader(sources: run.sources)) { event in
+            guard case .results(let batch) = event else { return }
+            if answersBeforeDown == nil, fetcher.downHosts.contains(where: { $0.host.hasSuffix(":\(dead.port)") }) {
+                answersBeforeDown = results.count
+            }
+            results += batch
+        }
+
+        let down = try #require(answersBeforeDown, "the dead host was never given up")
+        #expect(down < 45, "given up after \(down) of 60 live answers")
+        #expect(results.first { $0.url == dead.url("/late.png") }?.failure?.kind == .hostDown)
+        #expect(results.filter { $0.status == .downloaded }.count == 60)
     }
 }

@@ -30,6 +30,8 @@ public final class Fetcher: Sendable {
     public let meter = TransferMeter()
     /// URLs waiting out a backoff before their next try, for ``networkActivity``.
     let retrying = Atomic<Int>(0)
+    /// Hosts announced to the engine ahead of their URLs' turn (``expectNetwork(_:)``).
+    private let expectedHosts = Mutex<Set<String>>([])
 
     public init(
         options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init,
@@ -250,16 +252,8 @@ public final class Fetcher: Sendable {
         let entry = held == nil ? nil : stale
         let validators = entry.map(Self.conditionalHeaders) ?? []
         // This request's options: the run's, plus the entry's validators.
-        var options = self.options
-        options.headers += validators
-        var request = TransferRequest(
-            url: key.request, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
-            maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
-        request.maxTime = options.maxTime
-        request.lowSpeed = options.lowSpeed.isOn ? options.lowSpeed : nil
-        request.connection = options.connection
-        request.spillFolder = cache.spillFolder
-        request.meter = meter
+        var request = transferRequest(key)
+        request.headers += validators
         if !validators.isEmpty {
             note(spelling, "revalidating (\(validators.map(Self.headerName).joined(separator: ", ")))")
         }
@@ -279,6 +273,36 @@ public final class Fetcher: Sendable {
             return await store(response, key: key, spelling: spelling, clearingRecord: clearingRecord, pin: pin)
         }
     }
+
+    /// `key`'s request with the run's options.
+    private func transferRequest(_ key: URLKey) -> TransferRequest {
+        var request = TransferRequest(
+            url: key.request, headers: options.headers, userAgent: options.userAgent, timeout: options.timeout,
+            maxBytes: options.maxBytes, maxRedirects: options.maxRedirects)
+        request.maxTime = options.maxTime
+        request.lowSpeed = options.lowSpeed.isOn ? options.lowSpeed : nil
+        request.connection = options.connection
+        request.spillFolder = cache.spillFolder
+        request.meter = meter
+        return request
+    }
+
+    /// Tells the engine that `key` will need the network once its turn comes (the caller
+    /// reads ahead of the transfers): its host is probed now if new (``CurlEngine/expect(_:hostFailureLimit:)``).
+    /// Nothing with `--offline`.
+    func expectNetwork(_ key: URLKey) {
+        guard !options.offline else { return }
+        // Once a host: the engine keeps its own record; this one spares it a request a URL
+        // on lists of few hosts (past the cap, the engine's record alone).
+        let host = HostHealth.host(of: key.request)
+        let isNew = expectedHosts.withLock { hosts in
+            hosts.count >= Self.expectedHostsLimit || hosts.insert(host).inserted
+        }
+        guard isNew else { return }
+        engine.expect(transferRequest(key), hostFailureLimit: options.hostFailures)
+    }
+
+    private static let expectedHostsLimit = 100_000
 
     static let optedOut = FetchFailure(.optedOut, "the server opts this image out of AI use (X-Robots-Tag: noai)")
 

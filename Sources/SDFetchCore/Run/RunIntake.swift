@@ -1,11 +1,13 @@
-/// The run's input side: read, identify and de-duplicate, look up, start the network
-/// steps. Each step is one method below; the loop in ``run()`` only orders them.
+/// The run's input side: read, identify and de-duplicate, look up, queue what needs the
+/// network. Each step is one method below; the loop in ``run()`` only orders them.
 ///
 /// Owned by the run's intake task and never shared. It publishes warm hits itself, a batch
-/// at a time; a network child task publishes its own result when done (``RunLedger``), so
-/// nothing here waits for results. Flow control is two waits, both before work is taken
-/// on: for room in the ledger before each input batch (a slow consumer holds the input
-/// back), and for a free slot before each network fetch (at most `limit` run at once).
+/// at a time; the lines that need the network go to a ``NetworkQueue`` of at most
+/// ``lookAhead`` lines, which a ``NetworkStarter`` task empties as network slots (at most
+/// `limit` fetches at once) free up, each fetch publishing its own result (``RunLedger``).
+/// Flow control is two waits, both before work is taken on: for room in the ledger before
+/// each input batch (a slow consumer holds the input back), and for room in the queue (the
+/// network holds the input back, that many lines later).
 struct RunIntake {
     let fetcher: Fetcher
     let shard: Shard?
@@ -24,9 +26,15 @@ struct RunIntake {
     /// row pinning another hash is told apart with odds of 2^-64 against): grows with
     /// pinned keys only.
     private var pins: [KeyDigest: UInt64] = [:]
-    /// Network child tasks not yet collected by a wait for a slot.
-    private var running = 0
     private var isTotalExpected = false
+    /// Lines queued for the network ahead of their turn, at most: a new host's name lookup
+    /// and connection start when its first URL is queued, so a dead host's timeout
+    /// overlaps the transfers before it (<doc:Fetching#Retries-and-timeouts>). About 2 KB a line
+    /// in memory (a cold run of 200,000 URLs: 74 MB at most without it, 84 with 4,096).
+    static let lookAhead = 2048
+    /// A line that waits for a slot has its host probed at once; one the starter takes at
+    /// once goes straight to its request.
+    private let queue: NetworkQueue<NetworkLine>
 
     init(
         fetcher: Fetcher, shard: Shard?, reader: URLListReader, ledger: RunLedger, delivery: (any ResultDelivery)?,
@@ -39,6 +47,7 @@ struct RunIntake {
         self.ledger = ledger
         self.delivery = delivery
         self.limit = limit
+        queue = NetworkQueue(capacity: Self.lookAhead) { [fetcher] line in fetcher.expectNetwork(line.line.key) }
     }
 
     /// Runs `intake` on the calling task (the run's child task for its input side).
@@ -50,15 +59,18 @@ struct RunIntake {
     /// Reads the input to its end, then waits for the network steps it started; the ledger
     /// then holds every result, and gets the seen-set as the summary's used keys.
     mutating func run() async {
+        let starter = NetworkStarter(fetcher: fetcher, reader: reader, ledger: ledger, delivery: delivery, limit: limit)
         await withTaskGroup(of: Void.self) { group in
+            group.addTask { [queue] in await starter.run(queue) }
             while let batch = await reader.next() {
                 noteExpectedTotal()
                 // After Ctrl-C, lines already read are not started.
                 guard !reader.isCancelled else { continue }
                 await ledger.waitForRoom()
-                await take(batch, &group)
+                await take(batch)
             }
             ledger.inputDidFinish()
+            queue.finish()
             await group.waitForAll()
         }
         ledger.finish(usedKeys: seen)
@@ -70,7 +82,7 @@ struct RunIntake {
     /// looked up; hits are published at once, the rest go to the network in order. Parsing
     /// and lookups are per-line work, split over the cores (``BatchSplit``); the steps that
     /// count or decide stay on this task.
-    private mutating func take(_ batch: [InputItem], _ group: inout TaskGroup<Void>) async {
+    private mutating func take(_ batch: [InputItem]) async {
         let filter = fetcher.options.keyQueryFilter
         let parsed = await BatchSplit.map(batch) { (item: InputItem) -> ParsedLine? in
             guard case .line(let line) = item else { return nil }
@@ -128,7 +140,7 @@ struct RunIntake {
                 guard !reader.isCancelled else { continue }
                 ledger.publish(hits)
                 hits.removeAll()
-                await startNetwork(unique, after: stale, &group)
+                await queue.push(NetworkLine(line: unique, stale: stale))
             }
         }
         ledger.publish(hits)
@@ -191,25 +203,6 @@ struct RunIntake {
         UInt64(pin.prefix(16), radix: 16) ?? 0
     }
 
-    /// The network steps of `key` as a child task, once a slot is free; the child runs the
-    /// result's last step and publishes it.
-    private mutating func startNetwork(_ unique: UniqueLine, after stale: CacheEntry?, _ group: inout TaskGroup<Void>)
-        async
-    {
-        if running >= limit, await group.next() != nil { running -= 1 }
-        let (fetcher, delivery, ledger, progress) = (self.fetcher, self.delivery, self.ledger, self.progress)
-        progress.networkDidStart()
-        group.addTask {
-            var result = await fetcher.fetch(unique.key, spelling: unique.line.text, after: stale, pin: unique.line.pin)
-            progress.networkDidEnd()
-            delivery?.deliver(&result)
-            result.heldImage = nil
-            unique.line.mark(&result)
-            ledger.publish([result])
-        }
-        running += 1
-    }
-
     private mutating func noteExpectedTotal() {
         if !isTotalExpected, let lines = reader.expectedLines {
             isTotalExpected = true
@@ -220,7 +213,7 @@ struct RunIntake {
 
 /// The first line of a key: what its fetch needs (the spelling, a row's pin) and what its
 /// result carries (a row's place and columns).
-private struct UniqueLine: Sendable {
+struct UniqueLine: Sendable {
     let key: URLKey
     let line: InputLine
 }

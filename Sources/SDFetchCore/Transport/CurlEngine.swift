@@ -30,6 +30,9 @@ public final class CurlEngine: Sendable {
     /// What other threads hand the loop; it takes everything at once each turn.
     struct Inbox: Sendable {
         var pending: [Pending] = []
+        /// Requests that will come later (``expect(_:hostFailureLimit:)``): their hosts may
+        /// be probed ahead of their turn.
+        var expected: [(request: TransferRequest, hostFailureLimit: Int)] = []
         var cancelled: [UInt64] = []
         var isCancellingAll = false
         var isShuttingDown = false
@@ -167,6 +170,20 @@ public final class CurlEngine: Sendable {
             core.inbox.withLock { $0.cancelled.append(id) }
             curl_multi_wakeup(core.multi)
         }
+    }
+
+    /// Says that `request` will be performed later (the caller's input holds it, its turn has
+    /// not come): a host not met before is probed now (``HostProbes``), so a dead one's
+    /// connect timeout overlaps the transfers ahead of it. Returns at once; nothing is sent.
+    public func expect(_ request: TransferRequest, hostFailureLimit: Int) {
+        let core = self.core
+        let mustWake = core.inbox.withLock { inbox -> Bool in
+            guard !inbox.isShuttingDown, !inbox.isCancellingAll else { return false }
+            inbox.expected.append((request, hostFailureLimit))
+            defer { inbox.isLoopPolling = false }
+            return inbox.isLoopPolling
+        }
+        if mustWake { curl_multi_wakeup(core.multi) }
     }
 
     /// Ends every transfer, queued or running, with `interrupted` (Ctrl-C), wakes every

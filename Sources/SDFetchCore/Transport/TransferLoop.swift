@@ -87,9 +87,11 @@ final class TransferLoop {
         // Swap buffers instead of copying: the inbox gets the emptied array of last turn, so
         // neither side allocates on a steady stream of requests.
         var cancelledIDs: [UInt64] = []
+        var expected: [(request: TransferRequest, hostFailureLimit: Int)] = []
         let (isCancellingAll, isShuttingDown) = engine.inbox.withLock { inbox in
             swap(&inbox.pending, &spare)
             if !inbox.cancelled.isEmpty { swap(&inbox.cancelled, &cancelledIDs) }
+            if !inbox.expected.isEmpty { swap(&inbox.expected, &expected) }
             inbox.isLoopPolling = false
             return (inbox.isCancellingAll, inbox.isShuttingDown)
         }
@@ -99,6 +101,9 @@ final class TransferLoop {
                 probes.met(
                     HostHealth.host(of: pending.request.url), request: pending.request,
                     hostFailureLimit: pending.hostFailureLimit)
+            }
+            for (request, limit) in expected {
+                probes.met(HostHealth.host(of: request.url), request: request, hostFailureLimit: limit)
             }
         }
         spare.removeAll(keepingCapacity: true)

@@ -113,7 +113,10 @@ enum ManPage {
             line per host. A host given up for a timeout or for a name that does not resolve is
             remembered in the cache directory (\\fIhosts/\\fR) for \\fB\\-\\-host\\-down\\-for\\fR (1h): a run
             within that time reports its URLs \\fBhost\\-down\\fR at once without dialling it, and
-            \\fB\\-\\-retry\\-failed\\fR tries it again.
+            \\fB\\-\\-retry\\-failed\\fR tries it again. A run reads up to 2048 lines ahead of its
+            transfers; a new host met there is probed at once (its name looked up and a TCP connection
+            opened, nothing sent, outside \\fB\\-j\\fR), so a dead host listed late is given up while the
+            rest of the list runs, not after it.
             .PP
             Every transfer ends in bounded time. Besides \\fB\\-\\-timeout\\fR (no byte for 15 s), a
             transfer that receives fewer than \\fB\\-\\-speed\\-limit\\fR bytes a second (100), counted over
