@@ -141,13 +141,14 @@ struct SilentHostTests {
     @Test("a dead host met late is probed while -j is busy: its URLs never hold a slot in a connect")
     func deadHostIsProbedAhead() async throws {
         let dead = try BlackholePort()
-        // Four live hosts fill -j 4 with answers that take a while; the dead host's URLs come
-        // last, waiting for a slot while its probe runs outside -j.
+        // Four live hosts fill -j 4 with answers that take a while, and their 24 URLs the 16
+        // fetches the run keeps in flight; the dead host's URLs come last, waiting for a slot
+        // while its probe runs outside -j.
         var urls: [String] = []
         var live: [LoopbackServer] = []
         for host in 0..<4 {
             let server = try await LoopbackServer()
-            for index in 0..<3 {
+            for index in 0..<6 {
                 var response = ScriptedResponse.ok(SampleImages.png(seed: host * 10 + index))
                 response.delay = .milliseconds(500)
                 server.route("/\(index).png", response)
@@ -163,7 +164,7 @@ struct SilentHostTests {
         }
         let collected = await run(fetcher, urls)
 
-        #expect(collected.results.filter { $0.status == .downloaded }.count == 12)
+        #expect(collected.results.filter { $0.status == .downloaded }.count == 24)
         let deadResults = collected.results.filter { $0.url.contains(":\(dead.port)/") }
         #expect(deadResults.count == 3)
         // No URL of the dead host met the timeout itself: the probe did, outside -j.
