@@ -664,6 +664,17 @@ def count_ok(out, expected):
     return sum(min(n, expected.get(h, 0)) for h, n in found.items())
 
 
+def files_done(out, started):
+    """When the cell's files were written, in seconds from its start: the 50th, 90th, 99th
+    percentile and the last (each file's ctime, which the tools' own mtimes leave alone).
+    A cell whose wall time runs well past its last file spent that time on failures."""
+    times = sorted(os.stat(os.path.join(d, name)).st_ctime - started
+                   for d, _, files in os.walk(out) for name in files)
+    if not times:
+        return []
+    return [times[min(len(times) - 1, int(len(times) * q))] for q in (0.5, 0.9, 0.99)] + [times[-1]]
+
+
 def sdfetch_statuses(path):
     counts = collections.Counter()
     try:
@@ -750,9 +761,11 @@ def run_shape(a, shape, files, digests, servers, runner, ca_file):
                     shutil.rmtree(d, ignore_errors=True)
                     os.makedirs(d)
                 so = os.path.join(a.work, 'stdout.txt')
+                started = time.time()
                 r = runner.execute(fill(tpl, list=lst, out=out, cache=cache), re.sub(r'\W', '_', tool), cap,
                                    env=env, stdout_path=so)
                 r['ok'] = count_ok(out, expected)
+                r['files_done_s'] = files_done(out, started)
                 if tool == 'sdfetch':
                     r['statuses'] = dict(sdfetch_statuses(so))
                 r.update({'shape': shape['name'], 'tool': tool, 'settings': settings, 'rep': rep, 'ts': time.time(),
@@ -760,10 +773,11 @@ def run_shape(a, shape, files, digests, servers, runner, ca_file):
                 runner.jsonl.write(json.dumps(r) + '\n')
                 runner.jsonl.flush()
                 samples[i].append(r)
-                log('  %-10s %-12s %-58s %s %7.2fs (x%.2f) cpu %s ok %d/%d req %d rc %s' % (
+                log('  %-10s %-12s %-58s %s %7.2fs (x%.2f) cpu %s ok %d/%d req %d rc %s files by %s' % (
                     shape['name'], tool, settings[:58], 'CAPPED' if r['capped'] else '      ', r['wall'],
                     r['wall'] / bound if bound else 0, '-' if r['cpu_s'] is None else '%.2f' % r['cpu_s'],
-                    r['ok'], len(fetchable), r['requests'], r['rc']))
+                    r['ok'], len(fetchable), r['requests'], r['rc'],
+                    '/'.join('%.1f' % t for t in r['files_done_s']) + ' s (50/90/99/100%)' if r['files_done_s'] else '-'))
                 for d in (out, cache):
                     shutil.rmtree(d, ignore_errors=True)
         for i, (tool, settings, tpl, env) in enumerate(tools):
