@@ -221,8 +221,11 @@ final class TransferLoop {
     }
 
     /// Opens connections to hosts met in the queue whose turn has not come (``HostProbes``).
+    /// Only while `-j` is full: with a slot free, a host met ahead of its turn has its first
+    /// request on the way (the run announces lines whose fetches are still being started),
+    /// and a probe would be one connection more than the request itself opens.
     private func launchProbes() {
-        guard probes.isEnabled else { return }
+        guard probes.isEnabled, running.count >= engine.maxTransfers || hasWaiting else { return }
         let hostHealth = engine.hostHealth
         for host in probes.launch(on: engine.multi, skipping: { hostHealth.isDown($0, limit: $1) }) {
             scheduler.setProbing(host, true)
