@@ -288,13 +288,13 @@ public final class Fetcher: Sendable {
     }
 
     /// Tells the engine that `key` will need the network once its turn comes (the caller
-    /// reads ahead of the transfers): its host is probed now if new (``CurlEngine/expect(_:hostFailureLimit:)``).
-    /// Nothing with `--offline`.
+    /// reads ahead of the transfers): its host is probed now if new
+    /// (``CurlEngine/expect(_:hostFailureLimit:)``). Nothing with `--offline`.
     func expectNetwork(_ key: URLKey) {
         guard !options.offline else { return }
         // Once a host: the engine keeps its own record; this one spares it a request a URL
         // on lists of few hosts (past the cap, the engine's record alone).
-        let host = HostHealth.host(of: key.request)
+        let host = key.hostAndPort
         let isNew = expectedHosts.withLock { hosts in
             hosts.count >= Self.expectedHostsLimit || hosts.insert(host).inserted
         }

@@ -87,6 +87,19 @@ public final class CurlEngine: Sendable {
             curl_multi_cleanup(multi)
         }
 
+        /// Hands the loop what `add` puts in the inbox (false: nothing, refused), unless it
+        /// is shutting down or cancelling everything; wakes it when it polls. Returns
+        /// whether it was taken.
+        func post(_ add: (inout Inbox) -> Bool) -> Bool {
+            let (isTaken, mustWake) = inbox.withLock { inbox -> (Bool, Bool) in
+                guard !inbox.isShuttingDown, !inbox.isCancellingAll, add(&inbox) else { return (false, false) }
+                defer { inbox.isLoopPolling = false }
+                return (true, inbox.isLoopPolling)
+            }
+            if mustWake { curl_multi_wakeup(multi) }
+            return isTaken
+        }
+
         /// Asks the loop to end once in-flight transfers are done; returns at once.
         func requestShutdown() {
             inbox.withLock { $0.isShuttingDown = true }
@@ -150,17 +163,13 @@ public final class CurlEngine: Sendable {
             await withCheckedContinuation { continuation in
                 let pending = Pending(
                     id: id, request: request, hostFailureLimit: hostFailureLimit, continuation: continuation)
-                let (isAccepted, mustWake) = core.inbox.withLock { inbox in
+                let isAccepted = core.post { inbox in
                     // A task cancelled before this point had its handler run already, with
                     // nothing to cancel yet: refuse here instead.
-                    guard !inbox.isShuttingDown, !inbox.isCancellingAll, !Task.isCancelled else {
-                        return (false, false)
-                    }
+                    guard !Task.isCancelled else { return false }
                     inbox.pending.append(pending)
-                    defer { inbox.isLoopPolling = false }
-                    return (true, inbox.isLoopPolling)
+                    return true
                 }
-                if mustWake { curl_multi_wakeup(core.multi) }
                 if !isAccepted {
                     continuation.resume(
                         returning: TransferResponse(failure: FetchFailure(.interrupted, "transfer cancelled")))
@@ -176,14 +185,10 @@ public final class CurlEngine: Sendable {
     /// not come): a host not met before is probed now (``HostProbes``), so a dead one's
     /// connect timeout overlaps the transfers ahead of it. Returns at once; nothing is sent.
     public func expect(_ request: TransferRequest, hostFailureLimit: Int) {
-        let core = self.core
-        let mustWake = core.inbox.withLock { inbox -> Bool in
-            guard !inbox.isShuttingDown, !inbox.isCancellingAll else { return false }
+        _ = core.post { inbox in
             inbox.expected.append((request, hostFailureLimit))
-            defer { inbox.isLoopPolling = false }
-            return inbox.isLoopPolling
+            return true
         }
-        if mustWake { curl_multi_wakeup(core.multi) }
     }
 
     /// Ends every transfer, queued or running, with `interrupted` (Ctrl-C), wakes every

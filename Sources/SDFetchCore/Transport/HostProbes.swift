@@ -10,8 +10,9 @@ import Glibc
 /// engine's queue of requests waiting for a slot of `-j` (bounded by what the fetcher keeps
 /// in flight, a few times `-j`) and the requests announced ahead of it
 /// (``CurlEngine/expect(_:hostFailureLimit:)``: a run's lines queued for a network slot):
-/// the first time a host is met there and no transfer to it has started, a probe resolves its name and opens a TCP connection to its port (curl's
-/// `CURLOPT_CONNECT_ONLY`, plain TCP even for `https`: no handshake to pay for), outside
+/// the first time a host is met there and no transfer to it has started, a probe resolves
+/// its name and opens a TCP connection to its port (curl's `CURLOPT_CONNECT_ONLY`, plain
+/// TCP even for `https`: no handshake to pay for), outside
 /// the slots of `-j`, at most ``capacity`` at once. While a host's probe runs its requests
 /// wait in the ``HostScheduler`` rather than holding a slot in a connect of their own. A
 /// probe that times out gives its host up (``HostHealth``: no connection within the
