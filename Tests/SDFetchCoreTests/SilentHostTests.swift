@@ -193,11 +193,15 @@ struct SilentHostTests {
             $0.timeout = .seconds(2)
             $0.retries = 0
         }
-        let list = directory.write(urls.joined(separator: "\n"), to: "late-dead.txt")
-        let run = FetchRun(fetcher: fetcher, sources: [.file(list)])
+        // A stream, not a file: it cannot be read twice, so no scout reads ahead of the queue.
+        let stream = AsyncStream<String> { continuation in
+            for url in urls { continuation.yield(url) }
+            continuation.finish()
+        }
+        let run = FetchRun(fetcher: fetcher, sources: [])
         var results: [FetchResult] = []
         var answersBeforeDown: Int?
-        await run.run(reader: URLListReader(sources: run.sources)) { event in
+        await run.run(reader: URLListReader(urls: stream, name: "late-dead")) { event in
             guard case .results(let batch) = event else { return }
             if answersBeforeDown == nil, fetcher.downHosts.contains(where: { $0.host.hasSuffix(":\(dead.port)") }) {
                 answersBeforeDown = results.count
@@ -209,5 +213,45 @@ struct SilentHostTests {
         #expect(down < 45, "given up after \(down) of 60 live answers")
         #expect(results.first { $0.url == dead.url("/late.png") }?.failure?.kind == .hostDown)
         #expect(results.filter { $0.status == .downloaded }.count == 60)
+    }
+
+    @Test("a dead host listed past the look-ahead of a file is probed before its line is read")
+    func deadHostPastTheLookAheadIsScouted() async throws {
+        let dead = try BlackholePort()
+        let server = try await LoopbackServer()
+        // The run reads about 2,064 network lines ahead of its answers (the queue and -j 4's
+        // 16 fetches), in batches of 512: the batch holding the dead line (line 3,101) is read
+        // only after some 1,000 answers, 5 ms each on 4 lanes. The scout reads the file on
+        // its own once the run waits for the network, so the 0.5 s probe gives the host up
+        // with at most a few hundred answers in, before the run has read the dead line.
+        var urls: [String] = []
+        for index in 0..<3100 {
+            var response = ScriptedResponse.ok(SampleImages.png(seed: index % 50))
+            response.delay = .milliseconds(5)
+            server.route("/\(index).png", response)
+            urls.append(server.url("/\(index).png"))
+        }
+        urls.append(dead.url("/far.png"))
+        let fetcher = try fetcher {
+            $0.concurrency = 4
+            $0.timeout = .milliseconds(500)
+            $0.retries = 0
+        }
+        let list = directory.write(urls.joined(separator: "\n"), to: "far-dead.txt")
+        let run = FetchRun(fetcher: fetcher, sources: [.file(list)])
+        var results: [FetchResult] = []
+        var linesReadWhenDown: Int?
+        await run.run(reader: URLListReader(sources: run.sources)) { event in
+            guard case .results(let batch) = event else { return }
+            if linesReadWhenDown == nil, fetcher.downHosts.contains(where: { $0.host.hasSuffix(":\(dead.port)") }) {
+                linesReadWhenDown = run.progress.snapshot.lookedUp
+            }
+            results += batch
+        }
+
+        let linesRead = try #require(linesReadWhenDown, "the dead host was never given up")
+        #expect(linesRead < urls.count, "given up once \(linesRead) lines were read")
+        #expect(results.first { $0.url == dead.url("/far.png") }?.failure?.kind == .hostDown)
+        #expect(results.filter { $0.status == .downloaded }.count == 3100)
     }
 }

@@ -30,8 +30,9 @@ public final class Fetcher: Sendable {
     public let meter = TransferMeter()
     /// URLs waiting out a backoff before their next try, for ``networkActivity``.
     let retrying = Atomic<Int>(0)
-    /// Hosts announced to the engine ahead of their URLs' turn (``expectNetwork(_:)``).
-    private let expectedHosts = Mutex<Set<String>>([])
+    /// Hosts announced to the engine ahead of their URLs' turn (``expectNetwork(_:distant:)``),
+    /// each with whether it was announced as distant only.
+    private let expectedHosts = Mutex<[String: Bool]>([:])
 
     public init(
         options: FetchOptions, cache: DiskCache, now: @escaping @Sendable () -> Date = Date.init,
@@ -288,18 +289,27 @@ public final class Fetcher: Sendable {
     }
 
     /// Tells the engine that `key` will need the network once its turn comes (the caller
-    /// reads ahead of the transfers): its host is probed now if new
-    /// (``CurlEngine/expect(_:hostFailureLimit:)``). Nothing with `--offline`.
-    func expectNetwork(_ key: URLKey) {
+    /// reads ahead of the transfers; `distant`: far ahead, after nearer hosts): its host is
+    /// probed now if new (``CurlEngine/expect(_:hostFailureLimit:distant:)``). Nothing with
+    /// `--offline`.
+    func expectNetwork(_ key: URLKey, distant: Bool = false) {
         guard !options.offline else { return }
         // Once a host: the engine keeps its own record; this one spares it a request a URL
         // on lists of few hosts (past the cap, the engine's record alone).
         let host = key.hostAndPort
         let isNew = expectedHosts.withLock { hosts in
-            hosts.count >= Self.expectedHostsLimit || hosts.insert(host).inserted
+            guard hosts.count < Self.expectedHostsLimit else { return true }
+            // Announced as distant (by the scout), once more when its turn nears.
+            guard let wasDistant = hosts[host] else {
+                hosts[host] = distant
+                return true
+            }
+            guard wasDistant, !distant else { return false }
+            hosts[host] = false
+            return true
         }
         guard isNew else { return }
-        engine.expect(transferRequest(key), hostFailureLimit: options.hostFailures)
+        engine.expect(transferRequest(key), hostFailureLimit: options.hostFailures, distant: distant)
     }
 
     private static let expectedHostsLimit = 100_000

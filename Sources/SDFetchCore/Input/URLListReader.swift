@@ -25,11 +25,41 @@ public final class URLListReader: @unchecked Sendable {
     private static let queuedBatches = 8
     private static let chunkBytes = 64 * 1024
 
+    /// What ``init(sources:options:standardInput:)`` reads, for ``reread()``.
+    private let input: (sources: [InputSource], options: InputOptions)?
+
     /// Starts reading `sources` at once, each in the format `options` gives it.
     /// `standardInput` is the file descriptor read for `-`.
-    public init(sources: [InputSource], options: InputOptions = InputOptions(), standardInput: Int32 = STDIN_FILENO) {
+    public convenience init(
+        sources: [InputSource], options: InputOptions = InputOptions(), standardInput: Int32 = STDIN_FILENO
+    ) {
+        self.init(sources: sources, options: options, standardInput: standardInput, counts: true)
+    }
+
+    /// `counts`: whether ``expectedLines`` is counted.
+    private init(sources: [InputSource], options: InputOptions, standardInput: Int32, counts: Bool) {
+        input = (sources, options)
         DedicatedThread.start(name: "sdfetch-input") { [self] in
-            read(sources, options: options, standardInput: standardInput)
+            read(sources, options: options, standardInput: standardInput, counts: counts)
+        }
+    }
+
+    /// A second reader of the same input from its start, which counts nothing: for a scout
+    /// that reads on while the run waits (``HostScout``). Nil when a source cannot be read
+    /// twice: standard input, a file that is a pipe or a device (`<(command)`,
+    /// `/dev/stdin`), an asynchronous sequence.
+    func reread() -> URLListReader? {
+        guard let input, input.sources.allSatisfy(Self.isRereadable) else { return nil }
+        return URLListReader(sources: input.sources, options: input.options, standardInput: -1, counts: false)
+    }
+
+    private static func isRereadable(_ source: InputSource) -> Bool {
+        switch source {
+        case .list: return true
+        case .standardInput: return false
+        case .file(let path):
+            var status = stat()
+            return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
         }
     }
 
@@ -39,6 +69,7 @@ public final class URLListReader: @unchecked Sendable {
     /// on a task of its own, which waits while the run is full; an error it throws ends the
     /// input and is reported as an unreadable source. The total is unknown until it ends.
     public init<URLs: AsyncSequence & Sendable>(urls: URLs, name: String) where URLs.Element == String {
+        input = nil
         Task { [self] in
             var batch: [InputItem] = []
             var number = 0
@@ -135,8 +166,9 @@ public final class URLListReader: @unchecked Sendable {
         return total
     }
 
-    private func read(_ sources: [InputSource], options: InputOptions, standardInput: Int32) {
+    private func read(_ sources: [InputSource], options: InputOptions, standardInput: Int32, counts: Bool) {
         let count: @Sendable () -> Void = { [self] in
+            guard counts else { return }
             let expected = Self.countLines(sources, options: options, standardInput: standardInput)
             condition.lock()
             counted = expected

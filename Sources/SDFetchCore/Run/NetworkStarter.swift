@@ -3,7 +3,8 @@
 /// free; the child runs the result's last step and publishes it.
 ///
 /// A task of its own, so the intake reads on while every slot is taken: the lines it
-/// queues meanwhile have their hosts probed ahead of their turn (``Fetcher/expectNetwork(_:)``).
+/// queues meanwhile have their hosts probed ahead of their turn (``Fetcher/expectNetwork(_:distant:)``), and
+/// further ahead, past the queue, the ``HostScout``'s.
 struct NetworkStarter: Sendable {
     let fetcher: Fetcher
     let reader: URLListReader
@@ -11,6 +12,8 @@ struct NetworkStarter: Sendable {
     let delivery: (any ResultDelivery)?
     /// Network fetches in flight at most.
     let limit: Int
+    /// Told when every slot is taken, and when one is free again.
+    let scout: HostScout?
 
     /// Starts every queued line, then waits for the fetches it started.
     func run(_ queue: NetworkQueue<NetworkLine>) async {
@@ -22,7 +25,9 @@ struct NetworkStarter: Sendable {
                 guard !reader.isCancelled else { continue }
                 if running >= limit {
                     queue.setConsumerFull(true)
+                    scout?.setWanted(true)
                     if await group.next() != nil { running -= 1 }
+                    scout?.setWanted(false)
                     queue.setConsumerFull(false)
                 }
                 let (fetcher, delivery, ledger) = (self.fetcher, self.delivery, self.ledger)

@@ -35,6 +35,8 @@ struct RunIntake {
     /// A line that waits for a slot has its host probed at once; one the starter takes at
     /// once goes straight to its request.
     private let queue: NetworkQueue<NetworkLine>
+    /// Reads on past the queue for host names while the network is full; nil `--offline`.
+    private let scout: HostScout?
 
     init(
         fetcher: Fetcher, shard: Shard?, reader: URLListReader, ledger: RunLedger, delivery: (any ResultDelivery)?,
@@ -48,6 +50,7 @@ struct RunIntake {
         self.delivery = delivery
         self.limit = limit
         queue = NetworkQueue(capacity: Self.lookAhead) { [fetcher] line in fetcher.expectNetwork(line.line.key) }
+        scout = fetcher.options.offline ? nil : HostScout()
     }
 
     /// Runs `intake` on the calling task (the run's child task for its input side).
@@ -59,10 +62,17 @@ struct RunIntake {
     /// Reads the input to its end, then waits for the network steps it started; the ledger
     /// then holds every result, and gets the seen-set as the summary's used keys.
     mutating func run() async {
-        let starter = NetworkStarter(fetcher: fetcher, reader: reader, ledger: ledger, delivery: delivery, limit: limit)
+        let starter = NetworkStarter(
+            fetcher: fetcher, reader: reader, ledger: ledger, delivery: delivery, limit: limit, scout: scout)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [queue] in await starter.run(queue) }
+            if let scout {
+                group.addTask { [reader, fetcher, shard] in
+                    await scout.run(rereading: reader, fetcher: fetcher, shard: shard)
+                }
+            }
             while let batch = await reader.next() {
+                scout?.intakeDidTake(batch.count)
                 noteExpectedTotal()
                 // After Ctrl-C, lines already read are not started.
                 guard !reader.isCancelled else { continue }
@@ -70,6 +80,7 @@ struct RunIntake {
                 await take(batch)
             }
             ledger.inputDidFinish()
+            scout?.finish()
             queue.finish()
             await group.waitForAll()
         }

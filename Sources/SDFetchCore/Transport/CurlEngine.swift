@@ -30,9 +30,9 @@ public final class CurlEngine: Sendable {
     /// What other threads hand the loop; it takes everything at once each turn.
     struct Inbox: Sendable {
         var pending: [Pending] = []
-        /// Requests that will come later (``expect(_:hostFailureLimit:)``): their hosts may
+        /// Requests that will come later (``expect(_:hostFailureLimit:distant:)``): their hosts may
         /// be probed ahead of their turn.
-        var expected: [(request: TransferRequest, hostFailureLimit: Int)] = []
+        var expected: [Expected] = []
         var cancelled: [UInt64] = []
         var isCancellingAll = false
         var isShuttingDown = false
@@ -183,12 +183,20 @@ public final class CurlEngine: Sendable {
 
     /// Says that `request` will be performed later (the caller's input holds it, its turn has
     /// not come): a host not met before is probed now (``HostProbes``), so a dead one's
-    /// connect timeout overlaps the transfers ahead of it. Returns at once; nothing is sent.
-    public func expect(_ request: TransferRequest, hostFailureLimit: Int) {
+    /// connect timeout overlaps the transfers ahead of it. `distant`: its turn is far off
+    /// (probed after the hosts of nearer requests). Returns at once; nothing is sent.
+    public func expect(_ request: TransferRequest, hostFailureLimit: Int, distant: Bool = false) {
         _ = core.post { inbox in
-            inbox.expected.append((request, hostFailureLimit))
+            inbox.expected.append(Expected(request: request, hostFailureLimit: hostFailureLimit, isDistant: distant))
             return true
         }
+    }
+
+    /// A request announced by ``expect(_:hostFailureLimit:distant:)``.
+    struct Expected {
+        let request: TransferRequest
+        let hostFailureLimit: Int
+        let isDistant: Bool
     }
 
     /// Ends every transfer, queued or running, with `interrupted` (Ctrl-C), wakes every

@@ -9,8 +9,9 @@ import Glibc
 /// Loop-thread state of the ``TransferLoop`` (never `Sendable`). The look-ahead is the
 /// engine's queue of requests waiting for a slot of `-j` (bounded by what the fetcher keeps
 /// in flight, a few times `-j`) and the requests announced ahead of it
-/// (``CurlEngine/expect(_:hostFailureLimit:)``: a run's lines queued for a network slot):
-/// the first time a host is met there and no transfer to it has started, a probe resolves
+/// (``CurlEngine/expect(_:hostFailureLimit:distant:)``: a run's lines queued for a network
+/// slot, and, further ahead, the hosts its input scout reads): hosts met near their turn are
+/// probed before distant ones. The first time a host is met and no transfer to it has started, a probe resolves
 /// its name and opens a TCP connection to its port (curl's `CURLOPT_CONNECT_ONLY`, plain
 /// TCP even for `https`: no handshake to pay for), outside
 /// the slots of `-j`, at most ``capacity`` at once. While a host's probe runs its requests
@@ -21,6 +22,32 @@ import Glibc
 /// at once: the cost for a live host is one TCP handshake, where its requests would have
 /// waited for a slot anyway. No probe goes out through a proxy (the proxy would answer).
 struct HostProbes {
+    private enum Stage {
+        case near, distant
+        /// Probed, or a transfer to it started.
+        case done
+    }
+
+    /// A first-in first-out list that drops its taken prefix as it goes.
+    private struct Candidates {
+        private var elements: [Candidate] = []
+        private var head = 0
+
+        mutating func append(_ candidate: Candidate) { elements.append(candidate) }
+
+        mutating func popFirst() -> Candidate? {
+            guard head < elements.count else { return nil }
+            defer {
+                head += 1
+                if head == elements.count {
+                    elements.removeAll(keepingCapacity: true)
+                    head = 0
+                }
+            }
+            return elements[head]
+        }
+    }
+
     private struct Candidate {
         let host: String
         let timeoutMilliseconds: Int
@@ -28,60 +55,62 @@ struct HostProbes {
         let isTLS: Bool
     }
 
-    /// Probes at once: a quarter of `-j` (`DescriptorLimit` leaves them room); 0: none.
+    /// Probes at once: as many as `-j` where the open-file limit allows (a list's far hosts
+    /// are many, and a dead one holds its probe for a whole timeout), a quarter of `-j` at
+    /// least (the room the CLI's `DescriptorLimit` leaves them); 0: none.
     let capacity: Int
-    /// Hosts met in the queue or started: each is a candidate once.
-    private var seen: Set<String> = []
-    /// Hosts a transfer was started for: they need no probe.
-    private var started: Set<String> = []
-    private var candidates: [Candidate] = []
-    private var nextCandidate = 0
+    /// Where each host met stands; absent: never met.
+    private var hosts: [String: Stage] = [:]
+    /// Candidates met near their turn (the engine's queue, the run's line queue), first.
+    private var near = Candidates()
+    /// Candidates met far ahead of their turn (the run's input scout), once `near` is empty.
+    private var distant = Candidates()
     /// Running probes: easy handle to its host and `--host-failures`.
     private var running: [UnsafeMutableRawPointer: (host: String, limit: Int, timeoutMilliseconds: Int)] = [:]
 
     init(maxTransfers: Int) {
-        capacity = Self.proxyInEnvironment ? 0 : maxTransfers / 4
+        capacity = Self.proxyInEnvironment ? 0 : Self.capacity(maxTransfers: maxTransfers)
     }
 
     var isEnabled: Bool { capacity > 0 }
     var isEmpty: Bool { running.isEmpty }
 
-    /// A request to `host` joined the queue: a candidate when the host is new.
-    mutating func met(_ host: String, request: TransferRequest, hostFailureLimit: Int) {
-        guard isEnabled, hostFailureLimit > 0, request.connection.proxy == nil, !host.isEmpty,
-            seen.insert(host).inserted
-        else { return }
+    /// A request to `host` joined the queue (`distant`: will, far ahead): a candidate when
+    /// the host is new, moved up when a distant candidate's turn nears.
+    mutating func met(_ host: String, request: TransferRequest, hostFailureLimit: Int, distant: Bool = false) {
+        guard isEnabled, hostFailureLimit > 0, request.connection.proxy == nil, !host.isEmpty else { return }
+        switch hosts[host] {
+        case nil: break
+        case .distant? where !distant: break
+        default: return
+        }
+        hosts[host] = distant ? .distant : .near
         let timeout = request.timeout.nanosecondsClamped / 1_000_000
-        candidates.append(
-            Candidate(
-                host: host, timeoutMilliseconds: Int(min(max(1, timeout), UInt64(Int32.max))),
-                hostFailureLimit: hostFailureLimit, isTLS: request.url.hasPrefix("https:")))
+        let candidate = Candidate(
+            host: host, timeoutMilliseconds: Int(min(max(1, timeout), UInt64(Int32.max))),
+            hostFailureLimit: hostFailureLimit, isTLS: request.url.hasPrefix("https:"))
+        if distant { self.distant.append(candidate) } else { near.append(candidate) }
     }
 
     /// A transfer to `host` started: a probe of it is no use any more.
     mutating func didStart(_ host: String) {
         guard isEnabled else { return }
-        started.insert(host)
-        seen.insert(host)
+        hosts[host] = .done
     }
 
     /// Starts probes of candidates not started yet, up to ``capacity``; returns the hosts
     /// now probed, for the scheduler to hold their requests.
     mutating func launch(on multi: UnsafeMutableRawPointer, skipping isDown: (String, Int) -> Bool) -> [String] {
         var launched: [String] = []
-        while running.count < capacity, nextCandidate < candidates.count {
-            let candidate = candidates[nextCandidate]
-            nextCandidate += 1
-            guard !started.contains(candidate.host), !isDown(candidate.host, candidate.hostFailureLimit),
-                let handle = Self.handle(for: candidate)
+        while running.count < capacity, let candidate = near.popFirst() ?? distant.popFirst() {
+            // A distant candidate moved up, or a host started meanwhile: probed once at most.
+            guard hosts[candidate.host] != .done else { continue }
+            hosts[candidate.host] = .done
+            guard !isDown(candidate.host, candidate.hostFailureLimit), let handle = Self.handle(for: candidate)
             else { continue }
             running[handle] = (candidate.host, candidate.hostFailureLimit, candidate.timeoutMilliseconds)
             curl_multi_add_handle(multi, handle)
             launched.append(candidate.host)
-        }
-        if nextCandidate == candidates.count, nextCandidate > 0 {
-            candidates.removeAll(keepingCapacity: true)
-            nextCandidate = 0
         }
         return launched
     }
@@ -101,15 +130,30 @@ struct HostProbes {
 
     /// Ends every probe (Ctrl-C, shutdown); returns their hosts.
     mutating func cancelAll(on multi: UnsafeMutableRawPointer) -> [String] {
-        let hosts = running.values.map(\.host)
+        let probed = running.values.map(\.host)
         for handle in running.keys {
             curl_multi_remove_handle(multi, handle)
             curl_easy_cleanup(handle)
         }
         running.removeAll()
-        candidates.removeAll()
-        nextCandidate = 0
-        return hosts
+        near = Candidates()
+        distant = Candidates()
+        return probed
+    }
+
+    /// Descriptors a transfer or a probe may hold at once (the socket, a resolver's pair).
+    private static let descriptorsEach = 3
+    /// Descriptors left for everything else: standard streams, the wake-up pipe, locks, inputs.
+    private static let descriptorsReserved = 64
+
+    private static func capacity(maxTransfers: Int) -> Int {
+        // Below -j 4 none: a run that small has no slots to spare for a look-ahead.
+        guard maxTransfers >= 4 else { return 0 }
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxTransfers / 4 }
+        let openFiles = Int(min(limit.rlim_cur, rlim_t(Int32.max)))
+        let room = (openFiles - descriptorsReserved) / descriptorsEach - maxTransfers
+        return min(maxTransfers, max(maxTransfers / 4, room))
     }
 
     /// A connect-only handle to the host's port: the name resolved through the multi

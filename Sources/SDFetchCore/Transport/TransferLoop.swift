@@ -87,7 +87,7 @@ final class TransferLoop {
         // Swap buffers instead of copying: the inbox gets the emptied array of last turn, so
         // neither side allocates on a steady stream of requests.
         var cancelledIDs: [UInt64] = []
-        var expected: [(request: TransferRequest, hostFailureLimit: Int)] = []
+        var expected: [CurlEngine.Expected] = []
         let (isCancellingAll, isShuttingDown) = engine.inbox.withLock { inbox in
             swap(&inbox.pending, &spare)
             if !inbox.cancelled.isEmpty { swap(&inbox.cancelled, &cancelledIDs) }
@@ -102,8 +102,10 @@ final class TransferLoop {
                     HostHealth.host(of: pending.request.url), request: pending.request,
                     hostFailureLimit: pending.hostFailureLimit)
             }
-            for (request, limit) in expected {
-                probes.met(HostHealth.host(of: request.url), request: request, hostFailureLimit: limit)
+            for announced in expected {
+                probes.met(
+                    HostHealth.host(of: announced.request.url), request: announced.request,
+                    hostFailureLimit: announced.hostFailureLimit, distant: announced.isDistant)
             }
         }
         spare.removeAll(keepingCapacity: true)

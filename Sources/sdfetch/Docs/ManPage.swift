@@ -116,7 +116,9 @@ enum ManPage {
             \\fB\\-\\-retry\\-failed\\fR tries it again. A run reads up to 2048 lines ahead of its
             transfers; a new host met there is probed at once (its name looked up and a TCP connection
             opened, nothing sent, outside \\fB\\-j\\fR), so a dead host listed late is given up while the
-            rest of the list runs, not after it.
+            rest of the list runs, not after it. While every transfer slot is taken, a list read from
+            files (not standard input or a pipe) is also read on to its end for host names alone, and
+            their hosts are probed after the nearer ones.
             .PP
             Every transfer ends in bounded time. Besides \\fB\\-\\-timeout\\fR (no byte for 15 s), a
             transfer that receives fewer than \\fB\\-\\-speed\\-limit\\fR bytes a second (100), counted over

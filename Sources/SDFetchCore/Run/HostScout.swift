@@ -1,0 +1,116 @@
+import Synchronization
+
+/// Reads the run's input a second time, ahead of the intake, for host names alone: each new
+/// host met there is announced to the engine as distant (``Fetcher/expectNetwork(_:distant:)``),
+/// so a dead host listed near the end of a long list has its connect timeout overlap the
+/// run instead of ending it (<doc:Fetching#Retries-and-timeouts>). The intake's line queue
+/// reaches ``RunIntake/lookAhead`` lines at about 2 KB each; the scout keeps one spelling of
+/// each distinct scheme and authority, at most ``hostLimit`` of them, and reads the whole list.
+///
+/// It reads only while every network slot is taken (``setWanted(_:)``), so a run that is not
+/// network-bound (a warm one, a short list) never probes; only the lines the intake has not
+/// read yet; and only inputs that can be read twice (``URLListReader/reread()``). A host
+/// whose every URL turns out cached may still get its one probe connection.
+final class HostScout: Sendable {
+    private struct State {
+        var isWanted = false
+        var isFinished = false
+        /// Input items the intake has taken so far.
+        var intakeItems = 0
+        var waiter: CheckedContinuation<Bool, Never>?
+        var reader: URLListReader?
+    }
+
+    /// Distinct spellings of a scheme and authority the scout remembers; past it, it stops.
+    static let hostLimit = 65_536
+
+    private let state = Mutex(State())
+
+    /// Every network slot is taken (`true`), or one is free again.
+    func setWanted(_ isWanted: Bool) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.isWanted = isWanted
+            guard isWanted else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// The intake took `count` more input items: the scout skips as many.
+    func intakeDidTake(_ count: Int) {
+        state.withLock { $0.intakeItems += count }
+    }
+
+    /// The intake has read its input: the scout stops.
+    func finish() {
+        let (waiter, reader) = state.withLock { state in
+            state.isFinished = true
+            defer { state.waiter = nil }
+            return (state.waiter, state.reader)
+        }
+        reader?.cancel()
+        waiter?.resume(returning: false)
+    }
+
+    /// Reads `input` again from its start, once the run first waits for the network, and
+    /// announces the hosts of the lines ahead of the intake; returns when the input is read,
+    /// the scout has met ``hostLimit`` spellings, or ``finish()`` was called.
+    func run(rereading input: URLListReader, fetcher: Fetcher, shard: Shard?) async {
+        guard await waitUntilWanted(), let reader = input.reread() else { return }
+        let isFinished = state.withLock { state in
+            state.reader = reader
+            return state.isFinished
+        }
+        defer { reader.cancel() }
+        guard !isFinished else { return }
+        let filter = fetcher.options.keyQueryFilter
+        var announced = Set<Substring>()
+        var read = 0
+        while let batch = await reader.next(), await waitUntilWanted() {
+            let taken = state.withLock { $0.intakeItems }
+            for item in batch {
+                read += 1
+                guard read > taken, case .line(let line) = item, line.problem == nil, !line.isOverlong else { continue }
+                let origin = Self.origin(line.text)
+                guard !announced.contains(origin), let parsed = try? URLKey(parsing: line.text) else { continue }
+                let key = filter.apply(to: parsed)
+                // Under --shard a host is announced by a line of the shard only.
+                if let shard, !shard.contains(key.digest) { continue }
+                announced.insert(Substring(String(origin)))  // not the whole line's storage
+                fetcher.expectNetwork(key, distant: true)
+            }
+            if announced.count >= Self.hostLimit { return }
+        }
+    }
+
+    /// Waits until every network slot is taken; false once the scout is finished.
+    private func waitUntilWanted() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let answer = state.withLock { state -> Bool? in
+                if state.isFinished { return false }
+                if state.isWanted { return true }
+                state.waiter = continuation
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    /// The line's text up to its path, as spelled (`https://host:port`): lines that share it
+    /// share a host, so only the first of them is parsed.
+    static func origin(_ text: String) -> Substring {
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        if let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+            bytes[colon...].starts(with: "://".utf8)
+        {
+            start = bytes.index(colon, offsetBy: 3)
+        }
+        let end = bytes[start...].firstIndex { byte in
+            byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+                || byte == UInt8(ascii: "\\")
+        } ?? bytes.endIndex
+        return text[..<end]
+    }
+}
