@@ -184,4 +184,25 @@ struct ResizedOutputTests {
         #expect(small + 15_000 < full, "peak \(small) KiB for the small copy, \(full) KiB at full size")
         #expect((copy.width, copy.height) == (200, 150))
     }
+
+    @Test("-o FILE names the copy's format by its extension unless --resize-format says otherwise")
+    func formatFromTheFileName() async throws {
+        let server = try await LoopbackServer()
+        server.route("/bands.jpg", .ok(ImageFixture.bytes("bands.jpg")))
+        let cache = directory.appending("cache")
+        func copy(_ name: String, _ options: [String] = []) async throws -> ImageFormat? {
+            let path = directory.appending(name)
+            let run = try await ProcessRun.sdfetch(
+                ["--cache-dir", cache, "-o", path, "--resize", "32"] + options + [server.url("/bands.jpg")])
+            #expect(run.status == 0, "\(run.standardError)")
+            return ImageFixture.decode(file: path)?.format
+        }
+        #expect(try await copy("a.png") == .png)
+        #expect(try await copy("b.WEBP") == .webp)
+        #expect(try await copy("c.jpeg") == .jpeg)
+        #expect(try await copy("d.thumb") == .jpeg)
+        #expect(try await copy("e.png", ["--resize-format", "webp"]) == .webp)
+        #expect(try await copy("f.webp", ["--resize-format", "auto"]) == .webp)
+        #expect(server.requests(for: "/bands.jpg") == 1)
+    }
 }

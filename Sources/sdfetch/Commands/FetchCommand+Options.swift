@@ -219,6 +219,7 @@ extension FetchCommand {
             outputFile = outputDirectory
             self.outputDirectory = nil
         }
+        resize.format = resolvedResizeFormat()
         guard sources.isEmpty else { return }
         guard !environment.isStandardInputTerminal else {
             throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)

@@ -5,6 +5,18 @@ import SDFetchCore
 /// same rows drive parsing, `--help`, the man page, the completions and the config file.
 extension FetchCommand {
     private static let resizeDefaults = ResizeOptions(size: 0)
+    private static let autoFormat = "auto"
+
+    /// The copies' format: `--resize-format`'s, or else the one `-o FILE`'s extension names
+    /// (`a.png` holds PNG bytes), or else ``ResizeOptions``'s (JPEG).
+    func resolvedResizeFormat() -> ResizeFormat {
+        if let resizeFormat { return resizeFormat }
+        let name = outputFile.map(URLArgument.fileName(of:))?.lowercased() ?? ""
+        let formatsByExtension: [(String, ResizeFormat)] = [
+            (".png", .png), (".webp", .webp), (".jpg", .jpeg), (".jpeg", .jpeg),
+        ]
+        return formatsByExtension.first { name.hasSuffix($0.0) }?.1 ?? Self.resizeDefaults.format
+    }
 
     static let resizeOptions: [OptionSpec<FetchCommand>] = [
         OptionSpec(
@@ -30,10 +42,12 @@ extension FetchCommand {
             command.resize.mode = try ValueParsers.choice(value, option: name, of: ResizeMode.self)
         },
         OptionSpec(
-            "resize-format", .value("FORMAT"), help: "format of resized copies: jpeg, png or webp",
-            default: resizeDefaults.format.rawValue, choices: ResizeFormat.allCases.map(\.rawValue)
+            "resize-format", .value("FORMAT"),
+            help: "copies' format: jpeg, png, webp, or auto (-o FILE's extension, else jpeg)",
+            default: Self.autoFormat, choices: [Self.autoFormat] + ResizeFormat.allCases.map(\.rawValue)
         ) { command, value, name in
-            command.resize.format = try ValueParsers.choice(value, option: name, of: ResizeFormat.self)
+            command.resizeFormat =
+                value == Self.autoFormat ? nil : try ValueParsers.choice(value, option: name, of: ResizeFormat.self)
         },
         OptionSpec(
             "resize-quality", .value("N"), help: "JPEG and WebP quality of resized copies, 1-100",

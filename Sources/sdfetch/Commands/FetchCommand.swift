@@ -23,6 +23,8 @@ struct FetchCommand: ParsableCommand {
     var nameTemplate = NameTemplate.standard
     /// `--resize` and its companions; a size of 0: `-o` files are the originals.
     var resize = ResizeOptions(size: 0)
+    /// `--resize-format`; nil: `auto`, decided at validation (``resolvedResizeFormat()``).
+    var resizeFormat: ResizeFormat?
     var shard: Shard?
     /// `--shard auto`: ``shard`` comes from the job runner's variables at validation.
     var isShardAuto = false
