@@ -62,6 +62,7 @@ struct FirstUseTests {
         #expect(again.status == 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(names.count == 1 && names[0].hasPrefix("cat-") && names[0].hasSuffix(".png"))
+        #expect(again.standardOutput.contains("\t\(folder)\(names.first ?? "")\t"), "one slash: \(again.standardOutput)")
     }
 
     // MARK: - Exit status for CI and cron

@@ -10,11 +10,11 @@ import Glibc
 /// engine's queue of requests waiting for a slot of `-j` (bounded by what the fetcher keeps
 /// in flight, a few times `-j`) and the requests announced ahead of it
 /// (``CurlEngine/expect(_:hostFailureLimit:distant:)``: a run's lines queued for a network
-/// slot, and, further ahead, the hosts its input scout reads): hosts met near their turn are
-/// probed before distant ones. The first time a host is met and no transfer to it has started, a probe resolves
-/// its name and opens a TCP connection to its port (curl's `CURLOPT_CONNECT_ONLY`, plain
-/// TCP even for `https`: no handshake to pay for), outside
-/// the slots of `-j`, at most ``capacity`` at once. While a host's probe runs its requests
+/// slot, and, further ahead, the hosts its input scout reads; hosts met near their turn are
+/// probed first): the first time a host is met and no transfer to it has started, a probe
+/// resolves its name and opens a TCP connection to its port (curl's `CURLOPT_CONNECT_ONLY`,
+/// plain TCP even for `https`: no handshake to pay for), outside the slots of `-j`, at most
+/// ``capacity`` at once. While a host's probe runs its requests
 /// wait in the ``HostScheduler`` rather than holding a slot in a connect of their own. A
 /// probe that times out gives its host up (``HostHealth``: no connection within the
 /// timeout), and its URLs then fail `host-down` at once; any other outcome lets them go,
@@ -141,7 +141,8 @@ struct HostProbes {
         return probed
     }
 
-    /// Descriptors a transfer or a probe may hold at once (the socket, a resolver's pair).
+    /// Descriptors a transfer or a probe may hold at once (the socket, a resolver's pair),
+    /// counted as the CLI's `DescriptorLimit` counts them.
     private static let descriptorsEach = 3
     /// Descriptors left for everything else: standard streams, the wake-up pipe, locks, inputs.
     private static let descriptorsReserved = 64

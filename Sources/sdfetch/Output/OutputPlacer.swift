@@ -105,7 +105,7 @@ struct OutputPlacer {
         var target = String()
         target.reserveCapacity(directory.utf8.count + relativePath.utf8.count + 1)
         target += directory
-        target += "/"
+        if !directory.hasSuffix("/") { target += "/" }  // `-o t/` names `t/a.png`, not `t//a.png`
         target += relativePath
         // The default template names one file in DIR: no split on the warm-run path.
         if !relativePath.withUTF8Bytes({ $0.contains(UInt8(ascii: "/")) }) {
