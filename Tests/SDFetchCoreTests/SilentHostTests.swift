@@ -25,6 +25,16 @@ struct SilentHostTests {
         return await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))
     }
 
+    /// `count` URLs on `server`, each an image answered after `delay`.
+    private func liveURLs(_ count: Int, on server: LoopbackServer, delay: Duration) -> [String] {
+        (0..<count).map { index in
+            var response = ScriptedResponse.ok(SampleImages.png(seed: index))
+            response.delay = delay
+            server.route("/\(index).png", response)
+            return server.url("/\(index).png")
+        }
+    }
+
     /// The head at once, then a body of 100,000 declared bytes arriving a few bytes a second.
     private static func tricklingBody(steps: Int) -> [RawResponseServer.Step] {
         [.init("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 100000\r\n\r\n")]
@@ -180,14 +190,7 @@ struct SilentHostTests {
         // Probed once its request reached the engine, the dead host would be given up after
         // every live answer (4.4 s to get there, then the 2 s timeout); probed when its line
         // is read, it is given up about 2 s in, with most live answers still to come.
-        var urls: [String] = []
-        for index in 0..<60 {
-            var response = ScriptedResponse.ok(SampleImages.png(seed: index))
-            response.delay = .milliseconds(400)
-            server.route("/\(index).png", response)
-            urls.append(server.url("/\(index).png"))
-        }
-        urls.append(dead.url("/late.png"))
+        let urls = liveURLs(60, on: server, delay: .milliseconds(400)) + [dead.url("/late.png")]
         let fetcher = try fetcher {
             $0.concurrency = 4
             $0.timeout = .seconds(2)
@@ -224,14 +227,7 @@ struct SilentHostTests {
         // only after some 1,000 answers, 5 ms each on 4 lanes. The scout reads the file on
         // its own once the run waits for the network, so the 0.5 s probe gives the host up
         // with at most a few hundred answers in, before the run has read the dead line.
-        var urls: [String] = []
-        for index in 0..<3100 {
-            var response = ScriptedResponse.ok(SampleImages.png(seed: index % 50))
-            response.delay = .milliseconds(5)
-            server.route("/\(index).png", response)
-            urls.append(server.url("/\(index).png"))
-        }
-        urls.append(dead.url("/far.png"))
+        let urls = liveURLs(3100, on: server, delay: .milliseconds(5)) + [dead.url("/far.png")]
         let fetcher = try fetcher {
             $0.concurrency = 4
             $0.timeout = .milliseconds(500)

@@ -28,26 +28,6 @@ struct HostProbes {
         case done
     }
 
-    /// A first-in first-out list that drops its taken prefix as it goes.
-    private struct Candidates {
-        private var elements: [Candidate] = []
-        private var head = 0
-
-        mutating func append(_ candidate: Candidate) { elements.append(candidate) }
-
-        mutating func popFirst() -> Candidate? {
-            guard head < elements.count else { return nil }
-            defer {
-                head += 1
-                if head == elements.count {
-                    elements.removeAll(keepingCapacity: true)
-                    head = 0
-                }
-            }
-            return elements[head]
-        }
-    }
-
     private struct Candidate {
         let host: String
         let timeoutMilliseconds: Int
@@ -62,9 +42,9 @@ struct HostProbes {
     /// Where each host met stands; absent: never met.
     private var hosts: [String: Stage] = [:]
     /// Candidates met near their turn (the engine's queue, the run's line queue), first.
-    private var near = Candidates()
+    private var near = FirstInFirstOut<Candidate>()
     /// Candidates met far ahead of their turn (the run's input scout), once `near` is empty.
-    private var distant = Candidates()
+    private var distant = FirstInFirstOut<Candidate>()
     /// Running probes: easy handle to its host and `--host-failures`.
     private var running: [UnsafeMutableRawPointer: (host: String, limit: Int, timeoutMilliseconds: Int)] = [:]
 
@@ -136,8 +116,8 @@ struct HostProbes {
             curl_easy_cleanup(handle)
         }
         running.removeAll()
-        near = Candidates()
-        distant = Candidates()
+        near = FirstInFirstOut()
+        distant = FirstInFirstOut()
         return probed
     }
 

@@ -42,30 +42,12 @@ struct HostScheduler {
     }
 
     /// One host's held requests, oldest first, consumed from the front.
-    private struct Queue {
-        var items: [Held] = []
-        var start = 0
-        var isEmpty: Bool { start == items.count }
-        var count: Int { items.count - start }
-
-        mutating func popFirst() -> Held {
-            defer {
-                start += 1
-                if start == items.count {
-                    items.removeAll(keepingCapacity: true)
-                    start = 0
-                }
-            }
-            return items[start]
-        }
-    }
-
     let pacing: TransferPacing
     private let wait: UInt64
     private var hosts: [String: HostState] = [:]
     /// Hosts whose ``HostProbes`` probe runs: their requests wait for its outcome.
     private var probing: Set<String> = []
-    private var queues: [String: Queue] = [:]
+    private var queues: [String: FirstInFirstOut<Held>] = [:]
     /// Hosts with held requests, in the order they first had to hold one.
     private var holdingHosts: [String] = []
     private(set) var heldCount = 0
@@ -107,7 +89,7 @@ struct HostScheduler {
 
     mutating func hold(_ pending: CurlEngine.Pending, host: String) {
         if queues[host] == nil { holdingHosts.append(host) }
-        queues[host, default: Queue()].items.append(Held(pending: pending, host: host))
+        queues[host, default: FirstInFirstOut()].append(Held(pending: pending, host: host))
         heldCount += 1
     }
 
@@ -120,8 +102,8 @@ struct HostScheduler {
         while index < holdingHosts.count, startable.count < capacity {
             let host = holdingHosts[index]
             guard var queue = queues.removeValue(forKey: host) else { preconditionFailure("a holding host without a queue") }
-            while !queue.isEmpty, startable.count < capacity, mayStart(host, now: now) {
-                startable.append(queue.popFirst())
+            while !queue.isEmpty, startable.count < capacity, mayStart(host, now: now), let held = queue.popFirst() {
+                startable.append(held)
                 started(host)
             }
             if queue.isEmpty {
@@ -140,13 +122,11 @@ struct HostScheduler {
         var removed: [CurlEngine.Pending] = []
         for host in holdingHosts {
             guard var queue = queues[host] else { continue }
-            let kept = queue.items[queue.start...].filter { item in
-                guard matching(item.pending) else { return true }
+            queue.removeAll { item in
+                guard matching(item.pending) else { return false }
                 removed.append(item.pending)
-                return false
+                return true
             }
-            queue.items = Array(kept)
-            queue.start = 0
             queues[host] = queue.isEmpty ? nil : queue
         }
         holdingHosts.removeAll { queues[$0] == nil }
