@@ -3,8 +3,9 @@
 /// free; the child runs the result's last step and publishes it.
 ///
 /// A task of its own, so the intake reads on while every slot is taken: the lines it
-/// queues meanwhile have their hosts probed ahead of their turn (``Fetcher/expectNetwork(_:distant:)``), and
-/// further ahead, past the queue, the ``HostScout``'s.
+/// queues meanwhile have their hosts probed ahead of their turn
+/// (``Fetcher/expectNetwork(_:distant:)``), and further ahead, past the queue, the
+/// ``HostScout``'s.
 struct NetworkStarter: Sendable {
     let fetcher: Fetcher
     let reader: URLListReader
