@@ -168,7 +168,6 @@ public final class URLListReader: @unchecked Sendable {
 
     private func read(_ sources: [InputSource], options: InputOptions, standardInput: Int32, counts: Bool) {
         let count: @Sendable () -> Void = { [self] in
-            guard counts else { return }
             let expected = Self.countLines(sources, options: options, standardInput: standardInput)
             condition.lock()
             counted = expected
@@ -177,9 +176,10 @@ public final class URLListReader: @unchecked Sendable {
         // A table's rows are counted by its parser (a quarter of a second per million rows,
         // gzipped lists inflated too): on a thread of its own, so the first row is fetched
         // at once. Plain lines are counted at memory speed, before the read.
-        if sources.contains(where: { options.format(of: $0).isTabular || options.isGzipped($0) }) {
+        // A second read (``reread()``) counts nothing.
+        if counts, sources.contains(where: { options.format(of: $0).isTabular || options.isGzipped($0) }) {
             DedicatedThread.start(name: "sdfetch-count", count)
-        } else {
+        } else if counts {
             count()
         }
         var batch: [InputItem] = []

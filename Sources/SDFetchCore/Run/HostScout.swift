@@ -7,68 +7,35 @@ import Synchronization
 /// reaches ``RunIntake/lookAhead`` lines at about 2 KB each; the scout keeps one spelling of
 /// each distinct scheme and authority, at most ``hostLimit`` of them, and reads the whole list.
 ///
-/// It reads only while every network slot is taken (``setWanted(_:)``), so a run that is not
-/// network-bound (a warm one, a short list) never probes; only the lines the intake has not
-/// read yet; and only inputs that can be read twice (``URLListReader/reread()``). A host
-/// whose every URL turns out cached may still get its one probe connection.
+/// It reads only while every network slot is taken (``NetworkQueue/untilConsumerFull()``),
+/// so a run that is not network-bound (a warm one, a short list) never probes; only the
+/// lines the intake has not read yet; and only inputs that can be read twice
+/// (``URLListReader/reread()``). A host whose every URL turns out cached may still get its
+/// one probe connection.
 final class HostScout: Sendable {
-    private struct State {
-        var isWanted = false
-        var isFinished = false
-        /// Input items the intake has taken so far.
-        var intakeItems = 0
-        var waiter: CheckedContinuation<Bool, Never>?
-        var reader: URLListReader?
-    }
+    /// Input items the intake has taken so far: the scout skips as many.
+    private let intakeItems = Atomic<Int>(0)
 
     /// Distinct spellings of a scheme and authority the scout remembers; past it, it stops.
     static let hostLimit = 65_536
 
-    private let state = Mutex(State())
-
-    /// Every network slot is taken (`true`), or one is free again.
-    func setWanted(_ isWanted: Bool) {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            state.isWanted = isWanted
-            guard isWanted else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume(returning: true)
-    }
-
-    /// The intake took `count` more input items: the scout skips as many.
+    /// The intake took `count` more input items.
     func intakeDidTake(_ count: Int) {
-        state.withLock { $0.intakeItems += count }
+        intakeItems.add(count, ordering: .relaxed)
     }
 
-    /// The intake has read its input: the scout stops.
-    func finish() {
-        let (waiter, reader) = state.withLock { state in
-            state.isFinished = true
-            defer { state.waiter = nil }
-            return (state.waiter, state.reader)
-        }
-        reader?.cancel()
-        waiter?.resume(returning: false)
-    }
-
-    /// Reads `input` again from its start, once the run first waits for the network, and
-    /// announces the hosts of the lines ahead of the intake; returns when the input is read,
-    /// the scout has met ``hostLimit`` spellings, or ``finish()`` was called.
-    func run(rereading input: URLListReader, fetcher: Fetcher, shard: Shard?) async {
-        guard await waitUntilWanted(), let reader = input.reread() else { return }
-        let isFinished = state.withLock { state in
-            state.reader = reader
-            return state.isFinished
-        }
+    /// Reads `input` again from its start, once `queue`'s starter is first full, and
+    /// announces the hosts of the lines ahead of the intake, a batch at a time while the
+    /// starter is full; returns when the input is read, the scout has met ``hostLimit``
+    /// spellings, or the queue is finished (the intake has read its input).
+    func run(rereading input: URLListReader, queue: NetworkQueue<NetworkLine>, fetcher: Fetcher, shard: Shard?) async {
+        guard await queue.untilConsumerFull(), let reader = input.reread() else { return }
         defer { reader.cancel() }
-        guard !isFinished else { return }
         let filter = fetcher.options.keyQueryFilter
         var announced = Set<Substring>()
         var read = 0
-        while let batch = await reader.next(), await waitUntilWanted() {
-            let taken = state.withLock { $0.intakeItems }
+        while let batch = await reader.next(), await queue.untilConsumerFull() {
+            let taken = intakeItems.load(ordering: .relaxed)
             for item in batch {
                 read += 1
                 guard read > taken, case .line(let line) = item, line.problem == nil, !line.isOverlong else { continue }
@@ -81,19 +48,6 @@ final class HostScout: Sendable {
                 fetcher.expectNetwork(key, distant: true)
             }
             if announced.count >= Self.hostLimit { return }
-        }
-    }
-
-    /// Waits until every network slot is taken; false once the scout is finished.
-    private func waitUntilWanted() async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let answer = state.withLock { state -> Bool? in
-                if state.isFinished { return false }
-                if state.isWanted { return true }
-                state.waiter = continuation
-                return nil
-            }
-            if let answer { continuation.resume(returning: answer) }
         }
     }
 

@@ -8,6 +8,8 @@ import Synchronization
 ///
 /// Each element that has to wait (queued while the consumer is full, or queued when it
 /// becomes full) is handed to `willWait` once, outside the lock: the run probes its host.
+/// One watcher (the run's ``HostScout``) may wait for the consumer to be full
+/// (``untilConsumerFull()``).
 final class NetworkQueue<Element: Sendable>: Sendable {
     private struct State {
         var elements: [Element] = []
@@ -18,6 +20,7 @@ final class NetworkQueue<Element: Sendable>: Sendable {
         var isConsumerFull = false
         var producer: CheckedContinuation<Void, Never>?
         var consumer: CheckedContinuation<Element?, Never>?
+        var watcher: CheckedContinuation<Bool, Never>?
 
         var count: Int { elements.count - head }
 
@@ -97,20 +100,38 @@ final class NetworkQueue<Element: Sendable>: Sendable {
     /// The consumer has no room of its own (`true`: everything queued waits behind it) or
     /// has again.
     func setConsumerFull(_ isFull: Bool) {
-        let waiting = state.withLock { state -> ArraySlice<Element> in
+        let (waiting, watcher) = state.withLock { state -> (ArraySlice<Element>, CheckedContinuation<Bool, Never>?) in
             state.isConsumerFull = isFull
-            return isFull ? state.unannounced() : []
+            guard isFull else { return ([], nil) }
+            defer { state.watcher = nil }
+            return (state.unannounced(), state.watcher)
         }
+        watcher?.resume(returning: true)
         for element in waiting { willWait(element) }
+    }
+
+    /// Returns once the consumer is full (true), or once ``finish()`` was called (false).
+    /// One watcher only.
+    func untilConsumerFull() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let answer = state.withLock { state -> Bool? in
+                if state.isFinished { return false }
+                if state.isConsumerFull { return true }
+                state.watcher = continuation
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
     }
 
     /// No more elements: the consumer gets nil once it has taken the queued ones.
     func finish() {
-        let consumer = state.withLock { state -> CheckedContinuation<Element?, Never>? in
+        let (consumer, watcher) = state.withLock { state in
             state.isFinished = true
-            defer { state.consumer = nil }
-            return state.consumer
+            defer { (state.consumer, state.watcher) = (nil, nil) }
+            return (state.consumer, state.watcher)
         }
         consumer?.resume(returning: nil)
+        watcher?.resume(returning: false)
     }
 }

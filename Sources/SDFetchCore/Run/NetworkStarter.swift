@@ -13,8 +13,6 @@ struct NetworkStarter: Sendable {
     let delivery: (any ResultDelivery)?
     /// Network fetches in flight at most.
     let limit: Int
-    /// Told when every slot is taken, and when one is free again.
-    let scout: HostScout?
 
     /// Starts every queued line, then waits for the fetches it started.
     func run(_ queue: NetworkQueue<NetworkLine>) async {
@@ -26,9 +24,7 @@ struct NetworkStarter: Sendable {
                 guard !reader.isCancelled else { continue }
                 if running >= limit {
                     queue.setConsumerFull(true)
-                    scout?.setWanted(true)
                     if await group.next() != nil { running -= 1 }
-                    scout?.setWanted(false)
                     queue.setConsumerFull(false)
                 }
                 let (fetcher, delivery, ledger) = (self.fetcher, self.delivery, self.ledger)

@@ -62,13 +62,12 @@ struct RunIntake {
     /// Reads the input to its end, then waits for the network steps it started; the ledger
     /// then holds every result, and gets the seen-set as the summary's used keys.
     mutating func run() async {
-        let starter = NetworkStarter(
-            fetcher: fetcher, reader: reader, ledger: ledger, delivery: delivery, limit: limit, scout: scout)
+        let starter = NetworkStarter(fetcher: fetcher, reader: reader, ledger: ledger, delivery: delivery, limit: limit)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [queue] in await starter.run(queue) }
             if let scout {
-                group.addTask { [reader, fetcher, shard] in
-                    await scout.run(rereading: reader, fetcher: fetcher, shard: shard)
+                group.addTask { [reader, queue, fetcher, shard] in
+                    await scout.run(rereading: reader, queue: queue, fetcher: fetcher, shard: shard)
                 }
             }
             while let batch = await reader.next() {
@@ -80,7 +79,6 @@ struct RunIntake {
                 await take(batch)
             }
             ledger.inputDidFinish()
-            scout?.finish()
             queue.finish()
             await group.waitForAll()
         }

@@ -192,6 +192,13 @@ public final class CurlEngine: Sendable {
         }
     }
 
+    /// Descriptors one transfer (or one probe of a new host) may hold at once: its socket
+    /// and a name lookup's pair in curl's threaded resolver.
+    public static let descriptorsPerTransfer = 3
+    /// Descriptors a process running an engine keeps for everything else: standard streams,
+    /// curl's wake-up pipe, locks, inputs, an entry file being stored.
+    public static let descriptorsReserved = 64
+
     /// A request announced by ``expect(_:hostFailureLimit:distant:)``.
     struct Expected {
         let request: TransferRequest

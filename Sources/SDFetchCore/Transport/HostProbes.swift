@@ -121,19 +121,13 @@ struct HostProbes {
         return probed
     }
 
-    /// Descriptors a transfer or a probe may hold at once (the socket, a resolver's pair),
-    /// counted as the CLI's `DescriptorLimit` counts them.
-    private static let descriptorsEach = 3
-    /// Descriptors left for everything else: standard streams, the wake-up pipe, locks, inputs.
-    private static let descriptorsReserved = 64
-
     private static func capacity(maxTransfers: Int) -> Int {
         // Below -j 4 none: a run that small has no slots to spare for a look-ahead.
         guard maxTransfers >= 4 else { return 0 }
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxTransfers / 4 }
         let openFiles = Int(min(limit.rlim_cur, rlim_t(Int32.max)))
-        let room = (openFiles - descriptorsReserved) / descriptorsEach - maxTransfers
+        let room = (openFiles - CurlEngine.descriptorsReserved) / CurlEngine.descriptorsPerTransfer - maxTransfers
         return min(maxTransfers, max(maxTransfers / 4, room))
     }
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SDFetchCore
 
 /// How many transfers the open-file limit allows (`-j` is capped to it, with a notice).
 ///
@@ -10,9 +11,9 @@ import Glibc
 /// not cover lowers `-j`.
 enum DescriptorLimit {
     /// Descriptors one transfer may hold at once.
-    static let perTransfer = 3
+    static let perTransfer = CurlEngine.descriptorsPerTransfer
     /// Descriptors kept for everything else: standard streams, curl's wake-up pipe, locks, inputs.
-    static let reserved = 64
+    static let reserved = CurlEngine.descriptorsReserved
     /// No need to raise the soft limit past this: 1024 transfers fit well within it.
     static let wanted: rlim_t = 1 << 16
 
