@@ -50,6 +50,30 @@ struct TransportTests {
         #expect(server.connectionsAccepted == 1)
     }
 
+    @Test("with half of -j running, a host with nothing waiting gets its connection closed")
+    func busyRunClosesConnectionsNothingWaitsFor() async throws {
+        let busy = try await LoopbackServer()
+        let other = try await LoopbackServer()
+        busy.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(4)))
+        other.route("/a.png", .ok(SampleImages.png()))
+        let engine = CurlEngine.scoped(maxTransfers: 2)
+
+        // Nothing else running: the connection is kept and reused.
+        for _ in 0..<3 { #expect(await engine.perform(TransferRequest(url: other.url("/a.png"))).failure == nil) }
+        #expect(other.connectionsAccepted == 1)
+
+        // One of two slots taken by another host: each request's connection ends with it (the
+        // first goes out on the one kept above).
+        async let slow = engine.perform(TransferRequest(url: busy.url("/slow.png")))
+        let deadline = ContinuousClock.now + .seconds(3)
+        while busy.totalRequests == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(busy.totalRequests == 1)
+        for _ in 0..<3 { #expect(await engine.perform(TransferRequest(url: other.url("/a.png"))).failure == nil) }
+        #expect(await slow.failure == nil)
+        #expect(other.requests(for: "/a.png") == 6)
+        #expect(other.connectionsAccepted == 3)
+    }
+
     // MARK: - Headers
 
     @Test("requests send the default Accept and the configured User-Agent")

@@ -23,6 +23,9 @@ public final class CurlEngine: Sendable {
     struct Pending: Sendable {
         let id: UInt64
         let request: TransferRequest
+        /// The request's host and port (``HostHealth/host(of:)``), found by the caller's
+        /// thread rather than the loop's.
+        let host: String
         let hostFailureLimit: Int
         let continuation: CheckedContinuation<TransferResponse, Never>
     }
@@ -56,6 +59,8 @@ public final class CurlEngine: Sendable {
     /// `interruption` are `Sendable` and guard themselves.
     final class Core: @unchecked Sendable {
         let maxTransfers: Int
+        /// New hosts probed at once outside `-j` (``HostProbes``).
+        let probeCapacity: Int
         let pacing: TransferPacing
         let multi: UnsafeMutableRawPointer
         let inbox = Mutex(Inbox())
@@ -73,9 +78,13 @@ public final class CurlEngine: Sendable {
             self.multi = multi
             self.maxTransfers = maxTransfers
             self.pacing = pacing
-            // Never more connections than transfers; keep that many alive for reuse.
-            _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTransfers)
-            _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxTransfers)
+            probeCapacity = HostProbes.capacity(maxTransfers: maxTransfers)
+            // Never more connections than transfers and probes (the descriptors the CLI
+            // budgets); keep that many alive for reuse. A probe counts: at a limit of `-j`
+            // alone, probes of dead hosts would hold connections transfers are waiting for.
+            let connections = maxTransfers + probeCapacity
+            _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, connections)
+            _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connections)
             // `--per-host` counts connections: an HTTP/2 host, allowed a connection's streams by
             // the ``HostScheduler``, still gets no more connections than that.
             if pacing.perHost > 0 {
@@ -162,7 +171,8 @@ public final class CurlEngine: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let pending = Pending(
-                    id: id, request: request, hostFailureLimit: hostFailureLimit, continuation: continuation)
+                    id: id, request: request, host: HostHealth.host(of: request.url),
+                    hostFailureLimit: hostFailureLimit, continuation: continuation)
                 let isAccepted = core.post { inbox in
                     // A task cancelled before this point had its handler run already, with
                     // nothing to cancel yet: refuse here instead.
@@ -186,8 +196,11 @@ public final class CurlEngine: Sendable {
     /// connect timeout overlaps the transfers ahead of it. `distant`: its turn is far off
     /// (probed after the hosts of nearer requests). Returns at once; nothing is sent.
     public func expect(_ request: TransferRequest, hostFailureLimit: Int, distant: Bool = false) {
+        let expected = Expected(
+            request: request, host: HostHealth.host(of: request.url), hostFailureLimit: hostFailureLimit,
+            isDistant: distant)
         _ = core.post { inbox in
-            inbox.expected.append(Expected(request: request, hostFailureLimit: hostFailureLimit, isDistant: distant))
+            inbox.expected.append(expected)
             return true
         }
     }
@@ -202,6 +215,7 @@ public final class CurlEngine: Sendable {
     /// A request announced by ``expect(_:hostFailureLimit:distant:)``.
     struct Expected {
         let request: TransferRequest
+        let host: String
         let hostFailureLimit: Int
         let isDistant: Bool
     }

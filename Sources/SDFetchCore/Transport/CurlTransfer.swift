@@ -150,6 +150,12 @@ final class CurlTransfer {
         configure()
     }
 
+    /// Closes the connection when this transfer ends instead of keeping it for reuse (the
+    /// handle's reset for its next request lifts it again).
+    func closesConnectionWhenDone() {
+        setLong(CURLOPT_FORBID_REUSE, 1)
+    }
+
     /// Forgets the finished request and resets the handle for the next one.
     func recycle() {
         if isBodyMetered { meter?.transferEnded(declared: meteredDeclared, received: meteredBytes) }

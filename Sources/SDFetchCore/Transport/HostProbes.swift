@@ -48,8 +48,8 @@ struct HostProbes {
     /// Running probes: easy handle to its host and `--host-failures`.
     private var running: [UnsafeMutableRawPointer: (host: String, limit: Int, timeoutMilliseconds: Int)] = [:]
 
-    init(maxTransfers: Int) {
-        capacity = Self.proxyInEnvironment ? 0 : Self.capacity(maxTransfers: maxTransfers)
+    init(capacity: Int) {
+        self.capacity = capacity
     }
 
     var isEnabled: Bool { capacity > 0 }
@@ -121,9 +121,10 @@ struct HostProbes {
         return probed
     }
 
-    private static func capacity(maxTransfers: Int) -> Int {
+    /// ``capacity`` for a run of `maxTransfers` (`-j`).
+    static func capacity(maxTransfers: Int) -> Int {
         // Below -j 4 none: a run that small has no slots to spare for a look-ahead.
-        guard maxTransfers >= 4 else { return 0 }
+        guard maxTransfers >= 4, !proxyInEnvironment else { return 0 }
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxTransfers / 4 }
         let openFiles = Int(min(limit.rlim_cur, rlim_t(Int32.max)))

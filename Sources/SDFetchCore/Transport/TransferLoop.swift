@@ -15,6 +15,8 @@ final class TransferLoop {
     private let engine: CurlEngine.Core
     private var running: [UInt64: CurlTransfer] = [:]
     private var waiting: [CurlEngine.Pending] = []
+    /// Requests in `waiting` per host, to tell whether a connection is worth keeping.
+    private var waitingPerHost: [String: Int] = [:]
     /// The inbox's other buffer: swapped with it each turn, emptied here, handed back next turn.
     private var spare: [CurlEngine.Pending] = []
     /// Index of the next waiting request: the queue is consumed from the front.
@@ -42,7 +44,7 @@ final class TransferLoop {
     init(engine: CurlEngine.Core) {
         self.engine = engine
         scheduler = HostScheduler(pacing: engine.pacing)
-        probes = HostProbes(maxTransfers: engine.maxTransfers)
+        probes = HostProbes(capacity: engine.probeCapacity)
         rateLimiter = engine.pacing.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds()) }
     }
 
@@ -96,16 +98,15 @@ final class TransferLoop {
             return (inbox.isCancellingAll, inbox.isShuttingDown)
         }
         waiting.append(contentsOf: spare)
+        for pending in spare { waitingPerHost[pending.host, default: 0] += 1 }
         if probes.isEnabled {
             for pending in spare {
-                probes.met(
-                    HostHealth.host(of: pending.request.url), request: pending.request,
-                    hostFailureLimit: pending.hostFailureLimit)
+                probes.met(pending.host, request: pending.request, hostFailureLimit: pending.hostFailureLimit)
             }
             for announced in expected {
                 probes.met(
-                    HostHealth.host(of: announced.request.url), request: announced.request,
-                    hostFailureLimit: announced.hostFailureLimit, distant: announced.isDistant)
+                    announced.host, request: announced.request, hostFailureLimit: announced.hostFailureLimit,
+                    distant: announced.isDistant)
             }
         }
         spare.removeAll(keepingCapacity: true)
@@ -115,6 +116,7 @@ final class TransferLoop {
             for transfer in Array(running.values) { finish(transfer, with: interrupted) }
             for pending in waiting[waitingStart...] { finished.append((pending.continuation, interrupted)) }
             waiting.removeAll()
+            waitingPerHost.removeAll()
             waitingStart = 0
             for pending in scheduler.removeHeld(where: { _ in true }) {
                 finished.append((pending.continuation, interrupted))
@@ -129,6 +131,7 @@ final class TransferLoop {
             }
             waiting = waiting[waitingStart...].filter { pending in
                 guard cancelled.contains(pending.id) else { return true }
+                leftWaiting(pending.host)
                 finished.append((pending.continuation, interrupted))
                 return false
             }
@@ -179,7 +182,8 @@ final class TransferLoop {
         while running.count < engine.maxTransfers, hasWaiting {
             let pending = waiting[waitingStart]
             waitingStart += 1
-            let host = HostHealth.host(of: pending.request.url)
+            let host = pending.host
+            leftWaiting(host)
             // A host's requests start in arrival order: none passes one already held.
             guard !scheduler.hasHeld(for: host), scheduler.mayStart(host, now: now) else {
                 scheduler.hold(pending, host: host)
@@ -196,6 +200,14 @@ final class TransferLoop {
             waiting.removeAll(keepingCapacity: true)
             waitingStart = 0
         }
+    }
+
+    private func leftWaiting(_ host: String) {
+        guard let count = waitingPerHost[host], count > 1 else {
+            waitingPerHost[host] = nil
+            return
+        }
+        waitingPerHost[host] = count - 1
     }
 
     /// Starts one request (already counted by the scheduler), unless its host is down.
@@ -218,9 +230,21 @@ final class TransferLoop {
         transfer.rateLimiter = rateLimiter
         transfer.sockets = sockets
         transfer.sendLog = sendLog
+        if isBusy, waitingPerHost[host] == nil, !scheduler.hasHeld(for: host) {
+            transfer.closesConnectionWhenDone()
+        }
         running[pending.id] = transfer
         curl_multi_add_handle(engine.multi, transfer.handle)
     }
+
+    /// At least half of `-j` running: a list of many hosts, where a connection whose host has
+    /// no other request waiting is closed when its transfer ends rather than kept idle.
+    /// libcurl (7.88) looks for the oldest idle connection to close by walking every
+    /// connection it holds, once per new connection while its cache is full; on such lists
+    /// most idle connections are never used again, and that walk took a sixth of the loop
+    /// thread (<doc:Fetching#Connections>). A host's later URL opens a new connection. A run
+    /// with few transfers (`-j 1`, a slow producer) keeps every connection for reuse.
+    private var isBusy: Bool { running.count * 2 >= engine.maxTransfers && engine.maxTransfers > 1 }
 
     /// Opens connections to hosts met in the queue whose turn has not come (``HostProbes``).
     /// Only while `-j` is full: with a slot free, a host met ahead of its turn has its first
