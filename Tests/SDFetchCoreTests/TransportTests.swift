@@ -50,26 +50,36 @@ struct TransportTests {
         #expect(server.connectionsAccepted == 1)
     }
 
-    @Test("with half of -j running, a host with nothing waiting gets its connection closed")
+    @Test("with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
     func busyRunClosesConnectionsNothingWaitsFor() async throws {
         let busy = try await LoopbackServer()
-        let other = try await LoopbackServer()
         busy.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(4)))
-        other.route("/a.png", .ok(SampleImages.png()))
-        let engine = CurlEngine.scoped(maxTransfers: 2)
+        var hosts: [LoopbackServer] = []
+        for _ in 0..<4 {
+            let server = try await LoopbackServer()
+            server.route("/a.png", .ok(SampleImages.png()))
+            hosts.append(server)
+        }
+        let other = hosts[0]
+        let engine = CurlEngine.scoped(maxTransfers: 4)
 
-        // Nothing else running: the connection is kept and reused.
-        for _ in 0..<3 { #expect(await engine.perform(TransferRequest(url: other.url("/a.png"))).failure == nil) }
+        // Nothing else running: connections are kept (one idle per host) and reused.
+        for server in hosts {
+            #expect(await engine.perform(TransferRequest(url: server.url("/a.png"))).failure == nil)
+        }
+        for _ in 0..<2 { #expect(await engine.perform(TransferRequest(url: other.url("/a.png"))).failure == nil) }
         #expect(other.connectionsAccepted == 1)
 
-        // One of two slots taken by another host: each request's connection ends with it (the
-        // first goes out on the one kept above).
+        // Two of four slots taken by another host, four idle connections beside them: each
+        // request's connection ends with it (the first goes out on the one kept above).
         async let slow = engine.perform(TransferRequest(url: busy.url("/slow.png")))
+        async let slowToo = engine.perform(TransferRequest(url: busy.url("/slow.png")))
         let deadline = ContinuousClock.now + .seconds(3)
-        while busy.totalRequests == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(busy.totalRequests == 1)
+        while busy.totalRequests < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(busy.totalRequests == 2)
         for _ in 0..<3 { #expect(await engine.perform(TransferRequest(url: other.url("/a.png"))).failure == nil) }
         #expect(await slow.failure == nil)
+        #expect(await slowToo.failure == nil)
         #expect(other.requests(for: "/a.png") == 6)
         #expect(other.connectionsAccepted == 3)
     }

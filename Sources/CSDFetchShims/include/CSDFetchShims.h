@@ -34,6 +34,15 @@ static inline CURLcode CSDFetch_curl_easy_setopt_opensocket_callback(CURL *_Nonn
     return curl_easy_setopt(handle, option, value);
 }
 
+/* CURLOPT_CLOSESOCKETFUNCTION: closes a connection's socket, so the engine can count the
+   connections curl keeps. */
+typedef int (*CSDFetch_curl_closesocket_callback)(void *_Nullable, curl_socket_t);
+
+static inline CURLcode CSDFetch_curl_easy_setopt_closesocket_callback(CURL *_Nonnull handle, CURLoption option,
+                                                                      CSDFetch_curl_closesocket_callback _Nullable value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
 static inline CURLcode CSDFetch_curl_easy_setopt_long(CURL *_Nonnull handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }

@@ -70,6 +70,8 @@ public final class CurlEngine: Sendable {
         /// Tripped by ``CurlEngine/cancelAll()``; backoff sleeps wait on it.
         let interruption = Interruption()
         let nextID = Atomic<UInt64>(0)
+        /// Sockets curl holds for transfers; outlives every connection (``OpenSocketCount``).
+        let openSockets = OpenSocketCount()
         /// Transfers running, stored by the loop once per turn for progress displays.
         let runningCount = Atomic<Int>(0)
 

@@ -105,9 +105,14 @@ final class CurlTransfer {
     /// curl writes its message here; it lives as long as the handle.
     let errorBuffer: UnsafeMutablePointer<CChar>
 
-    init?() {
+    /// The engine's count of open sockets, which every connection this handle makes keeps
+    /// as its close callback's data (the engine's core outlives the connections).
+    private let openSockets: OpenSocketCount
+
+    init?(openSockets: OpenSocketCount) {
         guard let handle = curl_easy_init() else { return nil }
         self.handle = handle
+        self.openSockets = openSockets
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
@@ -271,10 +276,21 @@ final class CurlTransfer {
             let socketType = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
             let descriptor = socket(address.pointee.family, socketType, address.pointee.protocol)
             let transfer = CurlTransfer.from(userData: userData)
-            if descriptor < 0 { transfer.socketError = errno } else { transfer.sockets?.opened(descriptor) }
+            if descriptor < 0 {
+                transfer.socketError = errno
+            } else {
+                transfer.openSockets.opened()
+                transfer.sockets?.opened(descriptor)
+            }
             return descriptor
         }
         _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_OPENSOCKETDATA, context)
+        _ = CSDFetch_curl_easy_setopt_closesocket_callback(handle, CURLOPT_CLOSESOCKETFUNCTION) { count, descriptor in
+            if let count { Unmanaged<OpenSocketCount>.fromOpaque(count).takeUnretainedValue().closed() }
+            return close(descriptor)
+        }
+        _ = CSDFetch_curl_easy_setopt_pointer(
+            handle, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(openSockets).toOpaque())
     }
 
     /// `-H` lines and the default `Accept`. `Proxy-Authorization` goes to the proxy alone

@@ -218,7 +218,7 @@ final class TransferLoop {
             return
         }
         probes.didStart(host)
-        guard let transfer = idle.popLast() ?? CurlTransfer() else {
+        guard let transfer = idle.popLast() ?? CurlTransfer(openSockets: engine.openSockets) else {
             scheduler.finished(host, wasSent: false, now: now)
             let failure = FetchFailure(.io, "curl_easy_init failed")
             finished.append((pending.continuation, TransferResponse(failure: failure)))
@@ -230,21 +230,24 @@ final class TransferLoop {
         transfer.rateLimiter = rateLimiter
         transfer.sockets = sockets
         transfer.sendLog = sendLog
-        if isBusy, waitingPerHost[host] == nil, !scheduler.hasHeld(for: host) {
+        if hasIdleConnectionsToSpare, waitingPerHost[host] == nil, !scheduler.hasHeld(for: host) {
             transfer.closesConnectionWhenDone()
         }
         running[pending.id] = transfer
         curl_multi_add_handle(engine.multi, transfer.handle)
     }
 
-    /// At least half of `-j` running: a list of many hosts, where a connection whose host has
-    /// no other request waiting is closed when its transfer ends rather than kept idle.
-    /// libcurl (7.88) looks for the oldest idle connection to close by walking every
-    /// connection it holds, once per new connection while its cache is full; on such lists
-    /// most idle connections are never used again, and that walk took a sixth of the loop
-    /// thread (<doc:Fetching#Connections>). A host's later URL opens a new connection. A run
-    /// with few transfers (`-j 1`, a slow producer) keeps every connection for reuse.
-    private var isBusy: Bool { running.count * 2 >= engine.maxTransfers && engine.maxTransfers > 1 }
+    /// Whether a connection whose host has no other request waiting is closed when its
+    /// transfer ends rather than kept idle: while at least half of `-j` is running and curl
+    /// holds more connections than `-j` transfers can use at once. libcurl (7.88) finds the
+    /// oldest idle connection to close by walking every connection it holds, once per new
+    /// connection while its cache is full; on a list of many hosts most idle connections are
+    /// never used again, and that walk took a sixth of the loop thread
+    /// (<doc:Fetching#Connections>). A host's later URL opens a new connection. A run with
+    /// few transfers in flight (a slow producer, `-j 1`) or few hosts keeps every connection.
+    private var hasIdleConnectionsToSpare: Bool {
+        running.count * 2 >= engine.maxTransfers && engine.openSockets.value > engine.maxTransfers
+    }
 
     /// Opens connections to hosts met in the queue whose turn has not come (``HostProbes``).
     /// Only while `-j` is full: with a slot free, a host met ahead of its turn has its first
