@@ -19,7 +19,7 @@ public final class LoopbackServer: Sendable {
         var connections = 0
     }
 
-    private let group: MultiThreadedEventLoopGroup
+    private let accepted: AcceptedChannels
     private let channel: any Channel
     private let isShutDown = Atomic<Bool>(false)
     let state = Mutex(State())
@@ -28,12 +28,13 @@ public final class LoopbackServer: Sendable {
 
     /// Starts listening on 127.0.0.1 at a port the kernel picks.
     public init() async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let accepted = AcceptedChannels()
         let box = ServerBox()
-        let channel = try await ServerBootstrap(group: group)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 512)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
+                accepted.add(channel)
                 box.server.withLock { $0 }?.state.withLock { $0.connections += 1 }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
@@ -41,7 +42,7 @@ public final class LoopbackServer: Sendable {
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        self.group = group
+        self.accepted = accepted
         self.channel = channel
         self.port = channel.localAddress?.port ?? 0
         box.server.withLock { $0 = self }
@@ -98,7 +99,7 @@ public final class LoopbackServer: Sendable {
     public func shutdown() async throws {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try await channel.close()
-        try await group.shutdownGracefully()
+        await accepted.closeAll()
     }
 
     // MARK: - Called by the handler on the event loop

@@ -35,11 +35,11 @@ public struct ProcessRun: Sendable {
         }
         defer { exited.value.withLock { $0 = true } }
         // A child may exit before reading its input: EPIPE is then expected, not an error.
-        try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        PipeIO.write(input.utf8, to: stdin.fileHandleForWriting)
         try? stdin.fileHandleForWriting.close()
         // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
         let errorData = ErrorDrain(stderr.fileHandleForReading)
-        let outData = stdout.fileHandleForReading.readDataToEndOfFile()
+        let outData = PipeIO.all(stdout.fileHandleForReading)
         process.waitUntilExit()
         return ProcessRun(
             status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
@@ -61,7 +61,7 @@ private final class ErrorDrain: @unchecked Sendable {
 
     init(_ handle: FileHandle) {
         Thread { [self] in
-            let all = handle.readDataToEndOfFile()
+            let all = PipeIO.all(handle)
             lock.lock()
             data = all
             done = true

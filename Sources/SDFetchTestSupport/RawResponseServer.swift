@@ -25,25 +25,25 @@ public final class RawResponseServer: Sendable {
         }
     }
 
-    private let group: MultiThreadedEventLoopGroup
+    private let accepted: AcceptedChannels
     private let channel: any Channel
     private let isShutDown = Atomic<Bool>(false)
     public let port: Int
-    private let accepted = Atomic<Int>(0)
 
     public init(_ steps: [Step]) async throws {
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let accepted = AcceptedChannels()
         let counter = Counter()
-        let channel = try await ServerBootstrap(group: group)
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
+                accepted.add(channel)
                 counter.value.add(1, ordering: .relaxed)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(RawResponseHandler(steps: steps))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        self.group = group
+        self.accepted = accepted
         self.channel = channel
         self.port = channel.localAddress?.port ?? 0
         self.counter = counter
@@ -62,7 +62,7 @@ public final class RawResponseServer: Sendable {
     public func shutdown() async throws {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try await channel.close()
-        try await group.shutdownGracefully()
+        await accepted.closeAll()
     }
 }
 

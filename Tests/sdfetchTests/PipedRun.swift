@@ -26,7 +26,7 @@ struct PipedRun {
     }
 
     func write(_ text: String) throws {
-        try input.write(contentsOf: Data(text.utf8))
+        guard PipeIO.write(text.utf8, to: input) else { throw POSIXError(.EPIPE) }
     }
 
     /// Closes standard input, waits for the process to exit, and returns all it printed.
@@ -47,7 +47,7 @@ final class OutputCollector: @unchecked Sendable {
     init(_ handle: FileHandle) {
         Thread { [self] in
             while true {
-                let chunk = handle.availableData
+                let chunk = PipeIO.chunk(handle)
                 lock.lock()
                 if chunk.isEmpty {
                     isDone = true
