@@ -198,6 +198,8 @@ public final class CurlEngine: Sendable {
     /// connect timeout overlaps the transfers ahead of it. `distant`: its turn is far off
     /// (probed after the hosts of nearer requests). Returns at once; nothing is sent.
     public func expect(_ request: TransferRequest, hostFailureLimit: Int, distant: Bool = false) {
+        // Without probes (a proxy, `-j` under 4) the loop has no use for it: nothing to post.
+        guard core.probeCapacity > 0 else { return }
         let expected = Expected(
             request: request, host: HostHealth.host(of: request.url), hostFailureLimit: hostFailureLimit,
             isDistant: distant)
