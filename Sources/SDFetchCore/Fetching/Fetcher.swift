@@ -87,7 +87,7 @@ public final class Fetcher: Sendable {
     /// Transfers in flight, URLs waiting to retry and hosts given up, now.
     public var networkActivity: NetworkActivity {
         NetworkActivity(
-            inFlight: engine.core.runningCount.load(ordering: .relaxed),
+            inFlight: engine.runningCount,
             retrying: retrying.load(ordering: .relaxed), hostsDown: engine.hostHealth.downCount)
     }
 

@@ -8,14 +8,18 @@ private let curlGlobalInit: Void = {
     _ = curl_global_init(3)  // CURL_GLOBAL_ALL = CURL_GLOBAL_SSL | CURL_GLOBAL_WIN32
 }()
 
-/// Runs HTTP transfers on one libcurl multi handle driven by a dedicated thread.
+/// Runs HTTP transfers on libcurl multi handles, each driven by a dedicated thread: one,
+/// or two on a machine of two cores or more when `-j` is 16 or more and no `--limit-rate`
+/// caps the whole run. A host's requests all go to one loop (chosen by its name), which
+/// keeps its connections, its `--per-host` count and its probes (<doc:Fetching#Loop-threads>).
 ///
-/// At most `maxTransfers` (`-j`) transfers run at once; the rest wait in arrival order.
-/// Connections are kept alive and reused across transfers through the multi handle's
-/// connection cache, and HTTP/2 is used when a TLS server offers it.
+/// At most `maxTransfers` (`-j`) transfers run at once, across the loops
+/// (``TransferLanes``); the rest wait in arrival order. Connections are kept alive and
+/// reused across transfers through each multi handle's connection cache, and HTTP/2 is
+/// used when a TLS server offers it.
 ///
-/// Lifetime, in the manner of swift-nio's event loops: the loop thread holds only the
-/// engine's ``Core``, never the engine, so an engine nobody shuts down is noticed: its
+/// Lifetime, in the manner of swift-nio's event loops: a loop thread holds only its
+/// ``Core``, never the engine, so an engine nobody shuts down is noticed: its
 /// `deinit` asserts that ``shutdown()`` finished (and, in release builds, asks the loop to
 /// stop rather than leak a thread). Prefer ``withCurlEngine(maxTransfers:pacing:isolation:_:)``
 /// or ``withFetcher(options:cache:now:notes:isolation:_:)``, which shut down on every exit.
@@ -50,41 +54,60 @@ public final class CurlEngine: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// What the loop thread and the posting threads share; the thread holds this, not the engine.
+    /// What one loop thread and the posting threads share; the thread holds this, not the engine.
     ///
     /// `@unchecked Sendable`: `multi` is touched only by the loop thread (``TransferLoop``),
     /// except `curl_multi_wakeup`, which libcurl documents as thread-safe, and the cleanup in
     /// `deinit`, which runs once neither the thread nor the engine holds the core. `inbox`
-    /// and `exit` are guarded by their `Mutex`es; `nextID` is an atomic; `hostHealth` and
-    /// `interruption` are `Sendable` and guard themselves.
+    /// and `exit` are guarded by their `Mutex`es; `lanes`, `hostHealth` and `interruption`
+    /// are `Sendable`, shared by the engine's loops, and guard themselves.
     final class Core: @unchecked Sendable {
+        /// This loop's place among the engine's loops.
+        let index: Int
+        /// `-j`, across the engine's loops.
         let maxTransfers: Int
-        /// New hosts probed at once outside `-j` (``HostProbes``).
+        /// This loop's share of `-j`, for telling when its idle connections pile up.
+        let maxTransfersShare: Int
+        /// New hosts probed at once outside `-j` by this loop (``HostProbes``).
         let probeCapacity: Int
         let pacing: TransferPacing
         let multi: UnsafeMutableRawPointer
         let inbox = Mutex(Inbox())
         let exit = Mutex(Exit())
+        /// The `-j` slots, taken by every loop of the engine.
+        let lanes: TransferLanes
         /// Consecutive connection failures per host for this engine's run (`--host-failures`).
-        let hostHealth = HostHealth()
+        let hostHealth: HostHealth
         /// Tripped by ``CurlEngine/cancelAll()``; backoff sleeps wait on it.
-        let interruption = Interruption()
-        let nextID = Atomic<UInt64>(0)
-        /// Sockets curl holds for transfers; outlives every connection (``OpenSocketCount``).
+        let interruption: Interruption
+        /// Sockets curl holds for this loop's transfers; outlives every connection
+        /// (``OpenSocketCount``).
         let openSockets = OpenSocketCount()
         /// Transfers running, stored by the loop once per turn for progress displays.
         let runningCount = Atomic<Int>(0)
 
-        init(maxTransfers: Int, pacing: TransferPacing) {
-            guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
+        /// Loop `index` of `lanes`' loops, on `multi` (from ``makeMulti()``, freed by this core).
+        init(
+            index: Int, multi: UnsafeMutableRawPointer, lanes: TransferLanes, pacing: TransferPacing,
+            hostHealth: HostHealth, interruption: Interruption
+        ) {
             self.multi = multi
+            self.index = index
+            self.lanes = lanes
+            let maxTransfers = lanes.limit
+            let loops = lanes.loops
             self.maxTransfers = maxTransfers
             self.pacing = pacing
-            probeCapacity = HostProbes.capacity(maxTransfers: maxTransfers)
+            self.hostHealth = hostHealth
+            self.interruption = interruption
+            maxTransfersShare = max(1, maxTransfers / loops)
+            let allProbes = HostProbes.capacity(maxTransfers: maxTransfers)
+            probeCapacity = (allProbes + loops - 1) / loops
             // Never more connections than transfers and probes (the descriptors the CLI
-            // budgets); keep that many alive for reuse. A probe counts: at a limit of `-j`
-            // alone, probes of dead hosts would hold connections transfers are waiting for.
-            let connections = maxTransfers + probeCapacity
+            // budgets), across the loops; keep that many alive for reuse. A probe counts: at
+            // a limit of `-j` alone, probes of dead hosts would hold connections transfers are
+            // waiting for.
+            let connections = (maxTransfers + allProbes + loops - 1) / loops
             _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, connections)
             _ = CSDFetch_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, connections)
             // `--per-host` counts connections: an HTTP/2 host, allowed a connection's streams by
@@ -96,6 +119,11 @@ public final class CurlEngine: Sendable {
 
         deinit {
             curl_multi_cleanup(multi)
+        }
+
+        static func makeMulti() -> UnsafeMutableRawPointer {
+            guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed: out of memory") }
+            return multi
         }
 
         /// Hands the loop what `add` puts in the inbox (false: nothing, refused), unless it
@@ -130,33 +158,71 @@ public final class CurlEngine: Sendable {
         var isStopped: Bool { exit.withLock { $0.isStopped } }
     }
 
-    let core: Core
+    /// The loops, a host's requests always to the same one (``loop(for:)``).
+    let cores: [Core]
+    private let nextID = Atomic<UInt64>(0)
 
     /// `-j`: transfers at once.
-    public var maxTransfers: Int { core.maxTransfers }
-    /// `--per-host`, `--wait`, `--limit-rate`, enforced by the loop.
-    public var pacing: TransferPacing { core.pacing }
+    public var maxTransfers: Int { cores[0].maxTransfers }
+    /// `--per-host`, `--wait`, `--limit-rate`, enforced by the loops.
+    public var pacing: TransferPacing { cores[0].pacing }
     /// Consecutive connection failures per host for this engine's run (`--host-failures`).
-    var hostHealth: HostHealth { core.hostHealth }
+    let hostHealth: HostHealth
     /// Tripped by ``cancelAll()``; backoff sleeps wait on it.
-    var interruption: Interruption { core.interruption }
+    let interruption: Interruption
+    /// Transfers running now, for progress displays.
+    var runningCount: Int { cores.reduce(0) { $0 + $1.runningCount.load(ordering: .relaxed) } }
 
-    /// Starts the loop thread. `maxTransfers` is `-j`. Call ``shutdown()`` before letting go.
+    /// Starts the loop threads. `maxTransfers` is `-j`. Call ``shutdown()`` before letting go.
     public init(maxTransfers: Int, pacing: TransferPacing = TransferPacing()) {
         _ = curlGlobalInit
-        let core = Core(maxTransfers: max(1, maxTransfers), pacing: pacing)
-        self.core = core
-        DedicatedThread.start(name: "sdfetch-curl") {
-            TransferLoop(engine: core).run()
-            core.didStop()
+        let maxTransfers = max(1, maxTransfers)
+        let loops = Self.loopCount(maxTransfers: maxTransfers, pacing: pacing)
+        let multis = (0..<loops).map { _ in Core.makeMulti() }
+        let lanes = TransferLanes(limit: maxTransfers, multis: multis.map(TransferLanes.MultiHandle.init))
+        let (hostHealth, interruption) = (HostHealth(), Interruption())
+        self.hostHealth = hostHealth
+        self.interruption = interruption
+        cores = multis.enumerated().map { index, multi in
+            Core(
+                index: index, multi: multi, lanes: lanes, pacing: pacing, hostHealth: hostHealth,
+                interruption: interruption)
+        }
+        for core in cores {
+            DedicatedThread.start(name: "sdfetch-curl") {
+                TransferLoop(engine: core).run()
+                core.didStop()
+            }
         }
     }
 
     deinit {
-        assert(core.isStopped, "CurlEngine released before shutdown() finished: call it, or use withCurlEngine")
-        // Release builds: do not leak a polling thread and its connections.
-        if !core.isStopped { core.requestShutdown() }
+        let isStopped = cores.allSatisfy(\.isStopped)
+        assert(isStopped, "CurlEngine released before shutdown() finished: call it, or use withCurlEngine")
+        // Release builds: do not leak polling threads and their connections.
+        if !isStopped { for core in cores { core.requestShutdown() } }
     }
+
+    /// Loop threads for a run: two when the machine has the cores and `-j` the work for
+    /// them, one under `--limit-rate` (a cap on the whole run, kept by one loop).
+    static func loopCount(maxTransfers: Int, pacing: TransferPacing) -> Int {
+        guard maxTransfers >= 16, pacing.bytesPerSecond == nil else { return 1 }
+        return min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+    }
+
+    /// The loop of `host` (``HostHealth/host(of:)``): the same for the engine's life, from
+    /// the name's bytes (FNV-1a) rather than Swift's per-process seeded hash, so a test can
+    /// tell where a host goes.
+    static func loop(for host: String, loops: Int) -> Int {
+        guard loops > 1 else { return 0 }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in host.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return Int(hash % UInt64(loops))
+    }
+
+    private func core(for host: String) -> Core { cores[Self.loop(for: host, loops: cores.count)] }
 
     /// Performs one transfer. Cancelling the calling task drops the transfer and returns
     /// an `interrupted` failure.
@@ -168,13 +234,14 @@ public final class CurlEngine: Sendable {
     /// request whose host failed N connections in a row (see ``HostHealth``) fails as
     /// `host-down` when its turn comes, without dialling.
     public func perform(_ request: TransferRequest, hostFailureLimit: Int) async -> TransferResponse {
-        let core = self.core
-        let id = core.nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        let host = HostHealth.host(of: request.url)
+        let core = core(for: host)
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let pending = Pending(
-                    id: id, request: request, host: HostHealth.host(of: request.url),
-                    hostFailureLimit: hostFailureLimit, continuation: continuation)
+                    id: id, request: request, host: host, hostFailureLimit: hostFailureLimit,
+                    continuation: continuation)
                 let isAccepted = core.post { inbox in
                     // A task cancelled before this point had its handler run already, with
                     // nothing to cancel yet: refuse here instead.
@@ -199,11 +266,10 @@ public final class CurlEngine: Sendable {
     /// (probed after the hosts of nearer requests). Returns at once; nothing is sent.
     public func expect(_ request: TransferRequest, hostFailureLimit: Int, distant: Bool = false) {
         // Without probes (a proxy, `-j` under 4) the loop has no use for it: nothing to post.
-        guard core.probeCapacity > 0 else { return }
-        let expected = Expected(
-            request: request, host: HostHealth.host(of: request.url), hostFailureLimit: hostFailureLimit,
-            isDistant: distant)
-        _ = core.post { inbox in
+        guard cores[0].probeCapacity > 0 else { return }
+        let host = HostHealth.host(of: request.url)
+        let expected = Expected(request: request, host: host, hostFailureLimit: hostFailureLimit, isDistant: distant)
+        _ = core(for: host).post { inbox in
             inbox.expected.append(expected)
             return true
         }
@@ -228,22 +294,23 @@ public final class CurlEngine: Sendable {
     /// backoff sleep, and refuses new transfers. Returns at once; callers see their
     /// `perform` return within one turn of the loop.
     public func cancelAll() {
-        core.inbox.withLock { $0.isCancellingAll = true }
-        core.interruption.trip()
-        curl_multi_wakeup(core.multi)
+        for core in cores { core.inbox.withLock { $0.isCancellingAll = true } }
+        interruption.trip()
+        for core in cores { curl_multi_wakeup(core.multi) }
     }
 
     /// Stops the loop thread once in-flight transfers are done, and returns when the thread
     /// has ended (its last act resumes this call: no polling, no blocked thread). Idempotent.
     public func shutdown() async {
-        core.requestShutdown()
-        let core = self.core
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isStopped = core.exit.withLock { exit in
-                if !exit.isStopped { exit.waiters.append(continuation) }
-                return exit.isStopped
+        for core in cores { core.requestShutdown() }
+        for core in cores {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let isStopped = core.exit.withLock { exit in
+                    if !exit.isStopped { exit.waiters.append(continuation) }
+                    return exit.isStopped
+                }
+                if isStopped { continuation.resume() }
             }
-            if isStopped { continuation.resume() }
         }
     }
 }

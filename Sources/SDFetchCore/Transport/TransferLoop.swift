@@ -7,7 +7,7 @@ internal import CSDFetchShims
 /// the engine's inbox is the one shared thing it reads, under its `Mutex`, once per turn.
 ///
 /// One turn: take everything posted (new requests, cancellations) in one lock, start
-/// waiting transfers up to `-j`, let curl work, collect finished transfers, refill the
+/// waiting transfers while ``TransferLanes`` has lanes for them, let curl work, collect finished transfers, refill the
 /// freed slots, and only then resume the finished callers' continuations, so the wire is
 /// busy again before Swift code runs. Then drop stalled transfers and wait in
 /// `curl_multi_poll` for sockets, curl's timers or a wakeup.
@@ -50,10 +50,13 @@ final class TransferLoop {
 
     private var hasWaiting: Bool { waitingStart < waiting.count }
     private var hasHeld: Bool { !scheduler.isEmpty }
+    /// Lanes this loop may take now.
+    private var lanesAvailable: Int { engine.lanes.available(to: engine.index, running: running.count) }
 
     /// Runs until shutdown is requested and no transfer is left.
     func run() {
         while true {
+            engine.lanes.stopWaiting(loop: engine.index)
             let isShuttingDown = takeInbox()
             startWaiting()
             if isShuttingDown && running.isEmpty && !hasWaiting && !hasHeld {
@@ -143,11 +146,10 @@ final class TransferLoop {
 
     /// Blocks in `curl_multi_poll` unless there is work to do right now.
     private func poll() {
-        if running.count < engine.maxTransfers && hasWaiting { return }
-        if hasHeld, running.count < engine.maxTransfers,
-            scheduler.nanosecondsUntilNextStart(now: MonotonicTime.nanoseconds()) == 0
-        {
-            return
+        let isHeldDue = hasHeld && scheduler.nanosecondsUntilNextStart(now: MonotonicTime.nanoseconds()) == 0
+        if hasWaiting || isHeldDue {
+            // Requests to start: now if a lane is free, else once another loop frees one.
+            guard engine.lanes.waitForLane(loop: engine.index, running: running.count) else { return }
         }
         let mayPoll = engine.inbox.withLock { inbox in
             // The cancel-all and shutdown flags stay set once raised; their wakeup is never lost
@@ -174,18 +176,21 @@ final class TransferLoop {
         let now = hasWaiting || hasHeld ? MonotonicTime.nanoseconds() : 0
         // Again while some start: a request to a host that is down ends at once in `start`,
         // freeing its host's place for the next one held.
-        while case let startable = scheduler.takeStartable(now: now, capacity: engine.maxTransfers - running.count),
-            !startable.isEmpty
-        {
+        while hasHeld {
+            let lanes = engine.lanes.take(upTo: lanesAvailable, for: engine.index, running: running.count)
+            let startable = scheduler.takeStartable(now: now, capacity: lanes)
+            engine.lanes.release(lanes - startable.count)
+            if startable.isEmpty { break }
             for held in startable { start(held.pending, host: held.host, now: now) }
         }
-        while running.count < engine.maxTransfers, hasWaiting {
+        while hasWaiting, engine.lanes.take(upTo: 1, for: engine.index, running: running.count) == 1 {
             let pending = waiting[waitingStart]
             waitingStart += 1
             let host = pending.host
             leftWaiting(host)
             // A host's requests start in arrival order: none passes one already held.
             guard !scheduler.hasHeld(for: host), scheduler.mayStart(host, now: now) else {
+                engine.lanes.release()
                 scheduler.hold(pending, host: host)
                 continue
             }
@@ -210,15 +215,18 @@ final class TransferLoop {
         waitingPerHost[host] = count - 1
     }
 
-    /// Starts one request (already counted by the scheduler), unless its host is down.
+    /// Starts one request (already counted by the scheduler, its lane taken), unless its
+    /// host is down.
     private func start(_ pending: CurlEngine.Pending, host: String, now: UInt64) {
         if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
+            engine.lanes.release()
             scheduler.finished(host, wasSent: false, now: now)
             finished.append((pending.continuation, TransferResponse(failure: engine.hostHealth.failure(for: host))))
             return
         }
         probes.didStart(host)
         guard let transfer = idle.popLast() ?? CurlTransfer(openSockets: engine.openSockets) else {
+            engine.lanes.release()
             scheduler.finished(host, wasSent: false, now: now)
             let failure = FetchFailure(.io, "curl_easy_init failed")
             finished.append((pending.continuation, TransferResponse(failure: failure)))
@@ -238,15 +246,15 @@ final class TransferLoop {
     }
 
     /// Whether a connection whose host has no other request waiting is closed when its
-    /// transfer ends rather than kept idle: while at least half of `-j` is running and curl
-    /// holds more connections than `-j` transfers can use at once. libcurl (7.88) finds the
+    /// transfer ends rather than kept idle: while at least half of this loop's share of `-j`
+    /// is running and its curl holds more connections than that share. libcurl (7.88) finds the
     /// oldest idle connection to close by walking every connection it holds, once per new
     /// connection while its cache is full; on a list of many hosts most idle connections are
     /// never used again, and that walk took a sixth of the loop thread
     /// (<doc:Fetching#Connections>). A host's later URL opens a new connection. A run with
     /// few transfers in flight (a slow producer, `-j 1`) or few hosts keeps every connection.
     private var hasIdleConnectionsToSpare: Bool {
-        running.count * 2 >= engine.maxTransfers && engine.openSockets.value > engine.maxTransfers
+        running.count * 2 >= engine.maxTransfersShare && engine.openSockets.value > engine.maxTransfersShare
     }
 
     /// Opens connections to hosts met in the queue whose turn has not come (``HostProbes``).
@@ -254,7 +262,7 @@ final class TransferLoop {
     /// request on the way (the run announces lines whose fetches are still being started),
     /// and a probe would be one connection more than the request itself opens.
     private func launchProbes() {
-        guard probes.isEnabled, running.count >= engine.maxTransfers || hasWaiting else { return }
+        guard probes.isEnabled, engine.lanes.isFull || hasWaiting else { return }
         let hostHealth = engine.hostHealth
         for host in probes.launch(on: engine.multi, skipping: { hostHealth.isDown($0, limit: $1) }) {
             scheduler.setProbing(host, true)
@@ -339,6 +347,7 @@ final class TransferLoop {
     private func finish(_ transfer: CurlTransfer, with response: TransferResponse) {
         curl_multi_remove_handle(engine.multi, transfer.handle)
         running[transfer.id] = nil
+        engine.lanes.release()
         noteSends()
         let now = MonotonicTime.nanoseconds()
         if transfer.isMultiplexed { scheduler.multiplexes(transfer.host) }
