@@ -35,9 +35,11 @@ struct HostProbes {
         let isTLS: Bool
     }
 
-    /// Probes at once: as many as `-j` where the open-file limit allows (a list's far hosts
-    /// are many, and a dead one holds its probe for a whole timeout), a quarter of `-j` at
-    /// least (the room the CLI's `DescriptorLimit` leaves them); 0: none.
+    /// Probes at once: four times `-j` where the open-file limit allows (a list's far hosts
+    /// are many, a live one's probe lasts a round trip and a dead one's a whole timeout, so
+    /// the last dead host is found as soon as every host has been dialled once), a quarter of
+    /// `-j` at least (the room the CLI's `DescriptorLimit` leaves them); 0: none. Split
+    /// between an engine's loop threads.
     let capacity: Int
     /// Where each host met stands; absent: never met.
     private var hosts: [String: Stage] = [:]
@@ -129,7 +131,7 @@ struct HostProbes {
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return maxTransfers / 4 }
         let openFiles = Int(min(limit.rlim_cur, rlim_t(Int32.max)))
         let room = (openFiles - CurlEngine.descriptorsReserved) / CurlEngine.descriptorsPerTransfer - maxTransfers
-        return min(maxTransfers, max(maxTransfers / 4, room))
+        return min(maxTransfers * 4, max(maxTransfers / 4, room))
     }
 
     /// A connect-only handle to the host's port: the name resolved through the multi

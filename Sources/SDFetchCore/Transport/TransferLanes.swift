@@ -75,19 +75,17 @@ final class TransferLanes: Sendable {
     }
 
     /// Loop `loop` is about to poll with a request it could start but no lane: marks it
-    /// waiting, then looks again. Returns false when a lane came free in between (do not
-    /// poll). Marking before looking pairs with ``release()``, which frees before it reads
-    /// the marks: one of the two sees the other.
+    /// waiting (until ``stopWaiting(loop:)``), then looks again. Returns false when a lane
+    /// came free in between (do not poll). Marking before looking pairs with
+    /// ``release(_:)``, which frees before it reads the marks: one of the two sees the other.
     func waitForLane(loop: Int, running: Int) -> Bool {
         starved.bitwiseOr(UInt64(1) << UInt64(loop), ordering: .sequentiallyConsistent)
-        guard available(to: loop, running: running) == 0 else {
-            stopWaiting(loop: loop)
-            return false
-        }
-        return true
+        return available(to: loop, running: running) == 0
     }
 
-    /// Loop `loop` woke up: it looks for lanes itself now.
+    /// Loop `loop` has nothing left it could start: the other loops may take every lane.
+    /// Not on waking: a loop that cleared its mark while it took the lanes being freed
+    /// would let the loop freeing them take them back first.
     func stopWaiting(loop: Int) {
         starved.bitwiseAnd(~(UInt64(1) << UInt64(loop)), ordering: .sequentiallyConsistent)
     }

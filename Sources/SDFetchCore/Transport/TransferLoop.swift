@@ -56,7 +56,6 @@ final class TransferLoop {
     /// Runs until shutdown is requested and no transfer is left.
     func run() {
         while true {
-            engine.lanes.stopWaiting(loop: engine.index)
             let isShuttingDown = takeInbox()
             startWaiting()
             if isShuttingDown && running.isEmpty && !hasWaiting && !hasHeld {
@@ -82,6 +81,7 @@ final class TransferLoop {
             engine.runningCount.store(running.count, ordering: .relaxed)
             poll()
         }
+        engine.lanes.stopWaiting(loop: engine.index)
         idle.removeAll()
     }
 
@@ -149,7 +149,11 @@ final class TransferLoop {
         let isHeldDue = hasHeld && scheduler.nanosecondsUntilNextStart(now: MonotonicTime.nanoseconds()) == 0
         if hasWaiting || isHeldDue {
             // Requests to start: now if a lane is free, else once another loop frees one.
+            // Marked as waiting until they have started, awake or not: the other loop
+            // keeps to its share meanwhile.
             guard engine.lanes.waitForLane(loop: engine.index, running: running.count) else { return }
+        } else {
+            engine.lanes.stopWaiting(loop: engine.index)
         }
         let mayPoll = engine.inbox.withLock { inbox in
             // The cancel-all and shutdown flags stay set once raised; their wakeup is never lost

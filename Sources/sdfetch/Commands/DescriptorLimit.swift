@@ -29,7 +29,7 @@ enum DescriptorLimit {
         // RLIM_INFINITY is the largest rlim_t, so `min` covers it.
         let openFiles = Int(min(limit.rlim_cur, wanted))
         // A quarter more for the engine's probes of new hosts (`HostProbes`), which take
-        // up to as many again when the limit leaves room.
+        // up to four times as many again when the limit leaves room.
         return (max(1, (openFiles - reserved) * 4 / (perTransfer * 5)), openFiles)
     }
 }
