@@ -48,7 +48,7 @@ final class TransferLanes: Sendable {
     }
 
     /// Takes up to `wanted` lanes for loop `loop`, running `running` transfers; returns how
-    /// many it got (each to be given back by ``release(_:)``).
+    /// many it got (each to be given back by ``release(_:from:)``).
     func take(upTo wanted: Int, for loop: Int, running: Int) -> Int {
         while true {
             let count = min(wanted, available(to: loop, running: running))
@@ -63,11 +63,12 @@ final class TransferLanes: Sendable {
         }
     }
 
-    /// Gives lanes back, waking every loop waiting for one.
-    func release(_ count: Int = 1) {
+    /// Loop `loop` gives lanes back, waking every other loop waiting for one (`loop` itself
+    /// is awake: it looks for lanes again before it polls).
+    func release(_ count: Int = 1, from loop: Int) {
         guard count > 0 else { return }
         used.subtract(count, ordering: .sequentiallyConsistent)
-        let waiting = starved.load(ordering: .sequentiallyConsistent)
+        let waiting = starved.load(ordering: .sequentiallyConsistent) & ~(UInt64(1) << UInt64(loop))
         guard waiting != 0 else { return }
         for (index, multi) in wakeups.enumerated() where waiting & (UInt64(1) << UInt64(index)) != 0 {
             curl_multi_wakeup(multi.pointer)
@@ -77,7 +78,7 @@ final class TransferLanes: Sendable {
     /// Loop `loop` is about to poll with a request it could start but no lane: marks it
     /// waiting (until ``stopWaiting(loop:)``), then looks again. Returns false when a lane
     /// came free in between (do not poll). Marking before looking pairs with
-    /// ``release(_:)``, which frees before it reads the marks: one of the two sees the other.
+    /// ``release(_:from:)``, which frees before it reads the marks: one of the two sees the other.
     func waitForLane(loop: Int, running: Int) -> Bool {
         starved.bitwiseOr(UInt64(1) << UInt64(loop), ordering: .sequentiallyConsistent)
         return available(to: loop, running: running) == 0

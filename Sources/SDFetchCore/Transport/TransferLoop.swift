@@ -183,7 +183,7 @@ final class TransferLoop {
         while hasHeld {
             let lanes = engine.lanes.take(upTo: lanesAvailable, for: engine.index, running: running.count)
             let startable = scheduler.takeStartable(now: now, capacity: lanes)
-            engine.lanes.release(lanes - startable.count)
+            engine.lanes.release(lanes - startable.count, from: engine.index)
             if startable.isEmpty { break }
             for held in startable { start(held.pending, host: held.host, now: now) }
         }
@@ -194,7 +194,7 @@ final class TransferLoop {
             leftWaiting(host)
             // A host's requests start in arrival order: none passes one already held.
             guard !scheduler.hasHeld(for: host), scheduler.mayStart(host, now: now) else {
-                engine.lanes.release()
+                engine.lanes.release(from: engine.index)
                 scheduler.hold(pending, host: host)
                 continue
             }
@@ -223,14 +223,14 @@ final class TransferLoop {
     /// host is down.
     private func start(_ pending: CurlEngine.Pending, host: String, now: UInt64) {
         if engine.hostHealth.isDown(host, limit: pending.hostFailureLimit) {
-            engine.lanes.release()
+            engine.lanes.release(from: engine.index)
             scheduler.finished(host, wasSent: false, now: now)
             finished.append((pending.continuation, TransferResponse(failure: engine.hostHealth.failure(for: host))))
             return
         }
         probes.didStart(host)
         guard let transfer = idle.popLast() ?? CurlTransfer(openSockets: engine.openSockets) else {
-            engine.lanes.release()
+            engine.lanes.release(from: engine.index)
             scheduler.finished(host, wasSent: false, now: now)
             let failure = FetchFailure(.io, "curl_easy_init failed")
             finished.append((pending.continuation, TransferResponse(failure: failure)))
@@ -351,7 +351,7 @@ final class TransferLoop {
     private func finish(_ transfer: CurlTransfer, with response: TransferResponse) {
         curl_multi_remove_handle(engine.multi, transfer.handle)
         running[transfer.id] = nil
-        engine.lanes.release()
+        engine.lanes.release(from: engine.index)
         noteSends()
         let now = MonotonicTime.nanoseconds()
         if transfer.isMultiplexed { scheduler.multiplexes(transfer.host) }
