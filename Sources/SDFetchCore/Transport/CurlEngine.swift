@@ -158,7 +158,7 @@ public final class CurlEngine: Sendable {
         var isStopped: Bool { exit.withLock { $0.isStopped } }
     }
 
-    /// The loops, a host's requests always to the same one (``loop(for:)``).
+    /// The loops, a host's requests always to the same one (``loop(for:loops:)``).
     let cores: [Core]
     private let nextID = Atomic<UInt64>(0)
 
@@ -299,8 +299,8 @@ public final class CurlEngine: Sendable {
         for core in cores { curl_multi_wakeup(core.multi) }
     }
 
-    /// Stops the loop thread once in-flight transfers are done, and returns when the thread
-    /// has ended (its last act resumes this call: no polling, no blocked thread). Idempotent.
+    /// Stops the loop threads once in-flight transfers are done, and returns when they have
+    /// ended (each one's last act resumes this call: no polling, no blocked thread). Idempotent.
     public func shutdown() async {
         for core in cores { core.requestShutdown() }
         for core in cores {

@@ -17,7 +17,8 @@ final class TransferLanes: Sendable {
     /// A loop's share while another waits: `-j` over the loops, rounded up.
     let fairShare: Int
     private let used = Atomic<Int>(0)
-    /// A bit per loop that found no lane for a request it could start, set before it polls.
+    /// A bit per loop with a request it could start and no lane for it: set before it
+    /// polls, cleared once it has nothing left to start.
     private let starved = Atomic<UInt64>(0)
     /// Each loop's multi handle, for `curl_multi_wakeup` (thread-safe in libcurl).
     private let wakeups: [MultiHandle]
@@ -78,7 +79,8 @@ final class TransferLanes: Sendable {
     /// Loop `loop` is about to poll with a request it could start but no lane: marks it
     /// waiting (until ``stopWaiting(loop:)``), then looks again. Returns false when a lane
     /// came free in between (do not poll). Marking before looking pairs with
-    /// ``release(_:from:)``, which frees before it reads the marks: one of the two sees the other.
+    /// ``release(_:from:)``, which frees before it reads the marks: one of the two sees
+    /// the other.
     func waitForLane(loop: Int, running: Int) -> Bool {
         starved.bitwiseOr(UInt64(1) << UInt64(loop), ordering: .sequentiallyConsistent)
         return available(to: loop, running: running) == 0

@@ -7,9 +7,9 @@ internal import CSDFetchShims
 /// the engine's inbox is the one shared thing it reads, under its `Mutex`, once per turn.
 ///
 /// One turn: take everything posted (new requests, cancellations) in one lock, start
-/// waiting transfers while ``TransferLanes`` has lanes for them, let curl work, collect finished transfers, refill the
-/// freed slots, and only then resume the finished callers' continuations, so the wire is
-/// busy again before Swift code runs. Then drop stalled transfers and wait in
+/// waiting transfers while ``TransferLanes`` has lanes for them, let curl work, collect
+/// finished transfers, refill the freed lanes, and only then resume the finished callers'
+/// continuations, so the wire is busy again before Swift code runs. Then drop stalled transfers and wait in
 /// `curl_multi_poll` for sockets, curl's timers or a wakeup.
 final class TransferLoop {
     private let engine: CurlEngine.Core
