@@ -28,7 +28,9 @@ public enum PipeIO {
         let bytes = Array(bytes)
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(handle.fileDescriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let count = bytes.withUnsafeBytes { raw in
+                Glibc.write(handle.fileDescriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
             if count > 0 {
                 offset += count
             } else if count < 0, errno == EINTR {

@@ -65,9 +65,7 @@ public final class CurlEngine: Sendable {
         /// This loop's place among the engine's loops.
         let index: Int
         /// `-j`, across the engine's loops.
-        let maxTransfers: Int
-        /// This loop's share of `-j`, for telling when its idle connections pile up.
-        let maxTransfersShare: Int
+        var maxTransfers: Int { lanes.limit }
         /// New hosts probed at once outside `-j` by this loop (``HostProbes``).
         let probeCapacity: Int
         let pacing: TransferPacing
@@ -96,11 +94,9 @@ public final class CurlEngine: Sendable {
             self.lanes = lanes
             let maxTransfers = lanes.limit
             let loops = lanes.loops
-            self.maxTransfers = maxTransfers
             self.pacing = pacing
             self.hostHealth = hostHealth
             self.interruption = interruption
-            maxTransfersShare = max(1, maxTransfers / loops)
             let allProbes = HostProbes.capacity(maxTransfers: maxTransfers)
             probeCapacity = (allProbes + loops - 1) / loops
             // Never more connections than transfers and probes (the descriptors the CLI

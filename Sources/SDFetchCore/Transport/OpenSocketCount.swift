@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The sockets curl holds for an engine's transfers: live connections, idle ones in its
+/// The sockets one loop's curl holds for its transfers: live connections, idle ones in its
 /// connection cache included, counted by the open- and close-socket callbacks.
 ///
-/// Owned by the engine's ``CurlEngine/Core`` and handed to curl as the close callback's
+/// Owned by the loop's ``CurlEngine/Core`` and handed to curl as the close callback's
 /// data, which each connection keeps for as long as it lives: the core outlives them all
 /// (its `deinit` closes the last ones). The loop reads it to tell when idle connections
 /// pile up (<doc:Fetching#Connections>).

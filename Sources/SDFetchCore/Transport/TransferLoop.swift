@@ -9,8 +9,8 @@ internal import CSDFetchShims
 /// One turn: take everything posted (new requests, cancellations) in one lock, start
 /// waiting transfers while ``TransferLanes`` has lanes for them, let curl work, collect
 /// finished transfers, refill the freed lanes, and only then resume the finished callers'
-/// continuations, so the wire is busy again before Swift code runs. Then drop stalled transfers and wait in
-/// `curl_multi_poll` for sockets, curl's timers or a wakeup.
+/// continuations, so the wire is busy again before Swift code runs. Then drop stalled
+/// transfers and wait in `curl_multi_poll` for sockets, curl's timers or a wakeup.
 final class TransferLoop {
     private let engine: CurlEngine.Core
     private var running: [UInt64: CurlTransfer] = [:]
@@ -251,14 +251,15 @@ final class TransferLoop {
 
     /// Whether a connection whose host has no other request waiting is closed when its
     /// transfer ends rather than kept idle: while at least half of this loop's share of `-j`
-    /// is running and its curl holds more connections than that share. libcurl (7.88) finds the
-    /// oldest idle connection to close by walking every connection it holds, once per new
-    /// connection while its cache is full; on a list of many hosts most idle connections are
+    /// (``TransferLanes/fairShare``) is running and its curl holds more connections than
+    /// that share. libcurl (7.88) finds the oldest idle connection to close by walking every
+    /// connection it holds, once per new connection while its cache is full; on a list of many hosts most idle connections are
     /// never used again, and that walk took a sixth of the loop thread
     /// (<doc:Fetching#Connections>). A host's later URL opens a new connection. A run with
     /// few transfers in flight (a slow producer, `-j 1`) or few hosts keeps every connection.
     private var hasIdleConnectionsToSpare: Bool {
-        running.count * 2 >= engine.maxTransfersShare && engine.openSockets.value > engine.maxTransfersShare
+        let share = engine.lanes.fairShare
+        return running.count * 2 >= share && engine.openSockets.value > share
     }
 
     /// Opens connections to hosts met in the queue whose turn has not come (``HostProbes``).
