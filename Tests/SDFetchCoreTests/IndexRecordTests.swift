@@ -47,4 +47,29 @@ struct IndexRecordTests {
             #expect(parse(damaged) == nil, "byte \(index)")
         }
     }
+
+    @Test("16 hex digits read a word at a time give the value a digit at a time gives; any other byte, nil")
+    func hexFields() {
+        func reference(_ digits: [UInt8]) -> UInt64? {
+            digits.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+                ? UInt64(String(decoding: digits, as: UTF8.self), radix: 16) : nil
+        }
+        func read(_ digits: [UInt8]) -> UInt64? { digits.withUnsafeBytes { IndexRecord.hexValue($0) } }
+        let base = Array("0123456789abcdef".utf8)
+        #expect(read(base) == 0x0123_4567_89ab_cdef)
+        #expect(read(Array("fedcba9876543210".utf8)) == 0xfedc_ba98_7654_3210)
+        #expect(read(Array("0123456789abcde".utf8)) == nil)
+        for place in base.indices {
+            for byte in UInt8.min...UInt8.max {
+                var digits = base
+                digits[place] = byte
+                #expect(read(digits) == reference(digits), "byte \(byte) at \(place)")
+            }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let digits = (0..<16).map { _ in base.randomElement(using: &generator)! }
+            #expect(read(digits) == reference(digits))
+        }
+    }
 }

@@ -105,7 +105,7 @@ struct IndexBucket {
 
     /// The file offset of `digest`'s use slot when its latest line is in the table (a use
     /// is then written in place); nil when it is in the tail or not found.
-    func slotOffset(for digest: KeyDigest, file fd: Int32) -> Int? {
+    mutating func slotOffset(for digest: KeyDigest, file fd: Int32) -> Int? {
         guard (tail[digest]?.putOffset ?? -1) < 0, let block = table?.block(for: digest) else { return nil }
         return read(block, fd) { raw in IndexTable.line(of: digest, in: raw).map { block.lowerBound + $0.slot } }
     }
@@ -118,20 +118,34 @@ struct IndexBucket {
         whole = kept
     }
 
-    /// `body` over the file's bytes in `range`: from the kept bytes, else one `pread`.
-    private func read<T>(_ range: Range<Int>, _ fd: Int32, _ body: (UnsafeRawBufferPointer) -> T?) -> T? {
+    /// `body` over the file's bytes in `range`: from the kept bytes, else one `pread`, into
+    /// ``scratch`` when the block is of a usual size.
+    private mutating func read<T>(_ range: Range<Int>, _ fd: Int32, _ body: (UnsafeRawBufferPointer) -> T?) -> T? {
         if let whole, range.upperBound <= whole.count {
             return whole.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
         }
         let source = file?.fd ?? fd
         guard source >= 0, range.count <= IndexTable.maxBlockBytes else { return nil }
-        return withUnsafeTemporaryAllocation(byteCount: range.count, alignment: 1) { buffer in
+        func read(into buffer: UnsafeMutableRawBufferPointer) -> T? {
             guard pread(source, buffer.baseAddress, range.count, off_t(range.lowerBound)) == range.count else {
                 return nil
             }
-            return body(UnsafeRawBufferPointer(buffer))
+            return body(UnsafeRawBufferPointer(rebasing: buffer[..<range.count]))
         }
+        guard range.count <= Self.scratchLimit else {
+            return withUnsafeTemporaryAllocation(byteCount: range.count, alignment: 1, read(into:))
+        }
+        if scratch.count < range.count { scratch = [UInt8](repeating: 0, count: max(range.count, 4096)) }
+        return scratch.withUnsafeMutableBytes(read(into:))
     }
+
+    /// The block reads' buffer, kept with the bucket: a temporary allocation of a block's
+    /// 2 KB is a `malloc` (only up to 1 KB is sure to be on the stack), which cost a warm run
+    /// over a large cache a tenth of what its lookups cost beyond a small cache's.
+    private var scratch: [UInt8] = []
+    /// Blocks up to this size are read into ``scratch``; a larger one (long URLs, or a
+    /// forged fence) into memory of its own, freed after the read.
+    private static let scratchLimit = 16 << 10
 
     // MARK: - Writes of this process
 
