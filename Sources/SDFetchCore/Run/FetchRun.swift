@@ -25,6 +25,12 @@ public struct FetchRun: Sendable {
     /// The last step of each result before it is counted; nil: none.
     public var delivery: (any ResultDelivery)?
     public let progress: RunProgress
+    /// Fetches in flight per slot of `-j`: the engine needs more than `-j` to choose from
+    /// (a host at its `--per-host` limit, a slow or paused host hold theirs), but each costs
+    /// its task's frames, about 24 KB: four per slot held 25 MB on a list over 4,000 hosts
+    /// and were no faster than two; one per slot took 1.7 times as long
+    /// (`Scripts/bench.d/README.md`, "Memory over many hosts").
+    static let fetchesPerSlot = 2
 
     public init(fetcher: Fetcher, sources: [InputSource], shard: Shard? = nil, delivery: (any ResultDelivery)? = nil) {
         self.fetcher = fetcher
@@ -45,7 +51,7 @@ public struct FetchRun: Sendable {
         let ledger = RunLedger(progress: progress)
         let intake = RunIntake(
             fetcher: fetcher, shard: shard, reader: reader, ledger: ledger, delivery: delivery,
-            limit: max(16, fetcher.options.concurrency * 4))
+            limit: max(16, fetcher.options.concurrency * Self.fetchesPerSlot))
         async let intakeDone: Void = RunIntake.run(intake)
         while let events = await ledger.next() {
             for event in events { await handle(event) }
