@@ -140,8 +140,8 @@ struct IndexBucket {
     }
 
     /// The block reads' buffer, kept with the bucket: a temporary allocation of a block's
-    /// 2 KB is a `malloc` (only up to 1 KB is sure to be on the stack), which cost a warm run
-    /// over a large cache a tenth of what its lookups cost beyond a small cache's.
+    /// 2 KB is a `malloc` (only up to 1 KB is sure to be on the stack), about 7 % of what a
+    /// warm run over a large cache cost beyond the same run over a small one.
     private var scratch: [UInt8] = []
     /// Blocks up to this size are read into ``scratch``; a larger one (long URLs, or a
     /// forged fence) into memory of its own, freed after the read.
