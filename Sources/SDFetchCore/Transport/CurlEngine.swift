@@ -207,15 +207,11 @@ public final class CurlEngine: Sendable {
     }
 
     /// The loop of `host` (``HostHealth/host(of:)``): the same for the engine's life, from
-    /// the name's bytes (FNV-1a) rather than Swift's per-process seeded hash, so a test can
-    /// tell where a host goes.
+    /// the name's bytes (``FNV1a``) rather than Swift's per-process seeded hash, so a test
+    /// can tell where a host goes.
     static func loop(for host: String, loops: Int) -> Int {
         guard loops > 1 else { return 0 }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in host.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return Int(hash % UInt64(loops))
+        return Int(FNV1a.hash(host.utf8) % UInt64(loops))
     }
 
     private func core(for host: String) -> Core { cores[Self.loop(for: host, loops: cores.count)] }

@@ -332,12 +332,10 @@ enum IndexRecord: Equatable {
 
     // MARK: - Check
 
-    /// FNV-1a, 64 bits: a torn-write detector, not a defence (whoever can write the bucket
-    /// can write a matching check).
+    /// ``FNV1a``: a torn-write detector, not a defence (whoever can write the bucket can
+    /// write a matching check).
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        return hash
+        FNV1a.hash(bytes)
     }
 
     private static func hex(_ value: UInt64) -> [UInt8] {
