@@ -147,6 +147,91 @@ struct IndexTableTests {
         }
     }
 
+    @Test("a compaction keeping every entry merges the tail into the table byte for byte as a full parse writes it")
+    func mergedTableMatchesFullCompaction() throws {
+        let bucket = 0x2C
+        let stored = try keys(60, inBucket: bucket, prefix: "merge-")
+        for (seed, key) in stored.enumerated() { try store(key, seed: seed) }
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let table = try bucketBytes(bucket)
+        let entries = try fullParse(bucket)
+        func put(_ key: URLKey, usedAt seconds: Double) throws -> [UInt8] {
+            var entry = try #require(entries[key.digest])
+            entry.accessedAt = entry.storedAt.addingTimeInterval(seconds)
+            return IndexRecord.put(key.digest, entry).line
+        }
+        func use(_ key: URLKey, at seconds: Double) throws -> [UInt8] {
+            let storedAt = try #require(entries[key.digest]).storedAt
+            return IndexRecord.use(key.digest, usedAt: FileTime.nanoseconds(storedAt.addingTimeInterval(seconds))).line
+        }
+        let newcomers = try keys(4, inBucket: bucket, prefix: "merge-new-")
+        for (seed, key) in newcomers.enumerated() { try store(key, seed: 100 + seed) }
+        let newLines = try bucketBytes(bucket).suffix(from: table.count)
+        var tail: [UInt8] = Array(newLines)
+        tail += try use(stored[1], at: 50)  // a table entry used
+        tail += try use(stored[2], at: 40) + put(stored[2], usedAt: 5)  // used, then replaced
+        tail += try put(stored[3], usedAt: 7) + use(stored[3], at: 60)  // replaced, then used
+        tail += try use(stored[4], at: 1)  // a use older than the slot's
+        tail += Array("\n0000000000000000 P\tgarbage\n".utf8)  // a damaged line
+        tail += try use(stored[5], at: 30)
+        tail += try put(stored[3], usedAt: 9)  // replaced again: the last put wins
+        tail += IndexRecord.use(KeyDigest(high: UInt64(bucket) << 56, low: 1), usedAt: 1).line  // a use of nothing
+        let file = table + tail
+        let (merged, full) = file.withUnsafeBytes { raw -> ([UInt8]?, [UInt8]) in
+            let parsed = IndexBucket.latestPuts(in: raw, upTo: raw.count)
+            let full = IndexTable.file(parsed.puts.map { ($0.key, $0.value.line, $0.value.summary.usedAt) }, from: raw)
+            return (IndexTable.merged(raw, table: parsed.table!, upTo: raw.count), full)
+        }
+        let isSame = merged == full
+        #expect(isSame)
+        #expect(merged.map { $0.withUnsafeBytes { IndexTable(file: $0)?.count } } == stored.count + newcomers.count)
+        // A table whose lines are out of order is left to the full parse: its first line,
+        // checked and of the same length, names the digest that sorts last.
+        let parsedTable = try #require(table.withUnsafeBytes { IndexTable(file: $0) })
+        let first = parsedTable.blocks()[0].lowerBound + IndexTable.slotsSize + 1
+        let sortedKeys = stored.sorted { ($0.digest.high, $0.digest.low) < ($1.digest.high, $1.digest.low) }
+        let forged = IndexRecord.put(sortedKeys.last!.digest, try #require(entries[sortedKeys[0].digest])).line.dropFirst().dropLast()
+        var disordered = table
+        disordered.replaceSubrange(first..<(first + forged.count), with: forged)
+        #expect(disordered.withUnsafeBytes { $0.prefix(first + forged.count + 1).last } == 0x0A)
+        #expect(disordered.withUnsafeBytes { IndexTable.merged($0, table: parsedTable, upTo: $0.count) } == nil)
+    }
+
+    @Test("the fence search from a guessed row finds the row a plain count finds, sorted or forged")
+    func fenceSearchMatchesCount() {
+        var generator = SystemRandomNumberGenerator()
+        func fence(_ firsts: [KeyDigest]) -> [UInt8] {
+            firsts.flatMap { first in
+                [first.high, first.low, 0].flatMap { value in withUnsafeBytes(of: value.bigEndian, Array.init) }
+            }
+        }
+        func probes(_ firsts: [KeyDigest]) -> [KeyDigest] {
+            let random = (0..<200).map { _ in
+                KeyDigest(high: 0x3A00_0000_0000_0000 | UInt64.random(in: 0..<(1 << 56), using: &generator), low: .random(in: 0...UInt64.max, using: &generator))
+            }
+            let near = firsts.flatMap { [$0, KeyDigest(high: $0.high, low: $0.low &- 1), KeyDigest(high: $0.high &+ 1, low: 0)] }
+            return random + near + [KeyDigest(high: 0, low: 0), KeyDigest(high: .max, low: .max)]
+        }
+        for rows in [0, 1, 15, 16, 17, 100, 1000] {
+            var firsts = (0..<rows).map { _ in
+                KeyDigest(high: 0x3A00_0000_0000_0000 | UInt64.random(in: 0..<(1 << 56), using: &generator), low: .random(in: 0...UInt64.max, using: &generator))
+            }
+            firsts.sort { ($0.high, $0.low) < ($1.high, $1.low) }
+            // Clustered rows put the guess far from the answer.
+            if rows == 1000 { for index in 0..<500 { firsts[index] = KeyDigest(high: 0x3A00_0000_0000_0000 + UInt64(index), low: 0) } }
+            let bytes = fence(firsts)
+            for probe in probes(firsts) {
+                let counted = firsts.filter { ($0.high, $0.low) <= (probe.high, probe.low) }.count
+                #expect(bytes.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows) } == counted)
+            }
+            // Rows out of order: any answer within bounds.
+            let shuffled = fence(firsts.shuffled())
+            for probe in probes(firsts) {
+                #expect((0...rows).contains(shuffled.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows) }))
+            }
+        }
+    }
+
     @Test("a forged or damaged table answers nothing wrong and leaves every other bucket alone")
     func forgedTableStaysInItsBucket() throws {
         let keys = try (0..<200).map { try key("f\($0)") }

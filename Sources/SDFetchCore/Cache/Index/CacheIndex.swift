@@ -345,8 +345,33 @@ final class CacheIndex: Sendable {
             guard let state = fileState(index), state.size > Int64(IndexBucket.tailLimit) else { return }
             // Reported first, so that counters this process kept current carry over to the table.
             if let pending = ledger.take(index) { report(index, pending) }
-            compact(index) { _, _ in true }
+            compactKeepingAll(index)
         }
+    }
+
+    /// ``compact(_:keeping:)`` keeping every entry: the tail merged into the table
+    /// (``IndexTable/merged(_:table:upTo:)``), unless the file has no table a compaction
+    /// wrote. Call under the bucket lock.
+    func compactKeepingAll(_ index: Int) {
+        guard parsed.withLock({ $0[index] == nil }) else {
+            compact(index) { _, _ in true }
+            return
+        }
+        let old = SafeOpen.file(Buckets.name(index), in: folder.value, flags: O_RDONLY)
+        guard old >= 0 else { return }
+        defer { close(old) }
+        var info = stat()
+        guard fstat(old, &info) == 0, let bytes = SafeOpen.readAll(old) else { return }
+        let end = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
+        let merged = bytes.withUnsafeBytes { raw -> [UInt8]? in
+            guard let table = IndexTable(file: UnsafeRawBufferPointer(rebasing: raw[..<end])) else { return nil }
+            return IndexTable.merged(raw, table: table, upTo: end)
+        }
+        guard let merged else {
+            compact(index) { _, _ in true }
+            return
+        }
+        install(merged, index, replacing: old, sizeRead: Int(info.st_size), bytesRead: bytes.count, consumed: end, keptAll: true)
     }
 
     /// Rewrites bucket `index`'s index as a table of the latest put line of each entry
@@ -371,8 +396,6 @@ final class CacheIndex: Sendable {
             let end = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
             read = ParsedFile(bytes: bytes, end: end, inode: UInt64(info.st_ino))
         }
-        // What the file held past the read's cap (a forged or sparse giant) is dropped, not carried over.
-        let sizeRead = Int(info.st_size)
         let bytes = read.bytes
         let consumed = read.end
         // The latest put line of each digest, copied as it is (no string is decoded unless a
@@ -386,25 +409,41 @@ final class CacheIndex: Sendable {
             return live.count
         }
         let file = bytes.withUnsafeBytes { raw in
-            IndexTable.file(live.map { ($0.key, Array(raw[$0.value.line]), $0.value.summary.usedAt) })
+            IndexTable.file(live.map { ($0.key, $0.value.line, $0.value.summary.usedAt) }, from: raw)
         }
+        let installed = install(
+            file, index, replacing: old, sizeRead: Int(info.st_size), bytesRead: bytes.count, consumed: consumed,
+            keptAll: live.count == puts.count)
+        return installed ? live.count : puts.count
+    }
+
+    /// Renames `file`, a new table for bucket `index`, over the bucket file open as `old`,
+    /// of which `bytesRead` bytes were read (`sizeRead` its size then) and `consumed` made
+    /// the table, then copies over what was appended to `old` since. False when the table
+    /// could not be written (the old file stays).
+    @discardableResult
+    private func install(
+        _ file: [UInt8], _ index: Int, replacing old: Int32, sizeRead: Int, bytesRead: Int, consumed: Int, keptAll: Bool
+    ) -> Bool {
+        let name = Buckets.name(index)
         let temporary = FileIO.temporaryName(prefix: ".\(name)-")
         let fd = WriterTemporary.create(temporary, in: folder.value, flags: O_WRONLY)
-        guard fd >= 0 else { return puts.count }
+        guard fd >= 0 else { return false }
         let written = FileIO.writeAll(file, to: fd)
         close(fd)
         guard written, renameat(folder.value, temporary, folder.value, name) == 0 else {
             unlinkat(folder.value, temporary, 0)
-            return puts.count
+            return false
         }
-        if live.count == puts.count { carryUsage(index, from: old, read: consumed) }
-        // Lines appended to the old file after it was read: carry them over.
-        let carryFrom = sizeRead > bytes.count ? max(sizeRead, consumed) : consumed
+        if keptAll { carryUsage(index, from: old, read: consumed) }
+        // Lines appended to the old file after it was read: carry them over. (What the file
+        // held past the read's cap, a forged or sparse giant, is dropped, not carried over.)
+        let carryFrom = sizeRead > bytesRead ? max(sizeRead, consumed) : consumed
         if let tail = SafeOpen.readAll(old, from: carryFrom), !tail.isEmpty {
             _ = Self.append(tail, to: name, in: folder.value)
         }
         forget(index)
-        return live.count
+        return true
     }
 
     // MARK: - Counters
