@@ -36,17 +36,13 @@ struct DiskCacheTests {
 
     private func indexLines(_ key: URLKey) throws -> [Substring] {
         let bucket = directory.appending("cache/index/\(Buckets.name(Buckets.index(of: key.digest)))")
-        // A compacted bucket starts with its table (header, fence, blocks of use slots and
-        // lines); the log follows.
+        // A compacted bucket starts with its table (header, fence, each line after its use
+        // slot); the log follows.
         let bytes = [UInt8](try #require(FileManager.default.contents(atPath: bucket)))
         var lines: [Substring] = []
         let table = bytes.withUnsafeBytes { IndexTable(file: $0) }
-        for block in table?.blocks() ?? [] {
-            bytes[block].withUnsafeBytes { raw in
-                IndexTable.forEachLine(inBlock: raw) { range, _ in
-                    lines.append(Substring(String(decoding: raw[range], as: UTF8.self)))
-                }
-            }
+        bytes.withUnsafeBytes { raw in
+            table?.forEachLine(in: raw) { range, _ in lines.append(Substring(String(decoding: raw[range], as: UTF8.self))) }
         }
         return lines + String(decoding: bytes[(table?.end ?? 0)...], as: UTF8.self).split(separator: "\n")
     }

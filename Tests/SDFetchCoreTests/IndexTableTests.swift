@@ -127,12 +127,13 @@ struct IndexTableTests {
         // clean keeps the young lines (a writer may be about to name their files): all 708.
         var bytes = try bucketBytes(bucket)
         let table = try #require(bytes.withUnsafeBytes { IndexTable(file: $0) })
-        #expect(table.count == 708 && table.fenceCount == 89 && bytes.count > IndexBucket.wholeFileLimit)
+        #expect(table.count == 708 && table.fenceCount == 45 && bytes.count > IndexBucket.wholeFileLimit)
 
         // Damage one real entry's line inside the table.
-        let block = try #require(table.block(for: real[3].digest))
-        let line = try #require(bytes[block].withUnsafeBytes { IndexTable.line(of: real[3].digest, in: $0) })
-        bytes[block.lowerBound + line.line.lowerBound + 40] ^= 0x01
+        let read = try #require(table.firstRead(for: real[3].digest) { $0 })
+        #expect(read.count < 400)
+        let line = try #require(bytes[read].withUnsafeBytes { table.locate(real[3].digest, in: $0) })
+        bytes[read.lowerBound + line.line.lowerBound + 40] ^= 0x01
         try Data(bytes).write(to: URL(fileURLWithPath: bucketPath(bucket)))
         let reader = try reader()
         for (index, key) in real.enumerated() {
@@ -188,13 +189,80 @@ struct IndexTableTests {
         // A table whose lines are out of order is left to the full parse: its first line,
         // checked and of the same length, names the digest that sorts last.
         let parsedTable = try #require(table.withUnsafeBytes { IndexTable(file: $0) })
-        let first = parsedTable.blocks()[0].lowerBound + IndexTable.slotsSize + 1
+        var lines: [Range<Int>] = []
+        table.withUnsafeBytes { raw in parsedTable.forEachLine(in: raw) { range, _ in lines.append(range) } }
+        let first = try #require(lines.first).lowerBound
         let sortedKeys = stored.sorted { ($0.digest.high, $0.digest.low) < ($1.digest.high, $1.digest.low) }
         let forged = IndexRecord.put(sortedKeys.last!.digest, try #require(entries[sortedKeys[0].digest])).line.dropFirst().dropLast()
         var disordered = table
         disordered.replaceSubrange(first..<(first + forged.count), with: forged)
         #expect(disordered.withUnsafeBytes { $0.prefix(first + forged.count + 1).last } == 0x0A)
         #expect(disordered.withUnsafeBytes { IndexTable.merged($0, table: parsedTable, upTo: $0.count) } == nil)
+    }
+
+    /// A table as format-4 caches before this layout hold it ("sdfetch-table-3": blocks of
+    /// 8 use slots and 8 lines, a fence row of digest and offset per block), written from
+    /// the lines of `file` as its full parse finds them.
+    private func blockTable(of file: [UInt8]) -> [UInt8] {
+        file.withUnsafeBytes { raw -> [UInt8] in
+            let puts = IndexBucket.latestPuts(in: raw, upTo: raw.count).puts
+                .sorted { ($0.key.high, $0.key.low) < ($1.key.high, $1.key.low) }
+            func integer(_ value: Int64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+            let rows = (puts.count + 7) / 8
+            var fence: [UInt8] = []
+            var blocks: [UInt8] = []
+            for start in stride(from: 0, to: puts.count, by: 8) {
+                let block = puts[start..<min(start + 8, puts.count)]
+                fence += integer(Int64(bitPattern: block.first!.key.high)) + integer(Int64(bitPattern: block.first!.key.low))
+                fence += integer(Int64(32 + rows * 24 + blocks.count))
+                for slot in 0..<8 { blocks += integer(slot < block.count ? block[start + slot].value.summary.usedAt : 0) }
+                for put in block { blocks += [0x0A] + raw[put.value.line] + [0x0A] }
+            }
+            return IndexTable.blockMagic + integer(Int64(puts.count)) + integer(Int64(32 + fence.count + blocks.count))
+                + fence + blocks
+        }
+    }
+
+    @Test("a table of the layout before (blocks of 8 lines) is read and used as it is, and rewritten by compaction")
+    func blockLayoutTable() throws {
+        let bucket = 0x51
+        let real = try keys(8, inBucket: bucket)
+        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
+        let template = try #require(cache.entry(for: real[0]))
+        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(fillerLines(600, inBucket: bucket, like: template, padding: 200)))
+        try handle.close()
+        let old = blockTable(of: try bucketBytes(bucket))
+        try Data(old).write(to: URL(fileURLWithPath: bucketPath(bucket)))
+        let table = try #require(old.withUnsafeBytes { IndexTable(file: $0) })
+        #expect(table.layout == .blocks && table.count == 608 && old.count > IndexBucket.wholeFileLimit)
+        #expect(table.firstRead(for: real[2].digest) { $0 }.map { $0.count > 1000 } == true)
+        // Read from the file a block at a time, as a full parse reads it; a use is written in place.
+        let full = try fullParse(bucket)
+        let reader = try reader()
+        for key in real { #expect(reader.entry(for: key) != nil && reader.entry(for: key) == full[key.digest]) }
+        clock.advance(by: .seconds(10))
+        reader.touch(real[5])
+        reader.flushUses()
+        #expect(try bucketBytes(bucket).count == old.count)
+        #expect(try self.reader().entry(for: real[5])?.accessedAt == clock.now)
+        // A run's compaction (a log past its limit) merges it into the line layout.
+        try append(fillerLines(60, inBucket: bucket, like: template, padding: 300), toBucket: bucket)
+        let writer = try self.reader()
+        #expect(writer.entry(for: real[1])?.url == real[1].redacted)
+        let after = try bucketBytes(bucket)
+        #expect(after.starts(with: IndexTable.magic))
+        for key in real { #expect(writer.entry(for: key)?.url == key.redacted) }
+        #expect(try self.reader().entry(for: real[5])?.accessedAt == clock.now)
+        #expect(try fullParse(bucket).count == 608)
+    }
+
+    private func append(_ lines: [UInt8], toBucket bucket: Int) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(lines))
+        try handle.close()
     }
 
     @Test("the fence search from a guessed row finds the row a plain count finds, sorted or forged")
@@ -222,12 +290,12 @@ struct IndexTableTests {
             let bytes = fence(firsts)
             for probe in probes(firsts) {
                 let counted = firsts.filter { ($0.high, $0.low) <= (probe.high, probe.low) }.count
-                #expect(bytes.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows) } == counted)
+                #expect(bytes.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows, rowSize: 24) } == counted)
             }
             // Rows out of order: any answer within bounds.
             let shuffled = fence(firsts.shuffled())
             for probe in probes(firsts) {
-                #expect((0...rows).contains(shuffled.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows) }))
+                #expect((0...rows).contains(shuffled.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows, rowSize: 24) }))
             }
         }
     }
@@ -254,7 +322,7 @@ struct IndexTableTests {
         }
         // Each fence row points at the next block: lookups read blocks without their line.
         if table.fenceCount > 1 {
-            let offsets = (0..<table.fenceCount).map { IndexTable.headerSize + $0 * IndexTable.fenceRowSize + 16 }
+            let offsets = (0..<table.fenceCount).map { IndexTable.headerSize + $0 * table.layout.rowSize + 16 }
             let rotated = offsets.map { Array(original[$0..<($0 + 8)]) }
             for (index, at) in offsets.enumerated() {
                 bytes.replaceSubrange(at..<(at + 8), with: rotated[(index + 1) % rotated.count])

@@ -91,10 +91,10 @@ struct IndexBucket {
                 return nil
             }
             entry = found
-        } else if let block = table?.block(for: digest) {
-            guard let (found, slotUse) = read(block, fd, { Self.put(digest, inBlock: $0) }) else { return nil }
-            entry = found
-            usedAtInTable = slotUse
+        } else if let table {
+            let found = table.firstRead(for: digest) { range in read(range, fd) { Self.put(digest, in: $0, table) } }
+            guard let found else { return nil }
+            (entry, usedAtInTable) = found
         } else {
             return nil
         }
@@ -108,19 +108,24 @@ struct IndexBucket {
         return entry
     }
 
-    /// `digest`'s entry in a table block, and the time in its use slot.
-    private static func put(_ digest: KeyDigest, inBlock block: UnsafeRawBufferPointer) -> (CacheEntry, Int64)? {
-        guard let (line, slot) = IndexTable.line(of: digest, in: block),
-            let entry = put(digest, UnsafeRawBufferPointer(rebasing: block[line]))
+    /// `digest`'s entry in bytes a table lookup read (``IndexTable/firstRead(for:_:)``), and the
+    /// time in its use slot.
+    private static func put(_ digest: KeyDigest, in bytes: UnsafeRawBufferPointer, _ table: IndexTable)
+        -> (CacheEntry, Int64)?
+    {
+        guard let (line, slot) = table.locate(digest, in: bytes),
+            let entry = put(digest, UnsafeRawBufferPointer(rebasing: bytes[line]))
         else { return nil }
-        return (entry, IndexTable.slotTime(block, at: slot))
+        return (entry, IndexTable.slotTime(bytes, at: slot))
     }
 
     /// The file offset of `digest`'s use slot when its latest line is in the table (a use
     /// is then written in place); nil when it is in the tail or not found.
     mutating func slotOffset(for digest: KeyDigest, file fd: Int32) -> Int? {
-        guard (tail[digest]?.putOffset ?? -1) < 0, let block = table?.block(for: digest) else { return nil }
-        return read(block, fd) { raw in IndexTable.line(of: digest, in: raw).map { block.lowerBound + $0.slot } }
+        guard (tail[digest]?.putOffset ?? -1) < 0, let table else { return nil }
+        return table.firstRead(for: digest) { range in
+            read(range, fd) { table.locate(digest, in: $0).map { range.lowerBound + $0.slot } }
+        }
     }
 
     /// Notes that this process wrote `usedAt` into the slot at `offset` of the file it read.
@@ -252,12 +257,12 @@ struct IndexBucket {
             // A fence past the file's allocated blocks is a sparse forgery: never read.
             let allocated = info.st_blocks > 0 ? Int(info.st_blocks) * 512 : size
             if count == IndexTable.headerSize,
-                let (rows, end) = header.withUnsafeBytes({ IndexTable.header($0, fileSize: size) }),
-                IndexTable.fenceCount(rows) * IndexTable.fenceRowSize <= allocated,
+                let (layout, rows, end) = header.withUnsafeBytes({ IndexTable.header($0, fileSize: size) }),
+                IndexTable.fenceCount(rows, layout) * layout.rowSize <= allocated,
                 let bytes = Self.read(
-                    fd, count: IndexTable.fenceCount(rows) * IndexTable.fenceRowSize, at: IndexTable.headerSize)
+                    fd, count: IndexTable.fenceCount(rows, layout) * layout.rowSize, at: IndexTable.headerSize)
             {
-                table = IndexTable(count: rows, end: end, fence: bytes)
+                table = IndexTable(layout: layout, count: rows, end: end, fence: bytes)
             }
             offset = table?.end ?? 0
             if holding {
@@ -360,14 +365,9 @@ struct IndexBucket {
                 puts[line.digest]?.isUsedSince = true
             }
         }
-        let table = IndexTable(file: UnsafeRawBufferPointer(rebasing: raw[..<end]))
-        for block in table?.blocks() ?? [] {
-            let bytes = UnsafeRawBufferPointer(rebasing: raw[block])
-            IndexTable.forEachLine(inBlock: bytes) { range, ordinal in
-                let line = (block.lowerBound + range.lowerBound)..<(block.lowerBound + range.upperBound)
-                take(line, slotUse: IndexTable.slotTime(bytes, at: ordinal * 8))
-            }
-        }
+        let file = UnsafeRawBufferPointer(rebasing: raw[..<end])
+        let table = IndexTable(file: file)
+        table?.forEachLine(in: file) { line, slotUse in take(line, slotUse: slotUse) }
         let start = min(table?.end ?? 0, end)
         let region = UnsafeRawBufferPointer(rebasing: raw[start..<end])
         forEachLine(in: region, upTo: region.count) { range in

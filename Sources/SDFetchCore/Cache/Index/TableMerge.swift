@@ -23,17 +23,13 @@ extension IndexTable {
         var kept: [(digest: KeyDigest, line: Range<Int>, usedAt: Int64)] = []
         kept.reserveCapacity(table.count)
         var sorted = true
-        for block in table.blocks() {
-            let bytes = UnsafeRawBufferPointer(rebasing: raw[block])
-            forEachLine(inBlock: bytes) { range, ordinal in
-                // Copied without its check, which it passed when the table was written.
-                guard let line = IndexRecord.peek(line: UnsafeRawBufferPointer(rebasing: bytes[range])) else { return }
-                let digest = line.digest
-                guard line.isPut, kept.last.map({ ($0.digest.high, $0.digest.low) < (digest.high, digest.low) }) ?? true
-                else { return sorted = false }
-                let start = block.lowerBound + range.lowerBound
-                kept.append((digest, start..<(start + range.count), max(line.usedAt, slotTime(bytes, at: ordinal * 8))))
-            }
+        table.forEachLine(in: UnsafeRawBufferPointer(rebasing: raw[..<end])) { range, slotUse in
+            // Copied without its check, which it passed when the table was written.
+            guard let line = IndexRecord.peek(line: UnsafeRawBufferPointer(rebasing: raw[range])) else { return }
+            let digest = line.digest
+            guard line.isPut, kept.last.map({ ($0.digest.high, $0.digest.low) < (digest.high, digest.low) }) ?? true
+            else { return sorted = false }
+            kept.append((digest, range, max(line.usedAt, slotUse)))
         }
         guard sorted else { return nil }
         func tableIndex(of digest: KeyDigest) -> Int? {
