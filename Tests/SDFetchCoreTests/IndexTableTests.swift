@@ -62,6 +62,14 @@ struct IndexTableTests {
         return found
     }
 
+    /// Appends `lines` to bucket `bucket`'s file, as another writer would.
+    private func append(_ lines: [UInt8], toBucket bucket: Int) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(lines))
+        try handle.close()
+    }
+
     /// Put lines of `count` made-up entries of bucket `bucket`, each like `template` with a
     /// URL `padding` long: filler for a large bucket, with no key to search for.
     private func fillerLines(_ count: Int, inBucket bucket: Int, like template: CacheEntry, padding: Int) -> [UInt8] {
@@ -118,11 +126,7 @@ struct IndexTableTests {
         // Filler entries of the same bucket, with long URLs, until the table is past the
         // limit a bucket file is kept whole under.
         let template = try #require(cache.entry(for: real[0]))
-        let appended = fillerLines(700, inBucket: bucket, like: template, padding: 200)
-        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(appended))
-        try handle.close()
+        try append(fillerLines(700, inBucket: bucket, like: template, padding: 200), toBucket: bucket)
         _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
         // clean keeps the young lines (a writer may be about to name their files): all 708.
         var bytes = try bucketBytes(bucket)
@@ -229,10 +233,7 @@ struct IndexTableTests {
         let real = try keys(8, inBucket: bucket)
         for (seed, key) in real.enumerated() { try store(key, seed: seed) }
         let template = try #require(cache.entry(for: real[0]))
-        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(fillerLines(600, inBucket: bucket, like: template, padding: 200)))
-        try handle.close()
+        try append(fillerLines(600, inBucket: bucket, like: template, padding: 200), toBucket: bucket)
         let old = blockTable(of: try bucketBytes(bucket))
         try Data(old).write(to: URL(fileURLWithPath: bucketPath(bucket)))
         let table = try #require(old.withUnsafeBytes { IndexTable(file: $0) })
@@ -258,12 +259,6 @@ struct IndexTableTests {
         #expect(try fullParse(bucket).count == 608)
     }
 
-    private func append(_ lines: [UInt8], toBucket bucket: Int) throws {
-        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(lines))
-        try handle.close()
-    }
 
     @Test("the fence search from a guessed row finds the row a plain count finds, sorted or forged")
     func fenceSearchMatchesCount() {
@@ -365,11 +360,7 @@ struct IndexTableTests {
         for (seed, key) in real.enumerated() { try store(key, seed: seed) }
         // Put lines of another writer (a format-2 build, say) past the tail limit, no table.
         let template = try #require(cache.entry(for: real[0]))
-        let lines = fillerLines(500, inBucket: bucket, like: template, padding: 300)
-        let handle = try #require(FileHandle(forWritingAtPath: bucketPath(bucket)))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: Data(lines))
-        try handle.close()
+        try append(fillerLines(500, inBucket: bucket, like: template, padding: 300), toBucket: bucket)
         let before = try bucketBytes(bucket)
         #expect(before.count > IndexBucket.tailLimit && !before.starts(with: IndexTable.magic))
 
