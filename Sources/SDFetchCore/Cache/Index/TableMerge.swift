@@ -6,8 +6,8 @@ extension IndexTable {
     /// `raw[..<end]` (whole lines only) whose head is `table`: the table's lines and the
     /// tail's latest put lines merged in digest order, each with its latest use: what
     /// ``IndexBucket/latestPuts(in:upTo:)`` and ``file(_:from:)`` make of the same file,
-    /// except that a table line damaged since its table was written is kept (lookups skip
-    /// it, as they do now, and `clean` drops it).
+    /// except that a table line damaged since its table was written is kept while it still
+    /// has a line's shape (lookups skip it, as they do now, and `clean` drops it).
     ///
     /// Why a merge: the table is sorted already, so its lines are copied as they are,
     /// without their check or a map of every entry sorted again; only the tail is parsed in
