@@ -353,6 +353,36 @@ struct IndexTableTests {
         for key in keys { #expect(reader.entry(for: key)?.url == key.redacted) }
     }
 
+    @Test("a read-only cache (--offline) serves its entries and writes no use, in a table or in a log")
+    func readOnlyWritesNoUse() throws {
+        let keys = try (0..<40).map { try store(key("ro\($0)"), seed: $0) }
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let logged = try (0..<10).map { try store(key("ro-log\($0)"), seed: 100 + $0) }
+        let index = cache.directory + "/index"
+        func snapshot() throws -> [String: Data] {
+            try Dictionary(uniqueKeysWithValues: FileManager.default.contentsOfDirectory(atPath: index).map {
+                ($0, try Data(contentsOf: URL(fileURLWithPath: index + "/" + $0)))
+            })
+        }
+        let before = try snapshot()
+        clock.advance(by: .seconds(3600))
+        let readOnly = try DiskCache(directory: cache.directory, now: clock.read, readOnly: true)
+        let offline = ServePolicy(freshness: Freshness(maxAge: .seconds(60)), isOffline: true)
+        for key in keys + logged {
+            guard case .fresh = readOnly.lookup(key, serving: offline, now: clock.now) else {
+                Issue.record("not served: \(key.redacted)")
+                continue
+            }
+        }
+        readOnly.flushUses()
+        #expect(try snapshot() == before)
+        // A writable cache records the same first uses.
+        let writer = try reader()
+        for key in keys + logged { _ = writer.lookup(key, serving: offline, now: clock.now) }
+        writer.flushUses()
+        #expect(try snapshot() != before)
+    }
+
     @Test("a process that reads a bucket with a long log compacts it; a read-only one leaves it")
     func readerCompactsLongLog() throws {
         let bucket = 0x23

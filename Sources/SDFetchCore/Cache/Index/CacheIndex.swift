@@ -41,7 +41,7 @@ final class CacheIndex: Sendable {
     let useInterval: Duration
     /// Whether large bucket files stay open for the lookups' reads (see ``BucketFolders``).
     let holdsFiles: Bool
-    /// False for a read-only cache, which a lookup never rewrites.
+    /// False for a read-only cache, which a lookup never writes: no compaction, no use.
     let compacts: Bool
     /// Uses queued per bucket before they are written: a run of a million hits holds a
     /// few thousand, not a million.
@@ -258,7 +258,8 @@ final class CacheIndex: Sendable {
     /// looking as old as its store, and a trim removed the entries just used before those
     /// never used again.
     func noteUse(_ digest: KeyDigest, of entry: CacheEntry, at date: Date) {
-        guard date > entry.accessedAt else { return }
+        // A read-only cache (`--offline`) is read, never written, uses included.
+        guard compacts, date > entry.accessedAt else { return }
         let isFirstUse = entry.accessedAt <= entry.storedAt
         guard isFirstUse || date.timeIntervalSince(entry.accessedAt) >= useInterval.timeInterval else { return }
         let index = Buckets.index(of: digest)
