@@ -109,11 +109,34 @@ def table(items):
     return out
 
 
+def line_table(items):
+    """The same in the layout compaction writes now (sdfetch-table-4): 16 lines a fence
+    row with each line's length and digest tag, each line after its use slot."""
+    items = sorted(items)
+    rows = (len(items) + 15) // 16
+    lines_start = 32 + 72 * rows
+    lines = [index_line(payload) for _, payload, _ in items]
+    end = lines_start + sum(8 + len(line) for line in lines)
+    out = b"sdfetch-table-4\n" + struct.pack(">qq", len(items), end)
+    offset = lines_start
+    for start in range(0, len(items), 16):
+        row = list(zip(items[start:start + 16], lines[start:start + 16]))
+        out += bytes.fromhex(row[0][0][0].decode()) + struct.pack(">q", offset)
+        out += b"".join(struct.pack(">H", len(line) - 2 if i < len(row) else 0)
+                        for i, line in enumerate([line for _, line in row] + [b""] * (16 - len(row))))
+        out += bytes(bytes.fromhex(item[0].decode())[-1] for item, _ in row) + b"\0" * (16 - len(row))
+        offset += sum(8 + len(line) for _, line in row)
+    for (_, _, used), line in zip(items, lines):
+        out += struct.pack(">q", used) + line
+    return out
+
+
 def index_seeds():
     digests = [b"%032x" % (i * 0x0123456789ABCDEF0123 + 7) for i in range(12)]
     log = b"".join(index_line(put(d, b"http://h/%d.png" % i)) for i, d in enumerate(digests[:4]))
     log += index_line(use(digests[0], 1_800_000_000 * 10**9)) + b"\n0123 torn"
     tabled = table([(d, put(d, b"http://h/t%d.png" % i), 1_750_000_000 * 10**9) for i, d in enumerate(digests)])
+    lined = line_table([(d, put(d, b"http://h/l%d.png" % i), 1_750_000_000 * 10**9) for i, d in enumerate(digests)])
     forged = b"sdfetch-table-3\n" + struct.pack(">qq", 1 << 40, 1 << 45) + b"\0" * 48
     far = index_line(put(digests[5], b"http://h/far.png", stored=2**63 - 1, used=-(2**63)))
     return {
@@ -121,6 +144,9 @@ def index_seeds():
         "log-fix-checks": b"\1" + log.replace(b"P\t", b"P\t", 1),
         "table-and-tail": b"\0" + tabled + log,
         "table-large-held": b"\6" + tabled + log,
+        "lines-table-and-tail": b"\0" + lined + log,
+        "lines-table-large-held": b"\6" + lined + log,
+        "lines-forged-header": b"\2" + b"sdfetch-table-4\n" + forged[16:],
         "forged-header": b"\2" + forged,
         "times-out-of-range": b"\1" + far,
     }

@@ -3,14 +3,14 @@ import Glibc
 @testable import SDFetchCore
 
 /// libFuzzer entry point over an index bucket file (<doc:OnDiskFormat>): the table's
-/// header, fence and blocks and the log tail, read every way the commands read them (the
+/// header, fence and lines (either layout) and the log tail, read every way the commands read them (the
 /// whole-file reads of `clean`, `verify`, `stats` and `merge`, and the lookups of a run,
 /// from a small file kept whole and from a large one read block by block).
 ///
 /// The first byte picks modes: bit 0 gives every line a matching check before parsing, so
 /// mutations reach the fields behind it (whoever can write a bucket can write a check);
 /// bit 1 pads the file past ``IndexBucket/wholeFileLimit`` so lookups take the large-file
-/// path (header, fence and one block per lookup by `pread`); bit 2 holds the file open.
+/// path (header, fence and one line or block per lookup by `pread`); bit 2 holds the file open.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func indexFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = FuzzInput(data, size)
@@ -30,15 +30,20 @@ public func indexFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
         digests += entries.keys
         if let table = IndexTable(file: raw) {
             digests += table.fence.withUnsafeBytes { fence in
-                stride(from: 0, to: fence.count - 15, by: IndexTable.fenceRowSize).map { offset in
+                stride(from: 0, to: fence.count - 15, by: table.layout.rowSize).map { offset in
                     KeyDigest(
                         high: UInt64(bigEndian: fence.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
                         low: UInt64(bigEndian: fence.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)))
                 }
             }
-            for block in table.blocks() {
-                let bytes = UnsafeRawBufferPointer(rebasing: raw[block])
-                IndexTable.forEachLine(inBlock: bytes) { _, ordinal in _ = IndexTable.slotTime(bytes, at: ordinal * 8) }
+            table.forEachLine(in: raw) { line, _ in
+                if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[line])) { digests.append(record.digest) }
+            }
+            for digest in digests.prefix(16) {
+                _ = table.firstRead(for: digest) { range -> Bool? in
+                    guard range.upperBound <= raw.count else { return nil }
+                    return table.locate(digest, in: UnsafeRawBufferPointer(rebasing: raw[range])) != nil ? true : nil
+                }
             }
         }
     }
