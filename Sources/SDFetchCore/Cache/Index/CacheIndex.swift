@@ -139,14 +139,20 @@ final class CacheIndex: Sendable {
     /// last whole line, read without keeping it, with the file's inode and that end: the
     /// part of the file the caller accounts for.
     private func wholeFile(_ index: Int) -> (bytes: [UInt8], end: Int, state: BucketFileState)? {
-        let read = withFile(index) { fd -> ([UInt8], UInt64)? in
+        let read = withFile(index) { fd -> ([UInt8], Int, UInt64)? in
             var info = stat()
-            guard fstat(fd, &info) == 0, let bytes = SafeOpen.readAll(fd) else { return nil }
-            return (bytes, UInt64(info.st_ino))
+            guard fstat(fd, &info) == 0, let (bytes, end) = Self.wholeLines(fd) else { return nil }
+            return (bytes, end, UInt64(info.st_ino))
         } ?? nil
-        guard let (bytes, inode) = read else { return nil }
-        let end = (bytes.withUnsafeBytes({ IndexRecord.lastOffset(of: 0x0A, in: $0) }) ?? -1) + 1
+        guard let (bytes, end, inode) = read else { return nil }
         return (bytes, end, BucketFileState(inode: inode, size: Int64(end)))
+    }
+
+    /// The whole file open as `fd` (at most ``SafeOpen/maxReadBytes``) and the end of its
+    /// last whole line.
+    private static func wholeLines(_ fd: Int32) -> (bytes: [UInt8], end: Int)? {
+        guard let bytes = SafeOpen.readAll(fd) else { return nil }
+        return (bytes, (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1)
     }
 
     /// Bucket `index`'s entries as the file holds them now, decoded, read without keeping
@@ -362,8 +368,7 @@ final class CacheIndex: Sendable {
         guard old >= 0 else { return }
         defer { close(old) }
         var info = stat()
-        guard fstat(old, &info) == 0, let bytes = SafeOpen.readAll(old) else { return }
-        let end = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
+        guard fstat(old, &info) == 0, let (bytes, end) = Self.wholeLines(old) else { return }
         let merged = bytes.withUnsafeBytes { raw -> [UInt8]? in
             guard let table = IndexTable(file: UnsafeRawBufferPointer(rebasing: raw[..<end])) else { return nil }
             return IndexTable.merged(raw, table: table, upTo: end)
@@ -393,8 +398,7 @@ final class CacheIndex: Sendable {
         if let swept, swept.inode == UInt64(info.st_ino), swept.bytes.count == Int(info.st_size) {
             read = swept
         } else {
-            guard let bytes = SafeOpen.readAll(old) else { return 0 }
-            let end = (bytes.withUnsafeBytes { IndexRecord.lastOffset(of: 0x0A, in: $0) } ?? -1) + 1
+            guard let (bytes, end) = Self.wholeLines(old) else { return 0 }
             read = ParsedFile(bytes: bytes, end: end, inode: UInt64(info.st_ino))
         }
         let bytes = read.bytes

@@ -258,9 +258,8 @@ struct IndexBucket {
             let allocated = info.st_blocks > 0 ? Int(info.st_blocks) * 512 : size
             if count == IndexTable.headerSize,
                 let (layout, rows, end) = header.withUnsafeBytes({ IndexTable.header($0, fileSize: size) }),
-                IndexTable.fenceCount(rows, layout) * layout.rowSize <= allocated,
-                let bytes = Self.read(
-                    fd, count: IndexTable.fenceCount(rows, layout) * layout.rowSize, at: IndexTable.headerSize)
+                layout.fenceSize(lines: rows) <= allocated,
+                let bytes = Self.read(fd, count: layout.fenceSize(lines: rows), at: IndexTable.headerSize)
             {
                 table = IndexTable(layout: layout, count: rows, end: end, fence: bytes)
             }

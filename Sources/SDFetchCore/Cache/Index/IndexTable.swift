@@ -44,6 +44,9 @@ struct IndexTable {
         /// Lines per fence row.
         var rowLines: Int { self == .blocks ? 8 : 16 }
         var rowSize: Int { self == .blocks ? 24 : 24 + 3 * rowLines }
+
+        /// The bytes of the fence of a table of `lines` lines.
+        func fenceSize(lines: Int) -> Int { IndexTable.fenceCount(lines, self) * rowSize }
     }
 
     static let magic: [UInt8] = Array("sdfetch-table-4\n".utf8)
@@ -63,8 +66,7 @@ struct IndexTable {
     let fence: [UInt8]
 
     var fenceCount: Int { Self.fenceCount(count, layout) }
-    var fenceSize: Int { fenceCount * layout.rowSize }
-    var linesStart: Int { Self.headerSize + fenceSize }
+    var linesStart: Int { Self.headerSize + layout.fenceSize(lines: count) }
 
     static func fenceCount(_ lines: Int, _ layout: Layout) -> Int { (lines + layout.rowLines - 1) / layout.rowLines }
 
@@ -73,21 +75,15 @@ struct IndexTable {
     /// ``SafeOpen/maxReadBytes`` (a sparse forged file has any size it likes); nil for a
     /// file without a table (a log only, as format 2 wrote) or a header out of bounds.
     static func header(_ header: UnsafeRawBufferPointer, fileSize: Int) -> (layout: Layout, count: Int, end: Int)? {
-        guard header.count >= headerSize else { return nil }
-        let layout: Layout
-        if header.prefix(magic.count).elementsEqual(magic) {
-            layout = .lines
-        } else if header.prefix(blockMagic.count).elementsEqual(blockMagic) {
-            layout = .blocks
-        } else {
-            return nil
-        }
+        guard header.count >= headerSize,
+            let layout = [Layout.lines, .blocks].first(where: { header.prefix($0.magic.count).elementsEqual($0.magic) })
+        else { return nil }
         let count = Int(integer(header, at: 16))
         let end = Int(integer(header, at: 24))
         let rowLines = layout.rowLines
         guard count >= 0, fileSize >= headerSize, count / rowLines <= (fileSize - headerSize) / layout.rowSize,
             count / rowLines <= SafeOpen.maxReadBytes / layout.rowSize,
-            end <= fileSize, end >= headerSize + fenceCount(count, layout) * layout.rowSize
+            end <= fileSize, end >= headerSize + layout.fenceSize(lines: count)
         else { return nil }
         return (layout, count, end)
     }
@@ -102,7 +98,7 @@ struct IndexTable {
     /// The table at the head of `file` (a whole bucket file), or nil.
     init?(file: UnsafeRawBufferPointer) {
         guard let (layout, count, end) = Self.header(file, fileSize: file.count) else { return nil }
-        let fenceEnd = Self.headerSize + Self.fenceCount(count, layout) * layout.rowSize
+        let fenceEnd = Self.headerSize + layout.fenceSize(lines: count)
         self.init(layout: layout, count: count, end: end, fence: Array(file[Self.headerSize..<fenceEnd]))
     }
 
@@ -307,7 +303,7 @@ struct IndexTable {
         let layout = Layout.lines
         let sorted = items.filter { $0.line.count <= Int(UInt16.max) }
             .sorted { ($0.digest.high, $0.digest.low) < ($1.digest.high, $1.digest.low) }
-        let linesStart = headerSize + fenceCount(sorted.count, layout) * layout.rowSize
+        let linesStart = headerSize + layout.fenceSize(lines: sorted.count)
         let end = linesStart + sorted.reduce(0) { $0 + 8 + $1.line.count + 2 }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(end)
