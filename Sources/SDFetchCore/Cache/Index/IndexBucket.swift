@@ -157,9 +157,10 @@ struct IndexBucket {
         return scratch.withUnsafeMutableBytes(read(into:))
     }
 
-    /// The block reads' buffer, kept with the bucket: a temporary allocation of a block's
-    /// 2 KB is a `malloc` (only up to 1 KB is sure to be on the stack), about 7 % of what a
-    /// warm run over a large cache cost beyond the same run over a small one.
+    /// The table reads' buffer, kept with the bucket: a temporary allocation over 1 KB (a
+    /// block of the layout before is about 2 KB, a long line can pass 1 KB) is a `malloc`,
+    /// which per block read was about 7 % of what a warm run over a large cache cost beyond
+    /// the same run over a small one.
     private var scratch: [UInt8] = []
     /// Blocks up to this size are read into ``scratch``; a larger one (long URLs, or a
     /// forged fence) into memory of its own, freed after the read.
