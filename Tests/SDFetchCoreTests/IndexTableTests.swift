@@ -152,6 +152,37 @@ struct IndexTableTests {
         }
     }
 
+    @Test("a large bucket's lookups read through the descriptor its load opened and handed over")
+    func largeBucketKeepsItsDescriptor() throws {
+        let bucket = 0x43
+        let real = try keys(4, inBucket: bucket)
+        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
+        let template = try #require(cache.entry(for: real[0]))
+        try append(fillerLines(700, inBucket: bucket, like: template, padding: 200), toBucket: bucket)
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        #expect(try bucketBytes(bucket).count > IndexBucket.wholeFileLimit)
+
+        // Held: the bucket owns the descriptor and needs no other for its lookups.
+        var held = IndexBucket()
+        let adopted = held.read(from: open(bucketPath(bucket), O_RDONLY), holding: true)
+        #expect(adopted)
+        for key in real {
+            #expect(!held.needsFile(for: key.digest))
+            #expect(held.entry(for: key.digest)?.url == key.redacted)
+        }
+        // Not held: the caller keeps its descriptor and passes it to each lookup.
+        var passed = IndexBucket()
+        let fd = open(bucketPath(bucket), O_RDONLY)
+        defer { close(fd) }
+        let kept = passed.read(from: fd, holding: false)
+        #expect(!kept)
+        for key in real {
+            #expect(passed.needsFile(for: key.digest))
+            #expect(passed.entry(for: key.digest) == nil)
+            #expect(passed.entry(for: key.digest, file: fd)?.url == key.redacted)
+        }
+    }
+
     @Test("a compaction keeping every entry merges the tail into the table byte for byte as a full parse writes it")
     func mergedTableMatchesFullCompaction() throws {
         let bucket = 0x2C
@@ -282,15 +313,20 @@ struct IndexTableTests {
             firsts.sort { ($0.high, $0.low) < ($1.high, $1.low) }
             // Clustered rows put the guess far from the answer.
             if rows == 1000 { for index in 0..<500 { firsts[index] = KeyDigest(high: 0x3A00_0000_0000_0000 + UInt64(index), low: 0) } }
+            // Rows whose first 8 bytes are equal are told apart by the other 8.
+            if rows == 1000 { for index in 500..<600 { firsts[index] = KeyDigest(high: 0x3A00_0000_0000_1000, low: UInt64(index) << 8) } }
+            func search(_ probe: KeyDigest, _ bytes: [UInt8]) -> Int {
+                bytes.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows, rowSize: 24) }
+            }
             let bytes = fence(firsts)
             for probe in probes(firsts) {
                 let counted = firsts.filter { ($0.high, $0.low) <= (probe.high, probe.low) }.count
-                #expect(bytes.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows, rowSize: 24) } == counted)
+                #expect(search(probe, bytes) == counted)
             }
             // Rows out of order: any answer within bounds.
             let shuffled = fence(firsts.shuffled())
             for probe in probes(firsts) {
-                #expect((0...rows).contains(shuffled.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows, rowSize: 24) }))
+                #expect((0...rows).contains(search(probe, shuffled)))
             }
         }
     }

@@ -48,9 +48,11 @@ enum SafeOpen {
     static let maxReadBytes = 64 << 20
 
     /// Reads all of the open file `fd` from `offset` to its end, at most `limit` bytes.
-    static func readAll(_ fd: Int32, from offset: Int = 0, limit: Int = maxReadBytes) -> [UInt8]? {
+    /// `size` is the file's size when the caller just took it (one `fstat` fewer).
+    static func readAll(_ fd: Int32, from offset: Int = 0, limit: Int = maxReadBytes, size: Int? = nil) -> [UInt8]? {
         var info = stat()
-        let expected = fstat(fd, &info) == 0 ? max(0, min(limit, Int(info.st_size) - offset)) : 0
+        let size = size ?? (fstat(fd, &info) == 0 ? Int(info.st_size) : 0)
+        let expected = max(0, min(limit, size - offset))
         // The size `fstat` gives, read straight into the array; what a writer appended since
         // then, in chunks.
         var failed = false

@@ -78,8 +78,10 @@ final class CacheIndex: Sendable {
     }
 
     private func load(_ index: Int, into bucket: inout IndexBucket) {
-        let holds = holdsFiles
-        guard withFile(index, { bucket.read(from: $0, holding: holds) }) != nil else { return bucket.markEmpty() }
+        let fd = SafeOpen.reading(Buckets.name(index), in: folder.value)
+        guard fd >= 0 else { return bucket.markEmpty() }
+        // A large file the bucket keeps open for its lookups is the bucket's to close.
+        if !bucket.read(from: fd, holding: holdsFiles) { close(fd) }
     }
 
     /// Runs `body` with bucket `index`'s index file open for reading; nil when there is none

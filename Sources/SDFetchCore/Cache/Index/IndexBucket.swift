@@ -150,17 +150,21 @@ struct IndexBucket {
             }
             return body(UnsafeRawBufferPointer(rebasing: buffer[..<range.count]))
         }
-        guard range.count <= Self.scratchLimit else {
+        guard range.count > Self.stackLimit, range.count <= Self.scratchLimit else {
             return withUnsafeTemporaryAllocation(byteCount: range.count, alignment: 1, read(into:))
         }
         if scratch.count < range.count { scratch = [UInt8](repeating: 0, count: max(range.count, 4096)) }
         return scratch.withUnsafeMutableBytes(read(into:))
     }
 
-    /// The table reads' buffer, kept with the bucket: a temporary allocation over 1 KB (a
-    /// block of the layout before is about 2 KB, a long line can pass 1 KB) is a `malloc`,
-    /// which per block read was about 7 % of what a warm run over a large cache cost beyond
-    /// the same run over a small one.
+    /// Reads up to this size (a slot and its line, about 300 bytes) go to the stack, whose
+    /// cache lines are warm: a bucket's own buffer is cold by the time the run comes back
+    /// to that bucket, and filling it missed the cache line by line.
+    private static let stackLimit = 1024
+    /// The buffer of larger table reads, kept with the bucket: a temporary allocation over
+    /// 1 KB (a block of the layout before is about 2 KB, a long line can pass 1 KB) is a
+    /// `malloc`, which per block read was about 7 % of what a warm run over a large cache
+    /// cost beyond the same run over a small one.
     private var scratch: [UInt8] = []
     /// Blocks up to this size are read into ``scratch``; a larger one (long URLs, or a
     /// forged fence) into memory of its own, freed after the read.
@@ -232,10 +236,12 @@ struct IndexBucket {
 
     /// Reads what the bucket file open as `fd` gained since the last read (all of it when
     /// it is another file than last time, or small enough to keep whole). Torn or foreign
-    /// lines are skipped. With `holding`, a large file stays open for the lookups' reads.
-    mutating func read(from fd: Int32, holding: Bool) {
+    /// lines are skipped. With `holding`, a large file stays open for the lookups' reads:
+    /// the bucket then owns `fd` and returns true (the caller must not close it).
+    @discardableResult
+    mutating func read(from fd: Int32, holding: Bool) -> Bool {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return }
+        guard fstat(fd, &info) == 0 else { return false }
         let size = Int(info.st_size)
         if UInt64(info.st_ino) != inode || size <= Self.wholeFileLimit || whole != nil {
             invalidate()
@@ -244,14 +250,15 @@ struct IndexBucket {
         isLoaded = true
         fileEnd = max(fileEnd, size)
         if size <= Self.wholeFileLimit {
-            guard let bytes = SafeOpen.readAll(fd) else { return }
+            guard let bytes = SafeOpen.readAll(fd, size: size) else { return false }
             bytes.withUnsafeBytes { raw in
                 table = IndexTable(file: raw)
                 parseTail(raw, from: table?.end ?? 0, base: 0)
             }
             whole = bytes
-            return
+            return false
         }
+        var adopted = false
         if offset == 0 {
             var header = [UInt8](repeating: 0, count: IndexTable.headerSize)
             let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
@@ -266,12 +273,13 @@ struct IndexBucket {
             }
             offset = table?.end ?? 0
             if holding {
-                let copy = dup(fd)
-                if copy >= 0 { file = HeldFile(copy) }
+                file = HeldFile(fd)
+                adopted = true
             }
         }
-        guard size > offset, let bytes = SafeOpen.readAll(fd, from: offset) else { return }
+        guard size > offset, let bytes = SafeOpen.readAll(fd, from: offset, size: size) else { return adopted }
         bytes.withUnsafeBytes { parseTail($0, from: 0, base: offset) }
+        return adopted
     }
 
     /// Exactly `count` bytes at `offset`, read straight into the array (the fence of a

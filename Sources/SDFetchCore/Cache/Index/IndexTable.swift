@@ -146,9 +146,10 @@ struct IndexTable {
     ///
     /// Digests are SHA-256 bits, evenly spread, so the row is first guessed from where
     /// `digest` falls between the first and last rows, then bracketed by steps doubling
-    /// away from the guess, then found by binary search: a few neighbouring cache lines
-    /// instead of a binary search's jumps across the whole fence, whose misses were a
-    /// tenth of what a warm run over a large cache cost beyond one over a small cache.
+    /// away from the guess (1, 2, 4 rows: the answer is most often a row or two away, in
+    /// the same or the next cache line), then found by binary search: a few neighbouring
+    /// cache lines instead of a binary search's jumps across the whole fence, whose misses
+    /// were a tenth of what a warm run over a large cache cost beyond one over a small cache.
     /// Rows out of order (a forged fence) yield some row, never an out-of-bounds one.
     static func rowsAtMost(_ digest: KeyDigest, in raw: UnsafeRawBufferPointer, rows: Int, rowSize: Int) -> Int {
         func first(_ row: Int) -> (UInt64, UInt64) {
@@ -166,7 +167,7 @@ struct IndexTable {
         if rows >= 16, lowest < key.0, key.0 < highest {
             let share = Double(key.0 - lowest) / Double(highest - lowest)
             let guess = min(rows - 1, max(0, Int(share * Double(rows - 1))))
-            var step = 4
+            var step = 1
             if first(guess) <= key {
                 low = guess + 1
                 while guess + step < high, first(guess + step) <= key {
