@@ -264,6 +264,8 @@ class Runner:
             'req_min': min(reqs), 'req_max': max(reqs),
             'rss_mib': max(rsss) if rsss else None,
             'cpu': statistics.median(cpus) if cpus else None,
+            # in run order: cells whose runs were interleaved compare run by run
+            'cpus': [r.get('cpu_s') for r in runs],
             'nginx_cpu': statistics.median(servers) if servers else None,
             'rc': sorted(set(r['rc'] for r in runs)),
             'capped': any(r['capped'] for r in runs), 'note': note, 'target': target})
@@ -453,9 +455,11 @@ class Runner:
             self.add_row('scale', j, '10 new into %s' % format(n, ','), 10, samples[n],
                          'store + end-of-run trim; target: within 1.2x of the small cache, under 50 MB')
         # Warm: the first `small` URLs, in every cache (one untimed warm-up each: a first hit writes its use).
+        # A warm cell takes a fraction of a second, so it runs more times than RUNS (--scale-warm-runs):
+        # single runs of one cell spread by a fifth on a shared machine.
         warm = write_list(os.path.join(root, 'warm.txt'), [url(i) for i in range(small)])
         samples = {n: [] for n in sizes}
-        for rep in range(a.runs + 1):
+        for rep in range(max(a.runs, a.scale_warm_runs) + 1):
             for n in sizes:
                 r = self.execute(fill(plain, list=warm, j=j, out=root, cache=caches[n]), 'scale-warm')
                 if rep == 0:
@@ -690,9 +694,15 @@ def targets(rows, a):
         (n0, ref), rest = cells[0], cells[1:]
         for n, big in rest:
             ratio = (big['cpu'] or 0) / ref['cpu'] if ref.get('cpu') else float('inf')
-            out.append('scale: %s %s vs %s: CPU %.3f s vs %.3f s = %.2fx (<= 1.2x), wall %.3f vs %.3f s, %.1f vs %.1f MiB: %s' % (
-                prefix, format(n, ','), format(n0, ','), big['cpu'] or 0, ref['cpu'] or 0, ratio, big['median'],
-                ref['median'], big['rss_mib'] or 0, ref['rss_mib'] or 0, verdict(ratio <= 1.2)))
+            # The cells' runs alternate (one of each, then again): the median of the runs'
+            # ratios cancels the machine's drift between rounds, which the ratio of the
+            # medians keeps.
+            pairs = [b / s for b, s in zip(big.get('cpus') or [], ref.get('cpus') or []) if b and s]
+            paired = statistics.median(pairs) if pairs else ratio
+            out.append('scale: %s %s vs %s: CPU %.3f s vs %.3f s; median of %d paired runs\' ratios %.2fx '
+                       '(ratio of medians %.2fx; <= 1.2x), wall %.3f vs %.3f s, %.1f vs %.1f MiB: %s' % (
+                prefix, format(n, ','), format(n0, ','), big['cpu'] or 0, ref['cpu'] or 0, len(pairs), paired, ratio,
+                big['median'], ref['median'], big['rss_mib'] or 0, ref['rss_mib'] or 0, verdict(paired <= 1.2)))
     for t, r in scale.items():
         if t not in small_tools and r['rss_mib'] is not None:
             out.append('scale: %s: peak RSS %.1f MiB (<= 100 MB), wall %.2f s, CPU %.2f s: %s' % (
@@ -732,6 +742,7 @@ def main():
     ap.add_argument('--clean-force', type=int, default=0)
     ap.add_argument('--scale-entries', type=int, default=1000000)
     ap.add_argument('--scale-small', type=int, default=10000)
+    ap.add_argument('--scale-warm-runs', type=int, default=15)
     ap.add_argument('--timeout', type=float, default=300)
     ap.add_argument('--fill-timeout', type=float, default=900)
     ap.add_argument('--peers', default='curl,aria2c,wget2')
