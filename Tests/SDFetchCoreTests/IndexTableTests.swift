@@ -118,16 +118,21 @@ struct IndexTableTests {
             final.entry(for: keys[35])?.sha256 == SampleImages.png(seed: 535).withUnsafeBytes(EntryFile.sha256(of:)))
     }
 
-    @Test("a bucket past the whole-file limit is read line by line: a damaged line loses its own entry only")
-    func largeBucketReadsItsLine() throws {
-        let bucket = 0x42
-        let real = try keys(8, inBucket: bucket)
+    /// `count` stored keys of bucket `bucket`, compacted by `clean` into a table with 700
+    /// filler entries of long URLs: a file past the limit a bucket file is kept whole under.
+    private func largeBucket(_ bucket: Int, keys count: Int) throws -> [URLKey] {
+        let real = try keys(count, inBucket: bucket)
         for (seed, key) in real.enumerated() { try store(key, seed: seed) }
-        // Filler entries of the same bucket, with long URLs, until the table is past the
-        // limit a bucket file is kept whole under.
         let template = try #require(cache.entry(for: real[0]))
         try append(fillerLines(700, inBucket: bucket, like: template, padding: 200), toBucket: bucket)
         _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        return real
+    }
+
+    @Test("a bucket past the whole-file limit is read line by line: a damaged line loses its own entry only")
+    func largeBucketReadsItsLine() throws {
+        let bucket = 0x42
+        let real = try largeBucket(bucket, keys: 8)
         // clean keeps the young lines (a writer may be about to name their files): all 708.
         var bytes = try bucketBytes(bucket)
         let table = try #require(bytes.withUnsafeBytes { IndexTable(file: $0) })
@@ -155,11 +160,7 @@ struct IndexTableTests {
     @Test("a large bucket's lookups read through the descriptor its load opened and handed over")
     func largeBucketKeepsItsDescriptor() throws {
         let bucket = 0x43
-        let real = try keys(4, inBucket: bucket)
-        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
-        let template = try #require(cache.entry(for: real[0]))
-        try append(fillerLines(700, inBucket: bucket, like: template, padding: 200), toBucket: bucket)
-        _ = try cache.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false)
+        let real = try largeBucket(bucket, keys: 4)
         #expect(try bucketBytes(bucket).count > IndexBucket.wholeFileLimit)
 
         // Held: the bucket owns the descriptor and needs no other for its lookups.
