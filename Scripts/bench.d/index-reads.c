@@ -4,9 +4,10 @@
 //
 //   cc -O2 -o index-reads index-reads.c && ./index-reads CACHE_DIR [N]
 //
-// The block reads need compacted buckets (`sdfetch-table-3` headers: a cache of some
-// 100,000 entries or more, or one after `sdfetch clean`); without them only `fstatat` is
-// measured (to compare a small cache's). Prints microseconds per call.
+// The reads need compacted buckets (a cache of some 100,000 entries or more, or one after
+// `sdfetch clean`): in a `sdfetch-table-3` table a lookup reads a block of 8 lines, in a
+// `sdfetch-table-4` table one slot and line (the "block" below); without tables only
+// `fstatat` is measured (to compare a small cache's). Prints microseconds per call.
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -101,19 +102,31 @@ int main(int argc, char **argv) {
         fds[b] = open(path, O_RDONLY);
         unsigned char header[32];
         struct stat info;
+        int lines = 0;  // 0: blocks of 8 lines (table-3); 1: a slot and line each (table-4)
         if (fds[b] < 0 || fstat(fds[b], &info) != 0 || pread(fds[b], header, 32, 0) != 32
-            || memcmp(header, "sdfetch-table-3\n", 16) != 0) {
+            || (memcmp(header, "sdfetch-table-3\n", 16) != 0 && !(lines = !memcmp(header, "sdfetch-table-4\n", 16)))) {
             fprintf(stderr, "%s: no table, so no block reads\n", path);
             tables = 0;
             break;
         }
         sizes[b] = info.st_size;
         long count = (long)big_endian(header + 16), end = (long)big_endian(header + 24);
-        rows[b] = (int)((count + 7) / 8);
-        unsigned char *fence = malloc(24L * rows[b] + 1);
-        if (pread(fds[b], fence, 24L * rows[b], 32) != 24L * rows[b]) return 1;
+        long per_row = lines ? 16 : 8, row_size = lines ? 72 : 24, fence_rows = (count + per_row - 1) / per_row;
+        unsigned char *fence = malloc(row_size * fence_rows + 1);
+        if (pread(fds[b], fence, row_size * fence_rows, 32) != row_size * fence_rows) return 1;
+        // A block's start per fence row, or (table-4) each line's start from its row's
+        // offset and the lengths after it: the lines lie back to back, slot, LF, line, LF.
+        rows[b] = (int)(lines ? count : fence_rows);
         starts[b] = malloc(sizeof(long) * (rows[b] + 1));
-        for (int r = 0; r < rows[b]; r++) starts[b][r] = (long)big_endian(fence + 24L * r + 16);
+        for (long r = 0, at = 0; r < fence_rows; r++) {
+            const unsigned char *row = fence + row_size * r;
+            long offset = (long)big_endian(row + 16);
+            if (!lines) { starts[b][r] = offset; continue; }
+            for (int i = 0; i < 16 && at < count; i++, at++) {
+                starts[b][at] = offset;
+                offset += 10 + (row[24 + 2 * i] << 8 | row[25 + 2 * i]);
+            }
+        }
         starts[b][rows[b]] = end;
         free(fence);
     }
