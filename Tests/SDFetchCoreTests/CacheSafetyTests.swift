@@ -255,16 +255,18 @@ struct CacheSafetyTests {
 
     // MARK: - A forged table header
 
-    @Test("a sparse bucket of 200 GiB with a plausible table header crashes no lookup, and clean drops its zeros")
-    func forgedTableHeader() async throws {
+    @Test(
+        "a sparse bucket of 200 GiB with a plausible table header crashes no lookup, and clean drops its zeros",
+        arguments: [IndexTable.Layout.blocks, .lines])
+    func forgedTableHeader(layout: IndexTable.Layout) async throws {
         let path = directory.appending("cache")
         let cache = try DiskCache(directory: path)
         let key = try store("a", SampleImages.png(seed: 11), in: cache)
         let name = Buckets.name(Buckets.index(of: key.digest))
         let size = 200 << 30
         let fd = open(path + "/index/" + name, O_WRONLY | O_TRUNC)
-        var header = Array("sdfetch-table-3\n".utf8)
-        withUnsafeBytes(of: Int64((size - 64) / 24 * 8).bigEndian) { header += $0 }
+        var header = layout.magic
+        withUnsafeBytes(of: Int64((size - 64) / layout.rowSize * layout.rowLines).bigEndian) { header += $0 }
         withUnsafeBytes(of: Int64(size).bigEndian) { header += $0 }
         #expect(write(fd, header, header.count) == header.count)
         #expect(ftruncate(fd, off_t(size)) == 0)
