@@ -699,7 +699,7 @@ def targets(rows, a):
             # medians keeps.
             pairs = [b / s for b, s in zip(big.get('cpus') or [], ref.get('cpus') or []) if b and s]
             paired = statistics.median(pairs) if pairs else ratio
-            out.append('scale: %s %s vs %s: CPU %.3f s vs %.3f s; median of %d paired runs\' ratios %.2fx '
+            out.append('scale: %s %s vs %s: CPU %.3f s vs %.3f s; median of %d paired runs\' ratios %.3fx '
                        '(ratio of medians %.2fx; <= 1.2x), wall %.3f vs %.3f s, %.1f vs %.1f MiB: %s' % (
                 prefix, format(n, ','), format(n0, ','), big['cpu'] or 0, ref['cpu'] or 0, len(pairs), paired, ratio,
                 big['median'], ref['median'], big['rss_mib'] or 0, ref['rss_mib'] or 0, verdict(paired <= 1.2)))
