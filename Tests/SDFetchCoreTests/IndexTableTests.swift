@@ -184,6 +184,28 @@ struct IndexTableTests {
         }
     }
 
+    @Test("the index file a cache holds open for a large bucket's lookups is close-on-exec")
+    func heldIndexFileIsCloseOnExec() throws {
+        let bucket = 0x44
+        let real = try largeBucket(bucket, keys: 2)
+        let reader = try reader()
+        #expect(reader.entry(for: real[1])?.url == real[1].redacted)
+        // This test's bucket file, among every descriptor of the process (other tests' files
+        // have other paths).
+        let resolved = try #require(realpath(bucketPath(bucket), nil))
+        defer { free(resolved) }
+        let path = String(cString: resolved)
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { name -> Int32? in
+            guard let fd = Int32(name),
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) == path
+            else { return nil }
+            return fd
+        }
+        #expect(held.count == (BucketFolders.limitAllowsHolding ? 1 : 0))
+        for fd in held { #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0) }
+        withExtendedLifetime(reader) {}
+    }
+
     @Test("a compaction keeping every entry merges the tail into the table byte for byte as a full parse writes it")
     func mergedTableMatchesFullCompaction() throws {
         let bucket = 0x2C
