@@ -122,8 +122,8 @@ def line_table(items):
     for start in range(0, len(items), 16):
         row = list(zip(items[start:start + 16], lines[start:start + 16]))
         out += bytes.fromhex(row[0][0][0].decode()) + struct.pack(">q", offset)
-        out += b"".join(struct.pack(">H", len(line) - 2 if i < len(row) else 0)
-                        for i, line in enumerate([line for _, line in row] + [b""] * (16 - len(row))))
+        lengths = [len(line) - 2 for _, line in row] + [0] * (16 - len(row))
+        out += b"".join(struct.pack(">H", length) for length in lengths)
         out += bytes(bytes.fromhex(item[0].decode())[-1] for item, _ in row) + b"\0" * (16 - len(row))
         offset += sum(8 + len(line) for _, line in row)
     for (_, _, used), line in zip(items, lines):
