@@ -227,6 +227,32 @@ struct FetchCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
     }
 
+    @Test("--summary never replaces a list of URLs or an input of the run (exit 2), only an earlier summary")
+    func summaryKeepsLists() async throws {
+        let server = try await server(["/a.png"])
+        let list = directory.appending("list.txt")
+        let urls = "\(server.url("/a.png"))\n"
+        try urls.write(toFile: list, atomically: true, encoding: .utf8)
+        // The list given as --summary's value: the run would read standard input.
+        let forgotten = try await sdfetch(["-q", "--summary", list], input: urls)
+        #expect(forgotten.status == 2, "\(forgotten.standardError)")
+        #expect(forgotten.standardError.contains("is not a summary"), "\(forgotten.standardError)")
+        #expect(try String(contentsOfFile: list, encoding: .utf8) == urls)
+        // A list that starts as a summary would is still an input of its run.
+        let jsonList = directory.appending("list.jsonl")
+        try #"{"urls":1}"#.write(toFile: jsonList, atomically: true, encoding: .utf8)
+        let both = try await sdfetch(["-q", "--summary", jsonList, jsonList])
+        #expect(both.status == 2 && both.standardError.contains("also an input"), "\(both.standardError)")
+        // An earlier summary (or an empty file) is replaced.
+        let summary = directory.appending("summary.json")
+        try "".write(toFile: summary, atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let run = try await sdfetch(["-q", "--summary", summary, list])
+            #expect(run.status == 0, "\(run.standardError)")
+            #expect(try String(contentsOfFile: summary, encoding: .utf8).hasPrefix(#"{"urls":1,"#))
+        }
+    }
+
     @Test("results that cannot be written (a full disk, a --summary nowhere) are told, and exit 3")
     func unwritableResults() async throws {
         let server = try await server(["/a.png"])

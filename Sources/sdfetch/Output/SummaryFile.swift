@@ -40,6 +40,34 @@ enum SummaryFile {
         return object.text
     }
 
+    /// Why `path` must not be replaced by a summary, or nil: it is an input of this run, or an
+    /// existing file that is not one (it does not start as
+    /// ``json(_:elapsed:interrupted:maxCacheSize:overflow:)``'s text does, after any white
+    /// space). `sdfetch --summary urls.txt`, the list left without its option, would
+    /// otherwise read standard input and replace the list with a summary of nothing. Only
+    /// regular files are judged: a FIFO or `/dev/stderr` is written as it is.
+    static func refusal(for path: String, inputs: [InputSource]) -> String? {
+        guard path != "-" else { return nil }
+        var target = stat()
+        guard stat(path, &target) == 0, target.st_mode & S_IFMT == S_IFREG else { return nil }
+        for case .file(let input) in inputs {
+            var other = stat()
+            if stat(input, &other) == 0, other.st_dev == target.st_dev, other.st_ino == target.st_ino {
+                return "it is also an input of this run"
+            }
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }  // unreadable: the write at the end says why, if it fails
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 512)
+        let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let text = head[..<count].drop(while: { " \t\r\n".utf8.contains($0) })
+        return text.starts(with: summaryStart.prefix(text.count)) ? nil : "it exists and is not a summary (a list of URLs?)"
+    }
+
+    private static let summaryStart = Array(#"{"urls":"#.utf8)
+
     /// Writes `text` to the file `path` (replacing it); the reason when it cannot, else nil.
     /// (`-`, standard error, goes through the console, in order with its other messages.)
     static func write(_ text: String, to path: String) -> String? {
