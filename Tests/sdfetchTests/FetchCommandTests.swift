@@ -243,6 +243,14 @@ struct FetchCommandTests {
         try #"{"urls":1}"#.write(toFile: jsonList, atomically: true, encoding: .utf8)
         let both = try await sdfetch(["-q", "--summary", jsonList, jsonList])
         #expect(both.status == 2 && both.standardError.contains("also an input"), "\(both.standardError)")
+        // A stream's name is written through, whatever file the stream is.
+        let log = directory.appending("run.log")
+        try "earlier lines\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let binary = BuiltProduct.path("sdfetch")
+        let stream = try await ProcessRun.launch(
+            "/bin/sh", ["-c", "exec \"$0\" --cache-dir \"$1\" -q --summary /dev/stderr \"$2\" 2>> \"$3\"", binary, cache, list, log])
+        #expect(stream.status == 0)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains(#"{"urls":1,"#))
         // An earlier summary (or an empty file) is replaced.
         let summary = directory.appending("summary.json")
         try "".write(toFile: summary, atomically: true, encoding: .utf8)

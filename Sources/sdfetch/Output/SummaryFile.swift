@@ -45,9 +45,13 @@ enum SummaryFile {
     /// ``json(_:elapsed:interrupted:maxCacheSize:overflow:)``'s text does, after any white
     /// space). `sdfetch --summary urls.txt`, the list left without its option, would
     /// otherwise read standard input and replace the list with a summary of nothing. Only
-    /// regular files are judged: a FIFO or `/dev/stderr` is written as it is.
+    /// regular files are judged, and not through a name of this process's own descriptors
+    /// (`/dev/stderr` when `2>> run.log`): a FIFO or a stream is written as it is.
     static func refusal(for path: String, inputs: [InputSource]) -> String? {
-        guard path != "-" else { return nil }
+        let streams = ["/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"]
+        guard path != "-", !streams.contains(where: { $0.hasSuffix("/") ? path.hasPrefix($0) : path == $0 }) else {
+            return nil
+        }
         var target = stat()
         guard stat(path, &target) == 0, target.st_mode & S_IFMT == S_IFREG else { return nil }
         for case .file(let input) in inputs {
