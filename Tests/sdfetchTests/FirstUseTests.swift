@@ -133,7 +133,7 @@ struct FirstUseTests {
 
     // MARK: - Messages
 
-    @Test("--offline on an entry whose file changed says the bytes changed, not that it is missing")
+    @Test("--offline on an entry whose file changed says the bytes changed; on one verify or clean removed, that it is not cached")
     func offlineChangedBytes() async throws {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
@@ -150,6 +150,14 @@ struct FirstUseTests {
         #expect(run.standardError.contains("offline-miss: the cached file's bytes changed"), "\(run.standardError)")
         let missing = try await sdfetch(["--offline", server.url("/other.png")])
         #expect(missing.standardError.contains("offline-miss: not in the cache"))
+        // Removed within the hour its line is kept for: not in the cache either.
+        #expect(try await sdfetch(["verify"]).standardOutput.contains("bytes differ"))
+        let verified = try await sdfetch(["--offline", list])
+        #expect(verified.standardError.contains("offline-miss: not in the cache"), "\(verified.standardError)")
+        #expect(try await sdfetch(["-q", list]).status == 0)
+        #expect(try await sdfetch(["clean", "--max-size", "1"]).status == 0)
+        let cleaned = try await sdfetch(["--offline", list])
+        #expect(cleaned.standardError.contains("offline-miss: not in the cache"), "\(cleaned.standardError)")
     }
 
     @Test("a CSV piped without --input-format gets a hint, once")

@@ -181,10 +181,17 @@ public final class DiskCache: Sendable {
         return isIntact(entry, key.digest) ? entry : nil
     }
 
-    /// Whether the index holds a record of `key`, whatever its file holds now: told apart
-    /// from a miss when ``entry(for:)`` refuses an entry whose bytes changed.
-    func hasRecord(for key: URLKey) -> Bool {
-        index.entry(for: key.digest)?.url == key.redacted
+    /// Whether the index holds a record of `key` and a file still has its entry's name,
+    /// whatever it holds now: an entry whose bytes changed, told apart from a miss when
+    /// ``entry(for:)`` refuses it. An entry `clean`, `verify` or a trim removed is a miss,
+    /// though its line may stay an hour (a compaction keeps the lines of the last hour for
+    /// writers about to name their files).
+    func hasChangedFile(for key: URLKey) -> Bool {
+        guard index.entry(for: key.digest)?.url == key.redacted else { return false }
+        return entries.with(Buckets.index(of: key.digest), create: false) { folder in
+            var info = stat()
+            return folder >= 0 && fstatat(folder, key.digest.hex, &info, AT_SYMLINK_NOFOLLOW) == 0
+        }
     }
 
     /// The cache-lookup step of one URL: the warm-run hit, or what the network step needs.

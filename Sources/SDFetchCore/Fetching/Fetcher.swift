@@ -202,7 +202,7 @@ public final class Fetcher: Sendable {
             }
             // An entry whose file no longer holds its bytes is not served; say so, not "missing".
             let detail =
-                cache.hasRecord(for: key)
+                cache.hasChangedFile(for: key)
                 ? "the cached file's bytes changed since they were stored (sdfetch verify removes the entry)"
                 : "not in the cache"
             return failedResult(key, spelling: spelling, FetchFailure(.offlineMiss, detail), httpStatus: nil)

@@ -221,7 +221,7 @@ extension FetchCommand {
         }
         resize.format = resolvedResizeFormat()
         if let summaryFile, let reason = SummaryFile.refusal(for: summaryFile, inputs: sources) {
-            throw UsageError("--summary \(Escaping.terminal(summaryFile)): \(reason); name another file, or remove it first")
+            throw UsageError("--summary \(Escaping.terminal(summaryFile)): \(reason)")
         }
         guard sources.isEmpty else { return }
         guard !environment.isStandardInputTerminal else {

@@ -57,7 +57,7 @@ enum SummaryFile {
         for case .file(let input) in inputs {
             var other = stat()
             if stat(input, &other) == 0, other.st_dev == target.st_dev, other.st_ino == target.st_ino {
-                return "it is also an input of this run"
+                return "it is also an input of this run; name another file"
             }
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -67,7 +67,7 @@ enum SummaryFile {
         let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
         let text = head[..<count].drop(while: { " \t\r\n".utf8.contains($0) })
-        return text.starts(with: summaryStart.prefix(text.count)) ? nil : "it exists and is not a summary (a list of URLs?)"
+        return text.starts(with: summaryStart.prefix(text.count)) ? nil : "it exists and is not a summary (a list of URLs?); name another file, or remove it first"
     }
 
     private static let summaryStart = Array(#"{"urls":"#.utf8)
