@@ -67,7 +67,8 @@ enum SummaryFile {
         let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
         let text = head[..<count].drop(while: { " \t\r\n".utf8.contains($0) })
-        return text.starts(with: summaryStart.prefix(text.count)) ? nil : "it exists and is not a summary (a list of URLs?); name another file, or remove it first"
+        guard !text.starts(with: summaryStart.prefix(text.count)) else { return nil }
+        return "it exists and is not a summary (a list of URLs?); name another file, or remove it first"
     }
 
     private static let summaryStart = Array(#"{"urls":"#.utf8)
