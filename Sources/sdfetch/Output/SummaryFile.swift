@@ -48,8 +48,7 @@ enum SummaryFile {
     /// regular files are judged, and not through a name of this process's own descriptors
     /// (`/dev/stderr` when `2>> run.log`): a FIFO or a stream is written as it is.
     static func refusal(for path: String, inputs: [InputSource]) -> String? {
-        let streams = ["/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/"]
-        guard path != "-", !streams.contains(where: { $0.hasSuffix("/") ? path.hasPrefix($0) : path == $0 }) else {
+        guard path != "-", !streamNames.contains(path), !streamFolders.contains(where: path.hasPrefix) else {
             return nil
         }
         var target = stat()
@@ -72,6 +71,9 @@ enum SummaryFile {
     }
 
     private static let summaryStart = Array(#"{"urls":"#.utf8)
+    /// Names of this process's own descriptors, which ``refusal(for:inputs:)`` never judges.
+    private static let streamNames: Set = ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
+    private static let streamFolders = ["/dev/fd/", "/proc/self/fd/"]
 
     /// Writes `text` to the file `path` (replacing it); the reason when it cannot, else nil.
     /// (`-`, standard error, goes through the console, in order with its other messages.)
