@@ -118,6 +118,29 @@ struct IndexTableTests {
             final.entry(for: keys[35])?.sha256 == SampleImages.png(seed: 535).withUnsafeBytes(EntryFile.sha256(of:)))
     }
 
+    @Test("verify and a trim drop the lines of the entries they removed, young ones too; a later store's stays")
+    func removalsDropTheirLines() throws {
+        let bucket = 0x17
+        let real = try keys(4, inBucket: bucket)
+        for (seed, key) in real.enumerated() { try store(key, seed: seed) }
+        func hasLine(_ key: URLKey) throws -> Bool {
+            String(decoding: try bucketBytes(bucket), as: UTF8.self).contains(key.digest.hex)
+        }
+        // Same size, other bytes: verify removes the entry, and its line with it.
+        let path = cache.bodyPath(for: real[0])
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        bytes[bytes.count - 1] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(cache.verify().removed.count == 1)
+        #expect(try !hasLine(real[0]) && hasLine(real[1]))
+        // A trim to nothing removes the rest, lines too.
+        _ = try cache.clean(maxAge: .seconds(86400), maxSize: 1, dryRun: false)
+        for key in real { #expect(try !hasLine(key) && reader().entry(for: key) == nil) }
+        // A store after the removal is an entry again.
+        try store(real[0], seed: 9)
+        #expect(try hasLine(real[0]) && reader().entry(for: real[0]) != nil)
+    }
+
     /// `count` stored keys of bucket `bucket`, compacted by `clean` into a table with 700
     /// filler entries of long URLs: a file past the limit a bucket file is kept whole under.
     private func largeBucket(_ bucket: Int, keys count: Int) throws -> [URLKey] {

@@ -87,7 +87,8 @@ extension DiskCache {
             }
             removedInodes.formUnion(victims.filter { removed.contains($0.digest) }.map(\.inode))
             let kept = live.filter { !removed.contains($0.digest) }
-            usages[bucket] = compact(bucket, keeping: kept, swept: swept.countedState)
+            usages[bucket] = compact(
+                bucket, keeping: kept, removed: victims.filter { removed.contains($0.digest) }, swept: swept.countedState)
         }
         if takesProtected {
             report.protectedEntries = protected.reduce(0) { $0 + $1.entries }
@@ -154,19 +155,24 @@ extension DiskCache {
 
     /// Compacts bucket `bucket` after removals, keeping the lines of `kept` (what the sweep
     /// found, less what went) and of the last hour (a writer may be about to name its file),
-    /// and returns its counters; stored when nothing was appended since the sweep read the
-    /// index (`swept`), else recounted. An `unchanged` bucket (already a table of exactly
-    /// its live entries, nothing removed) is only counted: `clean` over a tidy cache reads
-    /// each index once.
+    /// but not those of `removed` (what went: its line is not a writer's, unless a later
+    /// store wrote it), and returns its counters; stored when nothing was appended since the
+    /// sweep read the index (`swept`), else recounted. An `unchanged` bucket (already a table
+    /// of exactly its live entries, nothing removed) is only counted: `clean` over a tidy
+    /// cache reads each index once.
     func compact(
-        _ bucket: Int, keeping kept: [SweptEntry], swept: BucketFileState?, unchanged: Bool = false
+        _ bucket: Int, keeping kept: [SweptEntry], removed: [SweptEntry] = [], swept: BucketFileState?,
+        unchanged: Bool = false
     ) -> BucketUsage {
         let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         let keep = Set(kept.map(\.digest))
+        let gone = Dictionary(removed.map { ($0.digest, $0.storedAt) }, uniquingKeysWith: max)
         let written: BucketUsage? = bucketLock(bucket).withLockIfFree {
             let untouched = swept != nil && index.fileState(bucket) == swept
             if !(unchanged && untouched) {
-                index.compact(bucket) { digest, storedAt in storedAt > limit || keep.contains(digest) }
+                index.compact(bucket) { digest, storedAt in
+                    keep.contains(digest) || (storedAt > limit && storedAt > gone[digest, default: Int64.min])
+                }
             }
             guard untouched else { return nil }
             let counted = Self.usage(of: kept, state: index.fileState(bucket))

@@ -61,7 +61,9 @@ extension DiskCache {
         bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
         // Then the bucket's index is compacted and counted, before the next bucket's work.
         defer {
-            _ = compact(bucket, keeping: sweep.live.filter { present.contains($0.digest) }, swept: sweep.countedState)
+            _ = compact(
+                bucket, keeping: sweep.live.filter { present.contains($0.digest) },
+                removed: sweep.live.filter { !present.contains($0.digest) }, swept: sweep.countedState)
         }
         guard !bad.isEmpty else { return report }
         bucketLock(bucket).withLock {
