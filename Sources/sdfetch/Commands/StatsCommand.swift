@@ -10,7 +10,9 @@ struct StatsCommand: ArgumentlessCommand {
     static let abstract = """
         Show the cache's entries, bytes (a file that entries with identical images share counted \
         once, and the bytes that sharing saves), per-format counts, oldest and newest entry and the number \
-        of failed-URL records. A cache directory that does not exist yet reports zeros.
+        of failed-URL records, and strays: files that are no entry (no record, other bytes, a \
+        link, a temporary, a content name no entry shares since a `cp -r`), which `clean` \
+        removes. A cache directory that does not exist yet reports zeros.
         """
     static let options: [OptionSpec<StatsCommand>] = [
         OptionSpec("json", help: "print the statistics as one JSON object") { command, _, _ in command.isJSON = true }
