@@ -67,4 +67,28 @@ struct SignedURLTests {
         #expect(requestsWithout == 2)
         #expect(server.totalRequests == 3)
     }
+
+    @Test("a stale signature's 400 records nothing, and the unsigned URL's 403 never skips a signed one")
+    func signedFailuresAreNotRecorded() async throws {
+        let server = try await LoopbackServer()
+        server.route(presigned(1), .status(400))
+        server.route(presigned(2), .ok(SampleImages.png(seed: 8)))
+        server.route("/bucket/cat.png?versionId=7", .status(403))
+        func status(_ path: String, cache: String) async throws -> String {
+            let list = directory.write(server.url(path), to: "list")
+            let result = try await ProcessRun.sdfetch(
+                ["--cache-dir", directory.appending(cache), "--json", "--key-ignore-query", "X-Amz-*", list])
+            let object = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+            return object?["status"] as? String ?? result.standardOutput
+        }
+
+        // An expired signature (GCS and S3 answer 400), then a fresh one of the same object.
+        #expect(try await status(presigned(1), cache: "stale") == "failed")
+        #expect(try await status(presigned(2), cache: "stale") == "downloaded")
+        // A private bucket's 403 to the unsigned URL is its own: it skips that URL only.
+        #expect(try await status("/bucket/cat.png?versionId=7", cache: "private") == "failed")
+        #expect(try await status("/bucket/cat.png?versionId=7", cache: "private") == "skipped")
+        #expect(try await status(presigned(2), cache: "private") == "downloaded")
+        #expect(server.totalRequests == 4)
+    }
 }

@@ -33,9 +33,11 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func insert(_ failure: FetchFailure, for key: URLKey) -> Bool {
         guard failure.kind.isPermanent else { return false }
-        // The key leaves the password (and `--key-ignore-query`'s signature) out: a wrong or
-        // expired one's 401 or 403 must not skip the right one.
-        if failure.kind == .http(401) || failure.kind == .http(403), key.redacted != key.request { return false }
+        // A stale signature answers 400, 401 or 403 alike; the key leaves the signature out,
+        // so a record would skip every fresh signature of the object.
+        if key.carriesIgnoredParameters { return false }
+        // The key leaves the password out too: a wrong one's 401 or 403 must not skip the right one.
+        if failure.kind == .http(401) || failure.kind == .http(403), key.redacted != key.string { return false }
         let record = FailureRecord(url: key.redacted, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
         return write(record, for: key.digest)
     }

@@ -209,8 +209,10 @@ public final class Fetcher: Sendable {
         }
         // The record's read (one `openat`, nearly always ENOENT) stays on this task, as the
         // lookup's `fstatat` does: no lock, no pipe, and a hop would cost more than the call.
+        // A record was made by a request without the parameters the key leaves out (none is
+        // made with them): it never skips a request that carries them.
         var hadRecord = options.retryFailed
-        if !options.retryFailed, let record = blacklist.record(for: key) {
+        if !options.retryFailed, !key.carriesIgnoredParameters, let record = blacklist.record(for: key) {
             if record.isActive(now: now(), maxAge: options.maxAge) {
                 // No request: the status is the one the record keeps (an `http-404` record's 404).
                 return FetchResult(
@@ -296,7 +298,7 @@ public final class Fetcher: Sendable {
         guard !options.offline else { return }
         // Once a host: the engine keeps its own record; this one spares it a request a URL
         // on lists of few hosts (past the cap, the engine's record alone).
-        let host = key.hostAndPort
+        let host = key.origin
         let isNew = expectedHosts.withLock { hosts in
             guard hosts.count < Self.expectedHostsLimit else { return true }
             // Announced as distant (by the scout), once more when its turn nears.

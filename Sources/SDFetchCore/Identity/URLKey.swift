@@ -30,6 +30,10 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
     /// What is requested: ``string`` with the query parameters the key leaves out.
     public var request: String { sentString ?? string }
 
+    /// Whether the request carries query parameters the key leaves out (a signature): its
+    /// failures say nothing about the next signature (<doc:Fetching#Signed-URLs>).
+    public var carriesIgnoredParameters: Bool { sentString != nil }
+
     /// Parses an input line that has already been trimmed.
     ///
     /// - Throws: ``InvalidURL`` naming what is wrong.
@@ -170,10 +174,22 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
 
     private static func isSlash(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "/") || byte == UInt8(ascii: "\\") }
 
-    /// `host` or `host:port` as in ``string``, without userinfo: whom the request goes to,
-    /// the unit of `--per-host` and of `host-down`.
+    /// `host` or `host:port` as in ``string``, without userinfo: whom the request goes to.
     public var hostAndPort: String {
         URLSpans(string).map { String($0.hostAndPort(in: string)) } ?? host
+    }
+
+    /// `scheme://host` or `scheme://host:port` as in ``string`` (the default port dropped),
+    /// without userinfo: the unit of `--per-host`, of host health and of `host-down`
+    /// (<doc:Fetching#Retries-and-timeouts>), so a dead port 80 never takes the same name's
+    /// HTTPS down.
+    public var origin: String { Self.origin(of: string) }
+
+    /// ``origin`` of URL text as a key holds it (``request`` or ``string``); empty when it
+    /// has no `scheme://`.
+    static func origin(of url: String) -> String {
+        guard let spans = URLSpans(url) else { return "" }
+        return String(url[..<spans.authority.lowerBound]) + spans.hostAndPort(in: url)
     }
 
     /// ``string`` with any password in the userinfo written `***` (`user:***@host`): what is

@@ -93,7 +93,9 @@ enum ManPage {
             glob (ignoring case) out of the cache and de\\-duplication key; they are still sent. Two URLs
             that differ only in them are one image, cached once. Presigned S3: \\fBX\\-Amz\\-*\\fR; GCS:
             \\fBX\\-Goog\\-*\\fR; CloudFront: \\fBExpires\\fR, \\fBSignature\\fR, \\fBKey\\-Pair\\-Id\\fR, \\fBPolicy\\fR.
-            \\fB\\-\\-json\\fR's \\fBkey\\fR is the key used.
+            \\fB\\-\\-json\\fR's \\fBkey\\fR is the key used. No failure of a request that carried such
+            parameters is recorded, whatever its status (an expired signature may answer 400), and a failure
+            recorded for the URL without them never skips a request with them.
             .PP
             \\fBsdfetch \\-\\-key\\-ignore\\-query 'X\\-Amz\\-*' presigned.txt\\fR
             .SH MANY HOSTS
@@ -110,10 +112,13 @@ enum ManPage {
             The URLs that met the failure keep their own kind (\\fBtimeout\\fR, \\fBdns\\fR, \\fBconnect\\fR);
             the host's other URLs fail at once as \\fBhost\\-down\\fR, with the host's cause in
             \\fB\\-\\-json\\fR's \\fBhost_cause\\fR and \\fB\\-\\-summary\\fR's \\fBhost_causes\\fR, told in one
-            line per host. A host given up for a timeout or for a name that does not resolve is
-            remembered in the cache directory (\\fIhosts/\\fR) for \\fB\\-\\-host\\-down\\-for\\fR (1h): a run
-            within that time reports its URLs \\fBhost\\-down\\fR at once without dialling it, and
-            \\fB\\-\\-retry\\-failed\\fR tries it again. A run reads up to 2048 lines ahead of its
+            line per host. A host is an origin here: scheme, name and port (a dead port 80 never takes
+            the same name's HTTPS down). A host found down on evidence about the host itself (its name
+            does not resolve, no connection within the timeout, or two of its URLs met silence after
+            connecting) is remembered in the cache directory (\\fIhosts/\\fR) for
+            \\fB\\-\\-host\\-down\\-for\\fR (1h): a run within that time reports its URLs \\fBhost\\-down\\fR
+            at once without dialling it, and \\fB\\-\\-retry\\-failed\\fR tries it again. One slow URL is
+            that URL's \\fBtimeout\\fR, asked again by the next run. A run reads up to 2048 lines ahead of its
             transfers; a new host met there is probed at once (its name looked up and a TCP connection
             opened, nothing sent, outside \\fB\\-j\\fR), so a dead host listed late is given up while the
             rest of the list runs, not after it. While every transfer slot is taken, a list read from
