@@ -81,7 +81,7 @@ struct HostDownMemoryTests {
     func fetcherSkipsRememberedHosts() async throws {
         let silent = try await RawResponseServer([.init("", after: .seconds(60))])
         let urls = (0..<3).map { silent.url("/\($0).png") }
-        let host = "127.0.0.1:\(silent.port)"
+        let host = "http://127.0.0.1:\(silent.port)"
         HostDownMemory(cache: try cache()).remember(
             [DownHost(host: host, kind: .timeout, cause: "no answer within the timeout after connecting")],
             at: Date().addingTimeInterval(-120))
@@ -105,5 +105,27 @@ struct HostDownMemoryTests {
         let result = try await retrying.fetch(url: urls[0])
         #expect(result.failure?.kind == .timeout)
         #expect(silent.connections == 1)
+    }
+
+    @Test("a record's cause is kept to 512 bytes; a longer one in a file is no record; 10,000 are read")
+    func recordsAreBounded() throws {
+        let memory = HostDownMemory(cache: try cache())
+        let now = Date()
+        memory.remember([DownHost(host: "https://long.test", kind: .dns, cause: String(repeating: "é", count: 2000))], at: now)
+        let long = try #require(memory.active(now: now, within: .seconds(3600)).first)
+        #expect(long.cause.utf8.count <= 512 && long.cause.hasPrefix("éé"))
+
+        // A forged record with a 16 KiB cause, named as a real one would be.
+        let forged = Array("sdfetch-host-down 2\nhttps://forged.test\n\(Int64(now.timeIntervalSince1970) * 1_000_000_000)\ntimeout\n".utf8)
+            + Array(repeating: UInt8(ascii: "x"), count: 16_000) + Array("\nend\n".utf8)
+        let name = KeyDigest(of: "https://forged.test").hex
+        try Data(forged).write(to: URL(fileURLWithPath: "\(folder)/\(name)"))
+        #expect(memory.active(now: now, within: .seconds(3600)).map(\.host) == ["https://long.test"])
+
+        // Records past the most a run reads are not read.
+        try FileManager.default.removeItem(atPath: "\(folder)/\(name)")
+        let many = (0..<10_050).map { DownHost(host: "https://h\($0).test", kind: .timeout, cause: "no answer") }
+        memory.remember(many, at: now)
+        #expect(memory.active(now: now, within: .seconds(3600)).count == 10_000)
     }
 }

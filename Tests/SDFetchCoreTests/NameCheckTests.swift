@@ -12,9 +12,9 @@ struct NameCheckTests {
     @Test("a DNS failure alone does not give up a host no request has reached")
     func dnsFailureIsOneFailure() {
         let health = HostHealth()
-        health.record("gone.test", reachedServer: false, failure: Self.dns, limit: 5)
+        health.record("gone.test", url: "http://gone.test/a.png", reachedServer: false, failure: Self.dns, limit: 5)
         #expect(!health.isDown("gone.test", limit: 5))
-        for _ in 2...5 { health.record("gone.test", reachedServer: false, failure: Self.dns, limit: 5) }
+        for _ in 2...5 { health.record("gone.test", url: "http://gone.test/a.png", reachedServer: false, failure: Self.dns, limit: 5) }
         #expect(health.isDown("gone.test", limit: 5))
         #expect(health.downHosts.first?.cause.hasPrefix("5 connections failed in a row") == true)
     }
@@ -22,14 +22,14 @@ struct NameCheckTests {
     @Test("a connect timeout still gives up a host no request has reached at once")
     func connectTimeoutEndsAtOnce() {
         let health = HostHealth()
-        health.record("dead.test", reachedServer: false, failure: FetchFailure(.timeout, "connect"), limit: 5)
+        health.record("dead.test", url: "http://dead.test/a.png", reachedServer: false, failure: FetchFailure(.timeout, "connect"), limit: 5)
         #expect(health.isDown("dead.test", limit: 5))
     }
 
     @Test("a name the resolver says does not exist gives its host up, with that cause")
     func missingNameEndsHost() {
         let health = HostHealth()
-        health.record("gone.test", reachedServer: false, failure: Self.dns, limit: 5)
+        health.record("gone.test", url: "http://gone.test/a.png", reachedServer: false, failure: Self.dns, limit: 5)
         #expect(health.claimNameCheck("gone.test", limit: 5))
         #expect(!health.claimNameCheck("gone.test", limit: 5), "one check per host")
         health.recordMissingName("gone.test", failure: Self.dns, limit: 5)
@@ -43,7 +43,7 @@ struct NameCheckTests {
     @Test("no check for a host a request reached, or with --host-failures 0")
     func noCheckForReachedHost() {
         let health = HostHealth()
-        health.record("up.test", reachedServer: true, failure: nil, limit: 5)
+        health.record("up.test", url: "http://up.test/a.png", reachedServer: true, failure: nil, limit: 5)
         #expect(!health.claimNameCheck("up.test", limit: 5))
         #expect(!health.claimNameCheck("other.test", limit: 0))
     }

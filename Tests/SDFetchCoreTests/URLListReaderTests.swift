@@ -1,7 +1,8 @@
 import Foundation
-import SDFetchCore
 import SDFetchTestSupport
 import Testing
+
+@testable import SDFetchCore
 
 @Suite("Streamed URL lists", .cleansUp)
 struct URLListReaderTests {
@@ -25,6 +26,30 @@ struct URLListReaderTests {
         #expect(texts(items) == ["http://h/a.png", "http://h/b.png", "http://h/c.png"])
         let numbers = items.compactMap { if case .line(let line) = $0 { line.number } else { nil } }
         #expect(numbers == [1, 4, 6])
+    }
+
+    @Test(
+        "a second read goes through the first one's descriptor: a file replaced meanwhile is not read",
+        .timeLimit(.minutes(1)))
+    func rereadKeepsTheFile() async throws {
+        let path = directory.write("http://kept.test/1\nhttp://kept.test/2\n", to: "list.txt")
+        let reader = URLListReader(sources: [.file(path)])
+        var first: [InputItem] = []
+        while let batch = await reader.next() { first += batch }
+        // Another list renamed over the path, then a FIFO no writer ever opens: neither is read.
+        let other = directory.write("http://other.test/1\n", to: "other.txt")
+        #expect(rename(other, path) == 0)
+        let again = try #require(reader.reread())
+        var second: [InputItem] = []
+        while let batch = await again.next() { second += batch }
+        #expect(unlink(path) == 0 && mkfifo(path, 0o600) == 0)
+        let third = try #require(reader.reread())
+        var read: [InputItem] = []
+        while let batch = await third.next() { read += batch }
+
+        #expect(texts(first) == ["http://kept.test/1", "http://kept.test/2"])
+        #expect(texts(second) == texts(first))
+        #expect(texts(read) == texts(first))
     }
 
     @Test("reads files in order and reports an unreadable one without stopping")

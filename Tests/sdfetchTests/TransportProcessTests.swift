@@ -52,7 +52,7 @@ struct TransportProcessTests {
             ])
 
         #expect(run.status == 1)
-        let host = "127.0.0.1:\(silent.port)"
+        let host = "https://127.0.0.1:\(silent.port)"
         let stderrLines = run.standardError.split(separator: "\n")
         // The URL that met the timeout, the host's one line, the closing count.
         #expect(stderrLines.filter { $0.contains(host) }.count == 3, "\(run.standardError)")

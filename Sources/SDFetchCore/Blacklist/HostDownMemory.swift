@@ -16,8 +16,9 @@ import Glibc
 public struct HostDownMemory: Sendable {
     let cache: DiskCache
 
-    /// The most record files a run reads: a list of 10,000 URLs meets some hundreds of dead hosts.
-    static let maxRecords = 100_000
+    /// The most record files a run reads: a list of 10,000 URLs meets some hundreds of dead
+    /// hosts; 10,000 forged records cost a run a few megabytes and milliseconds.
+    static let maxRecords = 10_000
     /// The longest `--host-down-for`, and the age at which `clean` removes a record.
     public static let longest: Duration = .seconds(86_400)
     static let folderName = "hosts"

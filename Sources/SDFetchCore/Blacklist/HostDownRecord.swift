@@ -1,13 +1,14 @@
 import FoundationEssentials
 
-/// A host found down by an earlier run, remembered for a short while in the cache directory
+/// An origin found down by an earlier run, remembered for a short while in the cache directory
 /// (``HostDownMemory``, <doc:OnDiskFormat#Host-down-records>).
 ///
-/// On disk (`hosts/<digest>`, see ``LineRecord``), in this order: `sdfetch-host-down 1`, the
-/// host (`host` or `host:port`, as in the URLs' keys), the record time (ns since 1970), the
-/// kind of the failure that ended it (`dns` or `timeout`), its cause, `end`. The file's mtime
-/// mirrors the record time, so `clean` finds old records with `stat` alone.
+/// On disk (`hosts/<digest>`, see ``LineRecord``), in this order: `sdfetch-host-down 2`, the
+/// origin (``URLKey/origin``), the record time (ns since 1970), the kind of the failure that
+/// ended it (`dns` or `timeout`), its cause, `end`. The file's mtime mirrors the record time,
+/// so `clean` finds old records with `stat` alone.
 public struct HostDownRecord: Sendable, Equatable {
+    /// The origin, `scheme://host` or `scheme://host:port`.
     public var host: String
     /// `dns` (its name does not resolve) or `timeout` (no connection, or no answer, within
     /// the timeout): the failures that cost a re-run a wait; a refused connection does not.
@@ -33,19 +34,35 @@ public struct HostDownRecord: Sendable, Equatable {
 
     // MARK: - Record file
 
-    static let magic = "sdfetch-host-down 1"
+    /// Version 1 keyed records by the host name alone: such records are not read.
+    static let magic = "sdfetch-host-down 2"
     static let fieldCount = 4
-    /// The longest host kept: a DNS name is at most 253 bytes; a port and brackets add a few.
+    /// The longest origin kept: a DNS name is at most 253 bytes; a scheme, port and brackets
+    /// add a few.
     static let maxHostLength = 300
+    /// The longest cause kept, in bytes: curl's messages and a name fit with room to spare, and
+    /// a run reading thousands of forged records holds kilobytes, not a file's 16 KiB each.
+    static let maxCauseLength = 512
+    /// The largest record file read: every field at its longest, with room.
+    static let maxFileLength = 1024
+
+    /// `cause` cut to ``maxCauseLength`` bytes at a character's end.
+    static func bounded(_ cause: String) -> String {
+        guard cause.utf8.count > maxCauseLength else { return cause }
+        var end = cause.utf8.index(cause.utf8.startIndex, offsetBy: maxCauseLength)
+        while !cause.unicodeScalars.indices.contains(end), end > cause.startIndex { end = cause.utf8.index(before: end) }
+        return String(cause[..<end])
+    }
 
     var fileBytes: [UInt8] {
-        LineRecord.encode(magic: Self.magic, [host, LineRecord.encode(recordedAt), kind.label, cause])
+        LineRecord.encode(magic: Self.magic, [host, LineRecord.encode(recordedAt), kind.label, Self.bounded(cause)])
     }
 
     /// Parses a record file; nil for anything malformed or for a kind never remembered.
     init?(fileBytes bytes: UnsafeRawBufferPointer) {
-        guard let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
-            !fields[0].isEmpty, fields[0].count <= Self.maxHostLength,
+        guard bytes.count <= Self.maxFileLength,
+            let fields = LineRecord.decode(magic: Self.magic, count: Self.fieldCount, from: bytes),
+            !fields[0].isEmpty, fields[0].count <= Self.maxHostLength, fields[3].count <= Self.maxCauseLength,
             let host = LineRecord.string(bytes, fields[0]),
             let recordedAt = LineRecord.date(bytes, fields[1]),
             let label = LineRecord.string(bytes, fields[2]), let kind = FetchFailure.Kind(label: label),

@@ -28,9 +28,10 @@ extension Fetcher {
                 return .notModified(response)
             }
             guard let failure = response.failure else { return .body(response) }
-            let host = HostHealth.host(of: key.string)
+            let host = key.origin
             if failure.kind == .dns, engine.hostHealth.claimNameCheck(host, limit: options.hostFailures),
-                await engine.interruption.unlessTripped({ await NameCheck.verdict(hostAndPort: host) }) == .doesNotExist
+                await engine.interruption.unlessTripped({ await NameCheck.verdict(hostAndPort: key.hostAndPort) })
+                    == .doesNotExist
             {
                 engine.hostHealth.recordMissingName(host, failure: failure, limit: options.hostFailures)
             }

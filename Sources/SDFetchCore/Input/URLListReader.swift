@@ -27,6 +27,12 @@ public final class URLListReader: @unchecked Sendable {
 
     /// What ``init(sources:options:standardInput:)`` reads, for ``reread()``.
     private let input: (sources: [InputSource], options: InputOptions)?
+    /// The descriptors of `input`'s regular files, opened once as the reader starts (nil for
+    /// any other source): both reads go through them, so a file renamed, rewritten in place
+    /// by a new inode or replaced by a FIFO after the start is not what either reads.
+    private let held: HeldFiles
+    /// The reader whose descriptors a second read goes through, kept open by it.
+    private let first: URLListReader?
 
     /// Starts reading `sources` at once, each in the format `options` gives it.
     /// `standardInput` is the file descriptor read for `-`.
@@ -36,9 +42,14 @@ public final class URLListReader: @unchecked Sendable {
         self.init(sources: sources, options: options, standardInput: standardInput, counts: true)
     }
 
-    /// `counts`: whether ``expectedLines`` is counted.
-    private init(sources: [InputSource], options: InputOptions, standardInput: Int32, counts: Bool) {
+    /// `counts`: whether ``expectedLines`` is counted. `first`: the reader a second read
+    /// goes through (``reread()``), nil for a first one.
+    private init(
+        sources: [InputSource], options: InputOptions, standardInput: Int32, counts: Bool, first: URLListReader? = nil
+    ) {
         input = (sources, options)
+        held = first?.held ?? HeldFiles(sources)
+        self.first = first
         DedicatedThread.start(name: "sdfetch-input") { [self] in
             read(sources, options: options, standardInput: standardInput, counts: counts)
         }
@@ -49,18 +60,10 @@ public final class URLListReader: @unchecked Sendable {
     /// twice: standard input, a file that is a pipe or a device (`<(command)`,
     /// `/dev/stdin`), an asynchronous sequence.
     func reread() -> URLListReader? {
-        guard let input, input.sources.allSatisfy(Self.isRereadable) else { return nil }
-        return URLListReader(sources: input.sources, options: input.options, standardInput: -1, counts: false)
-    }
-
-    private static func isRereadable(_ source: InputSource) -> Bool {
-        switch source {
-        case .list: return true
-        case .standardInput: return false
-        case .file(let path):
-            var status = stat()
-            return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-        }
+        guard let input, first == nil, held.coversFiles(of: input.sources),
+            !input.sources.contains(where: { if case .standardInput = $0 { true } else { false } })
+        else { return nil }
+        return URLListReader(sources: input.sources, options: input.options, standardInput: -1, counts: false, first: self)
     }
 
     /// Reads URLs from `urls` as it yields them, one element a line (as
@@ -70,6 +73,8 @@ public final class URLListReader: @unchecked Sendable {
     /// input and is reported as an unreadable source. The total is unknown until it ends.
     public init<URLs: AsyncSequence & Sendable>(urls: URLs, name: String) where URLs.Element == String {
         input = nil
+        held = HeldFiles([])
+        first = nil
         Task { [self] in
             var batch: [InputItem] = []
             var number = 0
@@ -141,9 +146,9 @@ public final class URLListReader: @unchecked Sendable {
 
     /// Sums ``LineCounter`` (``RowCounter`` for tables) over `sources`, nil as soon as one is
     /// not a regular file.
-    private static func countLines(_ sources: [InputSource], options: InputOptions, standardInput: Int32) -> Int? {
+    private func countLines(_ sources: [InputSource], options: InputOptions, standardInput: Int32) -> Int? {
         var total = 0
-        for source in sources {
+        for (index, source) in sources.enumerated() {
             let lines: Int?
             let format = options.format(of: source)
             switch source {
@@ -158,7 +163,9 @@ public final class URLListReader: @unchecked Sendable {
             case .file(let path) where format.isTabular || options.isGzipped(source):
                 lines = RowCounter.rows(ofFile: path, format: format, isGzipped: options.isGzipped(source))
             case .file(let path):
-                lines = LineCounter.meaningfulLines(ofFile: path)
+                // Counted before the read, so the held descriptor is still at its start.
+                lines = held.descriptor(of: index).map(LineCounter.meaningfulLines(ofDescriptor:))
+                    ?? LineCounter.meaningfulLines(ofFile: path)
             }
             guard let lines else { return nil }
             total += lines
@@ -168,7 +175,7 @@ public final class URLListReader: @unchecked Sendable {
 
     private func read(_ sources: [InputSource], options: InputOptions, standardInput: Int32, counts: Bool) {
         let count: @Sendable () -> Void = { [self] in
-            let expected = Self.countLines(sources, options: options, standardInput: standardInput)
+            let expected = countLines(sources, options: options, standardInput: standardInput)
             condition.lock()
             counted = expected
             condition.unlock()
@@ -185,7 +192,7 @@ public final class URLListReader: @unchecked Sendable {
         var batch: [InputItem] = []
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 1)
         defer { buffer.deallocate() }
-        for source in sources {
+        for (index, source) in sources.enumerated() {
             if case .list(let name, let elements) = source {
                 for (index, element) in elements.enumerated() {
                     guard let item = LineSplitter.line(element, source: name, number: index + 1) else { continue }
@@ -199,9 +206,12 @@ public final class URLListReader: @unchecked Sendable {
                 continue
             }
             let fd: Int32
+            // A second read preads from the start, leaving the first read's offset alone.
+            let start: off_t? = first == nil ? nil : 0
             switch source {
             case .list: preconditionFailure("read above")
             case .standardInput: fd = standardInput
+            case .file where held.descriptor(of: index) != nil: fd = held.descriptor(of: index)!
             case .file(let path):
                 fd = open(path, O_RDONLY | O_CLOEXEC)
                 if fd < 0 {
@@ -210,7 +220,7 @@ public final class URLListReader: @unchecked Sendable {
                 }
             }
             var splitter = InputSplitter(source: source.name, format: options.format(of: source), options: options)
-            var bytes = SourceBytes(DescriptorReader(fd: fd), isGzipped: options.isGzipped(source))
+            var bytes = SourceBytes(DescriptorReader(fd: fd, from: start), isGzipped: options.isGzipped(source))
             var failure: String?
             while !splitter.hasFailed {
                 let count: Int
@@ -235,7 +245,7 @@ public final class URLListReader: @unchecked Sendable {
             } else {
                 splitter.finish(into: &batch)
             }
-            if case .file = source { close(fd) }
+            if case .file = source, held.descriptor(of: index) == nil { close(fd) }
             if isCancelled { break }
         }
         if !batch.isEmpty { _ = push(batch) }

@@ -1,47 +1,68 @@
 import FoundationEssentials
 import Synchronization
 
-/// Connection failures per host, so a dead host fails its remaining URLs at once as
+/// Connection failures per origin (scheme, host and effective port: a dead port 80 says
+/// nothing of the same name's HTTPS), so a dead host fails its remaining URLs at once as
 /// `host-down` instead of each waiting for its own timeout (`--host-failures`).
 ///
 /// A failure counts when no connection was ever made for the request (refused, DNS, TLS,
-/// connect timeout); any request that reached the server resets its host's count. A host
+/// connect timeout); any request that reached the server resets its origin's count. An origin
 /// that has not answered yet in this run (no transfer to it came to an end, see
-/// ``record(_:reachedServer:answered:failure:limit:)``) is given up at once, whatever the
+/// ``record(_:url:reachedServer:answered:failure:limit:)``) is given up at once, whatever the
 /// count, on its first timeout, before or after connecting (it swallows connections, or
 /// accepts and says nothing, or trickles: every retry would cost another full timeout, and
 /// the first wave of requests to it fails together anyway), and on a name the resolver says
 /// does not exist (``NameCheck``, asked by the fetcher after curl's DNS failure; a resolver
-/// that did not answer counts as one failure). A host that answered once keeps its retries.
-/// Once a host is down it stays down for the rest of the run: nothing more is sent to it,
-/// so nothing could show it came back. Hosts the cache remembers as down
-/// (``HostDownMemory``) start the run down. Only hosts with failures, and the names of hosts
-/// reached, are kept, so memory follows the hosts of the run, not the length of the list.
+/// that did not answer counts as one failure). An origin that answered once keeps its
+/// retries. Once down it stays down for the rest of the run: nothing more is sent to it, so
+/// nothing could show it came back. Origins the cache remembers as down (``HostDownMemory``)
+/// start the run down. Only origins with failures, and the names of origins reached, are
+/// kept, so memory follows the hosts of the run, not the length of the list.
+///
+/// Only evidence about the host itself is remembered across runs (``newlyDownForMemory``):
+/// its name does not resolve, no connection was made within the timeout, or two different
+/// URLs met silence after connecting. One URL's silence may be that URL's slowness (a
+/// thumbnail rendered on demand under `-t 1`): it gives the origin up for this run only.
 ///
 /// The ``CurlEngine`` loop records every outcome and consults it just before starting a
 /// transfer (so requests queued behind the failures do not dial); the fetcher's retry
 /// loop consults it before sleeping. Thread-safe through its `Mutex`.
 final class HostHealth: Sendable {
+    /// Why an origin went down.
+    private struct Cause {
+        let kind: FetchFailure.Kind
+        /// As found in this run, or as the cache remembered it (one copy of the record's text).
+        let text: String
+        /// Minutes since an earlier run found it down; nil: found down in this run.
+        let foundMinutesAgo: Int?
+        /// Evidence about the host itself, worth remembering across runs.
+        var isEvidence: Bool
+    }
+
     private struct State {
         var consecutiveFailures: [String: Int] = [:]
-        /// Why each host that is down went down, for its `host-down` failures.
-        var causes: [String: (kind: FetchFailure.Kind, text: String)] = [:]
-        /// Hosts down from the start of the run: the cache remembered them.
-        var remembered: Set<String> = []
-        /// Hosts some request reached in this run.
+        /// Why each origin that is down went down, for its `host-down` failures.
+        var causes: [String: Cause] = [:]
+        /// Origins some request reached in this run.
         var reached: Set<String> = []
-        /// Hosts some transfer to which came to an end in this run: they answered.
+        /// Origins some transfer to which came to an end in this run: they answered.
         var answered: Set<String> = []
-        /// Hosts whose name the resolver was asked about again after a DNS failure.
+        /// Per origin that never answered, the first URL that met silence after connecting.
+        var silentURLs: [String: String] = [:]
+        /// Origins whose name the resolver was asked about again after a DNS failure.
         var nameChecked: Set<String> = []
-        /// Per host, its transfers that took ``HostHealth/slowTransfer`` or longer.
+        /// Per origin, its transfers that took ``HostHealth/slowTransfer`` or longer.
         var slow: [String: (transfers: Int, nanoseconds: UInt64)] = [:]
 
-        /// Marks `host` down with `cause`, unless it is down already.
-        mutating func giveUp(_ host: String, kind: FetchFailure.Kind, because cause: String, limit: Int) {
-            guard consecutiveFailures[host, default: 0] < limit else { return }
-            consecutiveFailures[host] = limit
-            causes[host] = (kind, cause)
+        /// Marks `origin` down with `cause`, unless it is down already; then only evidence
+        /// found later is added to its cause.
+        mutating func giveUp(_ origin: String, _ cause: Cause, limit: Int) {
+            guard consecutiveFailures[origin, default: 0] < limit else {
+                if cause.isEvidence { causes[origin]?.isEvidence = true }
+                return
+            }
+            consecutiveFailures[origin] = limit
+            causes[origin] = cause
         }
     }
 
@@ -59,43 +80,50 @@ final class HostHealth: Sendable {
         return state.withLock { $0.consecutiveFailures[host, default: 0] >= limit }
     }
 
-    /// Records one finished request to `host`.
+    /// Records one finished request to `origin`.
     ///
     /// - Parameters:
+    ///   - url: the request's URL, to tell two silent URLs from one silent twice.
     ///   - reachedServer: a connection was made or reused (curl's pre-request callback ran).
     ///   - answered: the transfer came to an end with the server's answer (a complete
     ///     response, whatever its status, or a redirect followed), not cut by a timeout.
     ///   - failure: how the request failed, nil for a success or an interruption.
     ///   - limit: `--host-failures`; 0 records nothing.
-    func record(_ host: String, reachedServer: Bool, answered: Bool = false, failure: FetchFailure?, limit: Int) {
+    func record(
+        _ origin: String, url: String, reachedServer: Bool, answered: Bool = false, failure: FetchFailure?, limit: Int
+    ) {
         guard limit > 0 else { return }
         state.withLock { state in
-            let hasAnswered = state.answered.contains(host)
-            if answered { state.answered.insert(host) }
-            if reachedServer { state.reached.insert(host) }
-            // A first timeout of a host that never answered ends it, connected or not.
+            let hasAnswered = state.answered.contains(origin)
+            if answered { state.answered.insert(origin) }
+            if reachedServer { state.reached.insert(origin) }
+            // A first timeout of an origin that never answered ends it, connected or not.
             if let failure, failure.kind == .timeout, !answered, !hasAnswered {
-                state.giveUp(host, kind: .timeout, because: Self.silenceCause(failure, connected: reachedServer), limit: limit)
+                // No connection is evidence about the host; silence after connecting is only
+                // when a second URL meets it too.
+                let firstSilent = reachedServer ? state.silentURLs[origin] : nil
+                if reachedServer, firstSilent == nil { state.silentURLs[origin] = url }
+                let isEvidence = !reachedServer || (firstSilent.map { $0 != url } ?? false)
+                let text = Self.silenceCause(failure, connected: reachedServer)
+                state.giveUp(origin, Cause(kind: .timeout, text: text, foundMinutesAgo: nil, isEvidence: isEvidence), limit: limit)
                 return
             }
             if reachedServer || answered {
-                // A host marked down stays down: a late success of a request already in
+                // An origin marked down stays down: a late success of a request already in
                 // flight does not reopen it for the rest of the batch.
-                if let count = state.consecutiveFailures[host], count < limit {
-                    state.consecutiveFailures[host] = nil
+                if let count = state.consecutiveFailures[origin], count < limit {
+                    state.consecutiveFailures[origin] = nil
                 }
                 return
             }
             guard let failure else { return }
-            let before = state.consecutiveFailures[host, default: 0]
+            let before = state.consecutiveFailures[origin, default: 0]
             guard before < limit else { return }
             let count = before + 1
-            state.consecutiveFailures[host] = count
+            state.consecutiveFailures[origin] = count
             if count >= limit {
-                state.causes[host] = (
-                    failure.kind,
-                    "\(count) connection\(count == 1 ? "" : "s") failed in a row, the last with \(failure.kind.label): \(failure.detail)"
-                )
+                let text = "\(count) connection\(count == 1 ? "" : "s") failed in a row, the last with \(failure.kind.label): \(failure.detail)"
+                state.causes[origin] = Cause(kind: failure.kind, text: text, foundMinutesAgo: nil, isEvidence: true)
             }
         }
     }
@@ -114,7 +142,8 @@ final class HostHealth: Sendable {
     func recordMissingName(_ host: String, failure: FetchFailure, limit: Int) {
         guard limit > 0 else { return }
         state.withLock { state in
-            state.giveUp(host, kind: .dns, because: "its name does not resolve (\(failure.detail))", limit: limit)
+            let text = "its name does not resolve (\(failure.detail))"
+            state.giveUp(host, Cause(kind: .dns, text: text, foundMinutesAgo: nil, isEvidence: true), limit: limit)
         }
     }
 
@@ -125,21 +154,23 @@ final class HostHealth: Sendable {
         state.withLock { state in
             for record in hosts {
                 let ago = max(0, Int((now.timeIntervalSince(record.recordedAt) / 60).rounded(.down)))
-                let cause = "found down \(ago == 0 ? "less than a minute" : "\(ago) min") ago: \(record.cause)"
-                state.giveUp(record.host, kind: record.kind, because: cause, limit: limit)
-                state.remembered.insert(record.host)
+                let cause = Cause(kind: record.kind, text: record.cause, foundMinutesAgo: ago, isEvidence: false)
+                state.giveUp(record.host, cause, limit: limit)
             }
         }
     }
 
-    /// Hosts that went down in this run for a reason worth remembering across runs (their
-    /// name does not resolve, or they gave no answer within the timeout), not those the
-    /// cache already remembered; the others failed fast and cost a re-run nothing.
+    /// Origins that went down in this run on evidence about the host itself (its name does
+    /// not resolve, no connection within the timeout, two URLs met silence) and answered
+    /// nothing in it, not those the cache already remembered: what a re-run is spared.
     var newlyDownForMemory: [DownHost] {
         state.withLock { state in
-            state.causes.filter { !state.remembered.contains($0.key) && HostDownRecord.isRemembered($0.value.kind) }
-                .map { DownHost(host: $0.key, kind: $0.value.kind, cause: $0.value.text) }
-                .sorted { $0.host < $1.host }
+            state.causes.filter { origin, cause in
+                cause.isEvidence && cause.foundMinutesAgo == nil && !state.answered.contains(origin)
+                    && HostDownRecord.isRemembered(cause.kind)
+            }
+            .map { DownHost(host: $0.key, kind: $0.value.kind, cause: $0.value.text) }
+            .sorted { $0.host < $1.host }
         }
     }
 
@@ -169,12 +200,18 @@ final class HostHealth: Sendable {
             : "no connection within the timeout (\(failure.detail))"
     }
 
-    /// The failure given to a request whose host is down, carrying the host's cause.
-    func failure(for host: String) -> FetchFailure {
-        let cause = state.withLock { $0.causes[host] }
+    /// The failure given to a request whose origin is down, carrying the origin's cause.
+    func failure(for origin: String) -> FetchFailure {
+        let cause = state.withLock { $0.causes[origin] }
         return FetchFailure(
-            .hostDown, "\(host) is down: \(cause?.text ?? "too many connections failed in a row")",
+            .hostDown, "\(origin) is down: \(cause.map(Self.describe) ?? "too many connections failed in a row")",
             hostCause: cause?.kind ?? .connect)
+    }
+
+    /// A cause as its `host-down` failures tell it.
+    private static func describe(_ cause: Cause) -> String {
+        guard let ago = cause.foundMinutesAgo else { return cause.text }
+        return "found down \(ago == 0 ? "less than a minute" : "\(ago) min") ago: \(cause.text)"
     }
 
     /// How many hosts went down in this run.
@@ -183,15 +220,11 @@ final class HostHealth: Sendable {
     /// Every host that went down in this run and why, sorted by name.
     var downHosts: [DownHost] {
         state.withLock { state in
-            state.causes.map { DownHost(host: $0.key, kind: $0.value.kind, cause: $0.value.text) }
+            state.causes.map { DownHost(host: $0.key, kind: $0.value.kind, cause: Self.describe($0.value)) }
                 .sorted { $0.host < $1.host }
         }
     }
 
-    /// The host part (with any port) of an `http`/`https` URL, as the key of its health.
-    ///
-    /// URLs reaching the engine are ``URLKey`` strings, so the host is already lower-cased.
-    static func host(of url: String) -> String {
-        URLSpans(url).map { String($0.hostAndPort(in: url)) } ?? ""
-    }
+    /// The origin of an `http`/`https` URL (``URLKey/origin``), as the key of its health.
+    static func origin(of url: String) -> String { URLKey.origin(of: url) }
 }

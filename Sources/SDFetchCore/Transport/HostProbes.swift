@@ -32,7 +32,6 @@ struct HostProbes {
         let host: String
         let timeoutMilliseconds: Int
         let hostFailureLimit: Int
-        let isTLS: Bool
     }
 
     /// Probes at once: four times `-j` where the open-file limit allows (a list's far hosts
@@ -70,7 +69,7 @@ struct HostProbes {
         let timeout = request.timeout.nanosecondsClamped / 1_000_000
         let candidate = Candidate(
             host: host, timeoutMilliseconds: Int(min(max(1, timeout), UInt64(Int32.max))),
-            hostFailureLimit: hostFailureLimit, isTLS: request.url.hasPrefix("https:"))
+            hostFailureLimit: hostFailureLimit)
         if distant { self.distant.append(candidate) } else { near.append(candidate) }
     }
 
@@ -104,8 +103,9 @@ struct HostProbes {
         guard let probe = running.removeValue(forKey: handle) else { return nil }
         curl_multi_remove_handle(multi, handle)
         curl_easy_cleanup(handle)
+        let authority = Origin(probe.host)?.authority ?? probe.host
         let failure = code == CURLE_OPERATION_TIMEDOUT
-            ? FetchFailure(.timeout, "no TCP connection to \(probe.host) in \(probe.timeoutMilliseconds) ms")
+            ? FetchFailure(.timeout, "no TCP connection to \(authority) in \(probe.timeoutMilliseconds) ms")
             : nil
         return (probe.host, probe.limit, failure)
     }
@@ -134,13 +134,10 @@ struct HostProbes {
         return min(maxTransfers * 4, max(maxTransfers / 4, room))
     }
 
-    /// A connect-only handle to the host's port: the name resolved through the multi
+    /// A connect-only handle to the origin's port: the name resolved through the multi
     /// handle's shared DNS cache, a TCP connection, nothing sent.
     private static func handle(for candidate: Candidate) -> UnsafeMutableRawPointer? {
-        guard let handle = curl_easy_init() else { return nil }
-        let hasPort = candidate.host.last.map(\.isNumber) == true && !candidate.host.hasSuffix("]")
-            && candidate.host.contains(":" as Character)
-        let authority = hasPort ? candidate.host : "\(candidate.host):\(candidate.isTLS ? 443 : 80)"
+        guard let authority = Origin(candidate.host)?.authority, let handle = curl_easy_init() else { return nil }
         _ = CSDFetch_curl_easy_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
         _ = "http://\(authority)/".withCString { CSDFetch_curl_easy_setopt_string(handle, CURLOPT_URL, $0) }
         _ = "http".withCString { CSDFetch_curl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, $0) }

@@ -27,6 +27,9 @@ struct Origin: Equatable {
             host = hostPort.lowercased()
         }
     }
+
+    /// `host:port` with the effective port, as a TCP connection dials it.
+    var authority: String { "\(host):\(port)" }
 }
 
 extension String {

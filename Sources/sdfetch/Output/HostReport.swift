@@ -39,7 +39,7 @@ struct HostReport {
         if result.status != .invalid { urls += 1 }
         guard let failure = result.failure else { return .own }
         if failure.kind == .dns { dnsFailures += 1 }
-        guard failure.kind == .hostDown, let host = result.key?.hostAndPort else { return .own }
+        guard failure.kind == .hostDown, let host = result.key?.origin else { return .own }
         downCounts[host, default: 0] += 1
         let cause = failure.hostCause?.label ?? hostCauses[host] ?? "connect"
         downCauses[cause, default: 0] += 1
