@@ -162,6 +162,11 @@ def failure_seeds():
         "opted-out": failure_record(b"http://u:***@h/b.png", b"1700000000123456789", b"opted-out", b"noai"),
         "time-max": failure_record(b"http://h/c.png", b"9223372036854775807", b"not-an-image", b"x"),
         "time-min": failure_record(b"http://h/c.png", b"-9223372036854775808", b"corrupt-image", b""),
+        # hosts/ records share the layout: the fuzzer reads every input as both.
+        "host-timeout": b"\n".join([b"sdfetch-host-down 2", b"https://h:8443", b"1700000000000000000", b"timeout",
+                                     b"no answer within the timeout after connecting (no data for 1 s)", b"end", b""]),
+        "host-dns": b"\n".join([b"sdfetch-host-down 2", b"http://[::1]", b"1700000000000000000", b"dns",
+                                 b"its name does not resolve (x)", b"end", b""]),
     }
 
 

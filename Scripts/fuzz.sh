@@ -10,7 +10,7 @@
 # Targets (Fuzz/NAME/main.swift, each with Fuzz/Common/):
 #   VerifyFuzzer         image sniffing, the structural walkers, every verification level
 #   IndexFuzzer          index bucket files: the table's header, fence and blocks, log lines
-#   FailureRecordFuzzer  failed-URL record files
+#   FailureRecordFuzzer  failed-URL and host-down record files
 #   CacheFormatFuzzer    a cache directory's FORMAT file
 #   TableInputFuzzer     CSV, TSV, JSON Lines and plain lists, plain and gzipped
 #   ConfigFuzzer         the config file and the command line
