@@ -40,6 +40,46 @@ struct CacheMaintenanceRaceTests {
         #expect(delivered.count == 1 && FileManager.default.contents(atPath: output + "/" + delivered[0]) == Data(body))
     }
 
+    /// A delivery that, the first time it meets each URL, removes the entry's file before it
+    /// opens it, as another process's `clean` or `verify` may between a lookup and the copy.
+    final class RacingDelivery: ResultDelivery {
+        let cache: DiskCache
+        let raced = Mutex<Set<String>>([])
+
+        init(cache: DiskCache) { self.cache = cache }
+
+        func deliver(_ result: inout FetchResult) {
+            guard let key = result.key, result.status.isSuccess else { return }
+            if raced.withLock({ $0.insert(key.string).inserted }) { unlink(cache.bodyPath(for: key)) }
+            do throws(CachedImage.Unreadable) {
+                _ = try cache.openImage(for: key)
+            } catch {
+                result.status = .failed
+                result.failure = FetchFailure(.io, error.detail)
+                result.entryWasRemoved = error.isGone
+            }
+        }
+    }
+
+    @Test("an entry removed between its lookup or store and its delivery costs a fetch, never the URL")
+    func entryRemovedBeforeDelivery() async throws {
+        let server = try await LoopbackServer()
+        for index in 0..<3 { server.route("/\(index).png", .ok(SampleImages.png(seed: 30 + index))) }
+        let list = directory.write((0..<3).map { server.url("/\($0).png") }.joined(separator: "\n"), to: "list")
+        let cache = try DiskCache(directory: directory.appending("cache"))
+        // Downloaded and stored, removed before the copy; then cached, removed after the lookup.
+        let stored = await CollectedRun.collect(
+            FetchRun(fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
+                delivery: RacingDelivery(cache: cache)))
+        let warm = await CollectedRun.collect(
+            FetchRun(fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
+                delivery: RacingDelivery(cache: cache)))
+
+        #expect(stored.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(stored.results.map(\.failure))")
+        #expect(warm.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(warm.results.map(\.failure))")
+        #expect(server.totalRequests == 9)
+    }
+
     // MARK: - Format 1
 
     /// A format-1 layout: an entry, a failure record, a lock, a temporary.

@@ -364,7 +364,11 @@ public final class DiskCache: Sendable {
         let replace = { [index] () throws(FetchFailure) in
             // Bytes already held replace through their content file, as a new store shares it.
             if shared.map({ SharedReplacement.replace(digest.hex, in: folder, with: $0.fd) }) != true {
-                try file.replace(digest.hex)
+                do throws(FetchFailure) {
+                    try file.replace(digest.hex)
+                } catch {
+                    try self.renewed(file, after: error, bytes: bytes, in: folder).replace(digest.hex)
+                }
             }
             try index.append(record)
         }
@@ -382,21 +386,35 @@ public final class DiskCache: Sendable {
         return file
     }
 
-    /// ``NewEntryFile/linkIfAbsent(as:)``, and when the file can no longer be linked (it was
-    /// named only as its content file, and a `clean` removed that name meanwhile: a file
-    /// without names cannot be named again), the same bytes written anew under its stamp.
+    /// ``NewEntryFile/linkIfAbsent(as:)``, and when the file can no longer be linked, a
+    /// ``renewed(_:after:bytes:in:)`` copy of it.
     private func link(_ file: NewEntryFile, as name: String, bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> Bool {
         do throws(FetchFailure) {
             return try file.linkIfAbsent(as: name)
         } catch {
-            var info = stat()
-            guard fstat(file.fd, &info) == 0, info.st_nlink == 0, Int64(bytes.count) == Int64(info.st_size) else {
-                throw error
-            }
-            let again = try newFile(holding: bytes, in: folder)
-            EntryFile.setStamp(again.fd, Int64(info.st_mtim.tv_sec))
-            return try again.linkIfAbsent(as: name)
+            return try renewed(file, after: error, bytes: bytes, in: folder).linkIfAbsent(as: name)
         }
+    }
+
+    /// A new file with `file`'s bytes and stamp, for a `file` that failed to be named with
+    /// `error` because it lost its last name: it was named only as its content file, and a
+    /// `clean` removed that name meanwhile (a file without names cannot be named again). The
+    /// bytes come from memory, or for a download spilled to disk (`bytes` empty) from the
+    /// file itself, still open and whole. Any other failure is rethrown.
+    private func renewed(
+        _ file: NewEntryFile, after error: FetchFailure, bytes: [UInt8], in folder: Int32
+    ) throws(FetchFailure) -> NewEntryFile {
+        var info = stat()
+        guard fstat(file.fd, &info) == 0, info.st_nlink == 0 else { throw error }
+        let again: NewEntryFile
+        if Int64(bytes.count) == Int64(info.st_size) {
+            again = try newFile(holding: bytes, in: folder)
+        } else {
+            again = try NewEntryFile(in: folder, unnamed: usesUnnamedFiles)
+            try again.copy(from: file.fd, bytes: Int64(info.st_size))
+        }
+        EntryFile.setStamp(again.fd, Int64(info.st_mtim.tv_sec))
+        return again
     }
 
     /// Where ``TransferRequest/spillFolder`` points: `tmp/`, or -1 for a read-only cache.

@@ -33,6 +33,10 @@ public struct FetchResult: Sendable {
     public var fields: RowFields?
     /// Wall time spent on this URL.
     public var duration: Duration
+    /// Set by a delivery (``ResultDelivery``) whose entry file was gone when it opened it
+    /// (``CachedImage/Unreadable/isGone``): a maintenance command removed it after the
+    /// lookup. The run then fetches the URL once more instead of failing it.
+    public var entryWasRemoved = false
 
     public init(
         url: String, key: URLKey?, status: FetchStatus, path: String? = nil, format: ImageFormat? = nil,

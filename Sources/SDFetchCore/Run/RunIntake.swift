@@ -131,6 +131,8 @@ struct RunIntake {
             let duration = ContinuousClock.now - started
             if case .answered(var hit) = probe {
                 delivery?.deliver(&hit)
+                // A maintenance command removed the entry after the lookup: fetched again.
+                if hit.entryWasRemoved { return Fetcher.Probe.needsNetwork(stale: nil) }
                 // Delivered: the held file (a pinned hit's) is closed here, not with the batch.
                 hit.heldImage = nil
                 hit.duration = duration

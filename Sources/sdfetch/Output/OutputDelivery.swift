@@ -37,6 +37,7 @@ struct OutputDelivery: ResultDelivery {
             result.status = .failed
             result.failure = FetchFailure(.io, error.detail)
             result.path = nil
+            result.entryWasRemoved = error.isEntryGone
         }
     }
 
@@ -54,7 +55,7 @@ struct OutputDelivery: ResultDelivery {
                 original = try cache.openImage(for: key).readAll()
             }
         } catch {
-            throw OutputError(detail: error.detail)
+            throw OutputError(detail: error.detail, isEntryGone: error.isGone)
         }
         switch resizer.resize(original) {
         case .success(let copy):

@@ -145,7 +145,7 @@ struct OutputPlacer {
         do throws(CachedImage.Unreadable) {
             image = try open()
         } catch {
-            throw OutputError(detail: error.detail)
+            throw OutputError(detail: error.detail, isEntryGone: error.isGone)
         }
         if isLinking {
             // link(2) never follows or replaces anything already at the name.

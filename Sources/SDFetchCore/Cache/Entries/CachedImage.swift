@@ -18,6 +18,14 @@ public struct CachedImage: ~Copyable {
     /// it), or not a regular file.
     public struct Unreadable: Error, Sendable {
         public let detail: String
+        /// The entry's file is gone: a `clean`, `verify` or trim removed it after the lookup
+        /// found it. The run fetches the URL again (``FetchResult/entryWasRemoved``).
+        public var isGone = false
+
+        public init(detail: String, isGone: Bool = false) {
+            self.detail = detail
+            self.isGone = isGone
+        }
     }
 
     init(descriptor: Int32, bytes: Int64, modified: timespec) {

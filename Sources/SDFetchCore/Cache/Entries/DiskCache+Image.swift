@@ -15,9 +15,10 @@ extension DiskCache {
         }
         var info = stat()
         guard fd >= 0, fstat(fd, &info) == 0 else {
-            let reason = errnoText()
+            let (reason, isGone) = (errnoText(), errno == ENOENT)
             if fd >= 0 { close(fd) }
-            throw CachedImage.Unreadable(detail: "cannot read the cache's file for \(key.redacted): \(reason)")
+            throw CachedImage.Unreadable(
+                detail: "cannot read the cache's file for \(key.redacted): \(reason)", isGone: isGone)
         }
         return CachedImage(descriptor: fd, bytes: Int64(info.st_size), modified: info.st_mtim)
     }

@@ -62,6 +62,21 @@ final class NewEntryFile {
         }
     }
 
+    /// Writes the first `count` bytes of the file open as `source` (read with `pread`, its
+    /// offset left alone); a short source or a failed write throws.
+    func copy(from source: Int32, bytes count: Int64) throws(FetchFailure) {
+        let chunk = 1 << 16
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < count {
+            let read = pread(source, buffer.baseAddress, min(chunk, Int(count - offset)), off_t(offset))
+            guard read > 0 else { throw FetchFailure(.io, "cannot copy a cache file: \(read == 0 ? "it ended early" : errnoText())") }
+            try write(UnsafeRawBufferPointer(rebasing: buffer[..<read]))
+            offset += Int64(read)
+        }
+    }
+
     /// Names the file `name` if nothing has that name yet. False when the name is taken, or
     /// when a named temporary cannot be hard-linked (FAT has no hard links): the caller then
     /// uses ``replace(_:)``. Throws on other failures.
