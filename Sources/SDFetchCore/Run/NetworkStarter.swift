@@ -34,7 +34,7 @@ struct NetworkStarter: Sendable {
                     var result = await fetcher.fetch(
                         line.key, spelling: line.line.text, after: queued.stale, pin: line.line.pin)
                     progress.networkDidEnd()
-                    delivery?.deliver(&result)
+                    await delivery?.deliver(&result)
                     result.heldImage = nil
                     line.line.mark(&result)
                     ledger.publish([result])
