@@ -4,7 +4,9 @@ hostile inputs of DecodeBudgetTests (a PNG inflate bomb, JPEG scan and memory bo
 browser quirks of BrowserQuirkTests; for the others well-formed files of each on-disk and
 input format with the hostile shapes the tests forge (a row of bare delimiters, a wide
 header, a forged table header, out-of-range times), each behind the target's mode byte
-(Fuzz/*/main.swift). All small enough for fuzz.sh's -max_len.
+(Fuzz/*/main.swift); for ResizeFuzzer the image fixtures and small canvas bombs (as
+CanvasBombs in SDFetchTestSupport builds them), for ResponseHeadFuzzer response heads with
+every field it reads. All small enough for fuzz.sh's -max_len.
 Usage: Scripts/fuzz-seeds.py DIR (standard library only)."""
 import gzip
 import os
@@ -230,6 +232,71 @@ def url_seeds():
     return {"url-%d" % i: url for i, url in enumerate(urls)}
 
 
+def gif_canvas(width, height):
+    """A GIF89a screen of width x height around one 1x1 frame (CanvasBombs.gif)."""
+    return (b"GIF89a" + struct.pack("<HH", width, height) + b"\x80\0\0" + b"\0\0\0\xff\xff\xff"
+            + b"\x21\xf9\x04\0\0\0\0\0" + b"\x2c\0\0\0\0\x01\0\x01\0\0" + b"\x02\x02\x4c\x01\0\x3b")
+
+
+def webp_chunk(tag, data):
+    return tag + struct.pack("<I", len(data)) + data + (b"\0" if len(data) % 2 else b"")
+
+
+def riff(chunks):
+    body = b"WEBP" + b"".join(chunks)
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def one_colour_vp8l(width, height):
+    """Lossless, five one-symbol prefix codes: no pixel costs a bit (CanvasBombs)."""
+    bits = [(0x2F, 8), (width - 1, 14), (height - 1, 14), (0, 1), (0, 3), (0, 1), (0, 1), (0, 1)]
+    for symbol in (0, 255, 0, 255, 0):
+        bits += [(1, 1), (0, 1), (0, 1), (symbol, 1)] if symbol < 2 else [(1, 1), (0, 1), (1, 1), (symbol, 8)]
+    value = sum(v << shift for (v, _), shift in zip(bits, [sum(c for _, c in bits[:i]) for i in range(len(bits))]))
+    return value.to_bytes((sum(c for _, c in bits) + 7) // 8, "little")
+
+
+def animated_webp(width, height, frame=(1, 1), offset=(0, 0)):
+    u24 = lambda v: struct.pack("<I", v)[:3]
+    vp8x = b"\x02\0\0\0" + u24(width - 1) + u24(height - 1)
+    anmf = (u24(offset[0] // 2) + u24(offset[1] // 2) + u24(frame[0] - 1) + u24(frame[1] - 1) + u24(100) + b"\0"
+            + webp_chunk(b"VP8L", one_colour_vp8l(*frame)))
+    return riff([webp_chunk(b"VP8X", vp8x), webp_chunk(b"ANIM", bytes(6)), webp_chunk(b"ANMF", anmf)])
+
+
+def resize_seeds():
+    """The fixtures and canvas bombs behind ResizeFuzzer's three parameter bytes: mode and
+    format, size - 1, quality (Fuzz/ResizeFuzzer/main.swift)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    images = {"gif-canvas": gif_canvas(1000, 1000), "webp-canvas": animated_webp(1000, 1000, (3, 5), (10, 20)),
+              "webp-lossless": riff([webp_chunk(b"VP8L", one_colour_vp8l(1000, 700))])}
+    for folder in ("Tests/sdfetchTests/Fixtures", "Tests/SDFetchCoreTests/Fixtures"):
+        for name in sorted(os.listdir(os.path.join(root, folder))):
+            if name.rsplit(".", 1)[-1] in ("jpg", "png", "gif", "webp"):
+                with open(os.path.join(root, folder, name), "rb") as f:
+                    images[name] = f.read()
+    seeds = {}
+    for name, image in images.items():
+        for parameters in (b"\x00\x3f\x50", b"\x08\x1f\x10", b"\x04\x07\x60"):  # longer/jpeg, crop/webp, none/png
+            seeds[f"{name}-{parameters[0]}"] = parameters + image
+    return seeds
+
+
+def response_head_seeds():
+    heads = {
+        "ok": b"HTTP/1.1 200 OK\r\nContent-Length: 68\r\nETag: \"a\"\r\nLast-Modified: Tue, 15 Nov 1994 08:12:31 GMT\r\n"
+              b"Content-Digest: sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:, md5=:x:\r\n\r\n",
+        "redirect-then-ok": b"HTTP/1.1 301 Moved\r\nLocation: /b\r\nContent-Encoding: zstd\r\n\r\n"
+                            b"HTTP/2 200\r\nrepr-digest: sha-256=:AAAA:\r\nx-robots-tag: otherbot: noai, noimageai\r\n\r\n",
+        "retry": b"HTTP/1.1 429 Too Many\r\nRetry-After: 120\r\n\r\nHTTP/1.1 503 Busy\r\n"
+                 b"Retry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\n\r\n",
+        "codings": b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip, br\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+        "transfer-zstd": b"HTTP/1.1 200 OK\r\ntransfer-encoding: zstd , Chunked\r\n\r\n",
+        "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Robots-Tag: noai\r\n\r\n",
+    }
+    return heads
+
+
 def main(directory):
     targets = {
         "VerifyFuzzer": image_seeds(),
@@ -239,6 +306,8 @@ def main(directory):
         "TableInputFuzzer": table_seeds(),
         "ConfigFuzzer": config_seeds(),
         "URLFuzzer": url_seeds(),
+        "ResizeFuzzer": resize_seeds(),
+        "ResponseHeadFuzzer": response_head_seeds(),
     }
     for target, seeds in targets.items():
         os.makedirs(f"{directory}/{target}", exist_ok=True)

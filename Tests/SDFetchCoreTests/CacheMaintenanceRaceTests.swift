@@ -48,7 +48,7 @@ struct CacheMaintenanceRaceTests {
 
         init(cache: DiskCache) { self.cache = cache }
 
-        func deliver(_ result: inout FetchResult) {
+        func deliver(_ result: inout FetchResult) async {
             guard let key = result.key, result.status.isSuccess else { return }
             if raced.withLock({ $0.insert(key.string).inserted }) { unlink(cache.bodyPath(for: key)) }
             do throws(CachedImage.Unreadable) {

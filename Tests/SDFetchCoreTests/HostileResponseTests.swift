@@ -154,4 +154,37 @@ struct ContentEncodingTests {
         // gzip's old name is still gzip.
         #expect(try await fetcher.fetch(url: server.url("/g.png")).status == .downloaded)
     }
+
+    /// The response to a `200` whose body is `body` in one chunk, under `Transfer-Encoding:
+    /// codings`, written byte by byte (the LoopbackServer picks its own framing).
+    private func chunked(_ body: [UInt8], codings: String) async throws -> TransferResponse {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nTransfer-Encoding: \(codings)\r\n\r\n"
+        let chunk = Array(String(body.count, radix: 16).utf8) + [13, 10] + body + Array("\r\n0\r\n\r\n".utf8)
+        let server = try await RawResponseServer([.init(Array(head.utf8) + chunk)])
+        let engine = CurlEngine.scoped(maxTransfers: 1)
+        return await engine.perform(TransferRequest(url: server.url("/x.png"), timeout: .seconds(5)))
+    }
+
+    @Test(
+        "a transfer coding other than chunked is refused before it is decoded, as a content coding is",
+        arguments: ["gzip", "zstd"])
+    func transferCodingRefused(coding: String) async throws {
+        let png = SampleImages.png(width: 32, height: 32, seed: 7)
+        let coded = coding == "gzip" ? try await gzip(png) : zstdFrame(png)
+        let response = try await chunked(coded, codings: "\(coding), chunked")
+
+        #expect(response.failure?.kind == .notAnImage)
+        #expect(
+            response.failure?.detail == "the body is '\(coding)'-transfer-coded, which was not offered (chunked only)")
+        #expect(response.body.isEmpty)
+    }
+
+    @Test("chunked alone is still read")
+    func chunkedAlone() async throws {
+        let png = SampleImages.png(width: 32, height: 32, seed: 7)
+        let response = try await chunked(png, codings: "chunked")
+
+        #expect(response.failure == nil)
+        #expect(response.body == png)
+    }
 }

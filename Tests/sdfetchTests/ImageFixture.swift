@@ -38,10 +38,13 @@ enum ImageFixture {
         let bytes = [UInt8](data)
         let format = ImageFormat.sniff(bytes)
         let decoded: Result<Pixels, FetchFailure>
+        // A budget of its own: the test's decodes wait for no one.
+        let lease = PixelLease(PixelBudget(capacity: 1 << 30))
+        defer { lease.end() }
         switch format {
-        case .jpeg: decoded = JPEGPixels.decode(bytes, denominator: 1, maxPixels: 1 << 30)
-        case .png: decoded = PNGPixels.decode(bytes, maxPixels: 1 << 30)
-        case .webp: decoded = WebPPixels.decode(bytes, maxPixels: 1 << 30)
+        case .jpeg: decoded = JPEGPixels.decode(bytes, denominator: 1, maxPixels: 1 << 30, lease: lease)
+        case .png: decoded = PNGPixels.decode(bytes, maxPixels: 1 << 30, lease: lease)
+        case .webp: decoded = WebPPixels.decode(bytes, maxPixels: 1 << 30, lease: lease, shrink: { _ in 1 })
         default: return nil
         }
         guard case .success(let pixels) = decoded, let format else { return nil }

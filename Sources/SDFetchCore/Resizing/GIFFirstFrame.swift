@@ -4,17 +4,31 @@ internal import CGIF
 /// logical screen (transparent elsewhere), its transparent colour transparent, interlaced
 /// rows put back in order. Read through giflib record by record (as ``GIFVerifier``), so the
 /// screen and the frame meet `--max-pixels` before any pixels are allocated and the rest of
-/// an animation is never decoded. Stateless; safe from any thread.
+/// an animation is never decoded.
+///
+/// The screen is never made at full size unless the copy needs it: the frame is decoded
+/// alone and placed on a screen already box-shrunk by the factor `shrink` picks for the
+/// screen's size (``CanvasShrink``), and the ``PixelLease`` takes the frame and the shrunk
+/// screen before either exists. Stateless; safe from any thread; blocks for the decode
+/// (and for the budget).
 enum GIFFirstFrame {
-    static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<Pixels, FetchFailure> {
+    /// The first frame on the screen shrunk by `shrink(screen)`.
+    static func decode(
+        _ bytes: [UInt8], maxPixels: Int64, lease: PixelLease, shrink: (PixelSize) -> Int
+    ) -> Result<Pixels, FetchFailure> {
         GIFMemorySource.open(bytes, maxPixels: maxPixels) { gif, screen in
-            firstFrame(gif, screen: screen, maxPixels: maxPixels)
+            firstFrame(gif, screen: screen, maxPixels: maxPixels) { frame in
+                let factor = max(1, shrink(screen))
+                let shrunk = CanvasShrink.size(of: screen, factor: factor)
+                lease.take(Int64(frame.width * frame.height) + Int64(shrunk.width * shrunk.height))
+                return factor
+            }
         }
     }
 
     /// Skips extensions (noting a graphic control's transparent colour) to the first image.
     private static func firstFrame(
-        _ gif: UnsafeMutablePointer<GifFileType>, screen: PixelSize, maxPixels: Int64
+        _ gif: UnsafeMutablePointer<GifFileType>, screen: PixelSize, maxPixels: Int64, start: (PixelSize) -> Int
     ) -> Result<Pixels, FetchFailure> {
         var transparent: Int?
         while true {
@@ -23,7 +37,7 @@ enum GIFFirstFrame {
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
                 guard DGifGetImageDesc(gif) == GIF_OK else { return .failure(lastError(gif)) }
-                return frame(gif, screen: screen, transparent: transparent, maxPixels: maxPixels)
+                return frame(gif, screen: screen, transparent: transparent, maxPixels: maxPixels, start: start)
             case EXTENSION_RECORD_TYPE:
                 var code: Int32 = 0
                 var block: UnsafeMutablePointer<GifByteType>?
@@ -41,8 +55,11 @@ enum GIFFirstFrame {
         }
     }
 
+    /// Decodes the frame's rows (RGBA) and places them on the shrunk screen; `start` is told
+    /// the frame's size once it passed the limit and returns the shrink factor.
     private static func frame(
-        _ gif: UnsafeMutablePointer<GifFileType>, screen: PixelSize, transparent: Int?, maxPixels: Int64
+        _ gif: UnsafeMutablePointer<GifFileType>, screen: PixelSize, transparent: Int?, maxPixels: Int64,
+        start: (PixelSize) -> Int
     ) -> Result<Pixels, FetchFailure> {
         let desc = gif.pointee.Image
         let frame = PixelSize(width: desc.Width, height: desc.Height)
@@ -56,9 +73,9 @@ enum GIFFirstFrame {
             palette[index * 4 ..< index * 4 + 4] = [color.Red, color.Green, color.Blue, 255]
         }
         if let transparent { palette[transparent * 4 + 3] = 0 }
-        var canvas = [UInt8](repeating: 0, count: screen.width * screen.height * 4)
+        let factor = start(frame)
+        var pixels = [UInt8](repeating: 0, count: frame.width * frame.height * 4)
         var line = [GifPixelType](repeating: 0, count: frame.width)
-        let (left, top) = (Int(desc.Left), Int(desc.Top))
         // Interlaced rows come in four passes (GIF89a appendix E): every 8th from 0, every
         // 8th from 4, every 4th from 2, every 2nd from 1.
         let rows: [Int] =
@@ -71,18 +88,17 @@ enum GIFFirstFrame {
             }
             let ok = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frame.width)) }
             guard ok == GIF_OK else { return .failure(lastError(gif)) }
-            let y = top + row
-            guard y < screen.height else { continue }
-            for x in 0..<min(frame.width, max(0, screen.width - left)) {
-                let entry = Int(line[x]) * 4
-                let at = (y * screen.width + left + x) * 4
-                canvas[at] = palette[entry]
-                canvas[at + 1] = palette[entry + 1]
-                canvas[at + 2] = palette[entry + 2]
-                canvas[at + 3] = palette[entry + 3]
+            pixels.withUnsafeMutableBufferPointer { out in
+                let start = row * frame.width * 4
+                for x in 0..<frame.width {
+                    let entry = Int(line[x]) * 4
+                    for channel in 0..<4 { out[start + x * 4 + channel] = palette[entry + channel] }
+                }
             }
         }
-        return .success(Pixels(width: screen.width, height: screen.height, channels: 4, data: canvas))
+        let decoded = Pixels(width: frame.width, height: frame.height, channels: 4, data: pixels)
+        return .success(
+            CanvasShrink.place(decoded, left: Int(desc.Left), top: Int(desc.Top), on: screen, factor: factor))
     }
 
     private static func lastError(_ gif: UnsafeMutablePointer<GifFileType>) -> FetchFailure {

@@ -3,19 +3,32 @@
 ///
 /// Every step that allocates pixels sizes them from a declared size already checked against
 /// `--max-pixels`, and so is the output (a thin strip made `shorter` could grow past it). A
-/// JPEG is decoded at the smallest DCT scale still covering the target (``JPEGPixels``); a
-/// large reduction of another format starts with an integer box shrink (``BoxShrink``); then
-/// Lanczos-3 (``Resampler``). A file that cannot be decoded, or a format sdfetch does not
-/// decode (TIFF, AVIF, SVG, ...), is a `corrupt-image` failure of that URL, never a trap.
+/// JPEG is decoded at the smallest DCT scale still covering the target (``JPEGPixels``); an
+/// animation's canvas (GIF screen, WebP canvas) is made already shrunk around its first
+/// frame (``CanvasShrink``); a large reduction of another format starts with an integer box
+/// shrink (``BoxShrink``); then Lanczos-3 (``Resampler``). A file that cannot be decoded, or
+/// a format sdfetch does not decode (TIFF, AVIF, SVG, ...), is a `corrupt-image` failure of
+/// that URL, never a trap.
 ///
-/// Pure and thread-safe: CPU work that blocks the calling thread for its length.
+/// Memory: each decode takes its pixels from the process's one ``PixelBudget`` before it
+/// allocates them, and holds them until its copy is made; it waits while they do not fit.
+///
+/// Thread-safe: CPU work that blocks the calling thread for its length, and while it waits
+/// for the budget. Callers on the cooperative pool hand it to a thread of their own (the
+/// CLI's `sdfetch-resize` pool).
 public struct ImageResizer: Sendable {
     public let options: ResizeOptions
     public let maxPixels: Int64
+    let budget: PixelBudget
 
     public init(options: ResizeOptions, maxPixels: Int64) {
+        self.init(options: options, maxPixels: maxPixels, budget: .shared)
+    }
+
+    init(options: ResizeOptions, maxPixels: Int64, budget: PixelBudget) {
         self.options = options
         self.maxPixels = maxPixels
+        self.budget = budget
     }
 
     /// The resized copy's bytes, in ``ResizeOptions/format``.
@@ -23,8 +36,16 @@ public struct ImageResizer: Sendable {
         guard let format = ImageFormat.sniff(bytes) else {
             return .failure(FetchFailure(.notAnImage, "no known image signature"))
         }
+        let lease = PixelLease(budget)
+        defer { lease.end() }
         let orientation = ExifOrientation.read(bytes, format: format)
         var declared: PixelSize?
+        // An animation's canvas, shrunk as it is made: the copy's size comes from the canvas.
+        let shrink = { (canvas: PixelSize) -> Int in
+            let upright = orientation.swapsSides ? PixelSize(width: canvas.height, height: canvas.width) : canvas
+            declared = upright
+            return shrinkFactor(for: upright)
+        }
         let decoded: Result<Pixels, FetchFailure>
         switch format {
         case .jpeg:
@@ -38,10 +59,10 @@ public struct ImageResizer: Sendable {
             let plan = ResizePlan(sourceWidth: upright.width, sourceHeight: upright.height, options: options)
             declared = upright
             decoded = JPEGPixels.decode(
-                bytes, denominator: JPEGPixels.denominator(forScale: plan.scale), maxPixels: maxPixels)
-        case .png: decoded = PNGPixels.decode(bytes, maxPixels: maxPixels)
-        case .gif: decoded = GIFFirstFrame.decode(bytes, maxPixels: maxPixels)
-        case .webp: decoded = WebPPixels.decode(bytes, maxPixels: maxPixels)
+                bytes, denominator: JPEGPixels.denominator(forScale: plan.scale), maxPixels: maxPixels, lease: lease)
+        case .png: decoded = PNGPixels.decode(bytes, maxPixels: maxPixels, lease: lease)
+        case .gif: decoded = GIFFirstFrame.decode(bytes, maxPixels: maxPixels, lease: lease, shrink: shrink)
+        case .webp: decoded = WebPPixels.decode(bytes, maxPixels: maxPixels, lease: lease, shrink: shrink)
         default:
             return .failure(
                 FetchFailure(.corruptImage, "\(format.name) cannot be resized (jpeg, png, gif and webp can)"))
@@ -51,11 +72,21 @@ public struct ImageResizer: Sendable {
         }
     }
 
+    /// The box shrink a source of `upright` size starts with (1: none), as ``resized(_:declared:)``
+    /// would pick it for the full-size pixels.
+    private func shrinkFactor(for upright: PixelSize) -> Int {
+        let plan = ResizePlan(sourceWidth: upright.width, sourceHeight: upright.height, options: options)
+        guard options.mode != .none || (upright.width, upright.height) != (plan.width, plan.height) else { return 1 }
+        return BoxShrink.factor(
+            forScale: min(Double(upright.width) / Double(plan.width), Double(upright.height) / Double(plan.height)))
+    }
+
     // MARK: - Steps
 
     /// Resampled, padded or flattened, encoded.
-    /// `declared`: the upright size a JPEG decoded at a reduced DCT scale declares, so its
-    /// copy has the same size whatever the scale; nil: the pixels' own.
+    /// `declared`: the upright size a JPEG decoded at a reduced DCT scale, or an animation's
+    /// shrunk canvas, declares, so its copy has the same size whatever the reduction; nil:
+    /// the pixels' own.
     private func resized(_ source: Pixels, declared: PixelSize?) -> Result<ResizedImage, FetchFailure> {
         let size = declared ?? PixelSize(width: source.width, height: source.height)
         let plan = ResizePlan(sourceWidth: size.width, sourceHeight: size.height, options: options)

@@ -7,7 +7,7 @@ internal import CSDFetchShims
 ///
 /// The shim contains libjpeg's `setjmp` error handling and its budgets (as for
 /// ``JPEGVerifier``); the declared size meets `--max-pixels` before any buffer exists.
-/// Stateless; safe from any thread; blocks for the decode.
+/// Stateless; safe from any thread; blocks for the decode (and for the budget).
 enum JPEGPixels {
     /// The DCT scales libjpeg-turbo decodes fastest, largest reduction first.
     static let scaleDenominators = [8, 4, 2, 1]
@@ -19,7 +19,10 @@ enum JPEGPixels {
     }
 
     /// The pixels at 1/`denominator` of the stored size, RGB (CMYK converted).
-    static func decode(_ bytes: [UInt8], denominator: Int, maxPixels: Int64) -> Result<Pixels, FetchFailure> {
+    /// `lease` takes the scaled image once the header told its size, before the buffer exists.
+    static func decode(
+        _ bytes: [UInt8], denominator: Int, maxPixels: Int64, lease: PixelLease
+    ) -> Result<Pixels, FetchFailure> {
         var width: Int32 = 0
         var height: Int32 = 0
         var channels: Int32 = 0
@@ -31,6 +34,7 @@ enum JPEGPixels {
         }
         let size = PixelSize(width: width, height: height)
         if let failure = size.check("jpeg", maxPixels: maxPixels) { return .failure(failure) }
+        lease.take(Int64(width) * Int64(height))
         var data = [UInt8](repeating: 0, count: Int(width) * Int(height) * Int(channels))
         let status = data.withUnsafeMutableBufferPointer { pixels in
             call(bytes, denominator, limit, pixels.baseAddress, pixels.count, &width, &height, &channels, &message)

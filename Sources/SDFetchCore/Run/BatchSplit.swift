@@ -13,21 +13,31 @@ enum BatchSplit {
     static let minimumSplit = 64
     private static let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// `items.map(transform)`, sliced over the cores when `items` is large enough.
+    /// `items.map(transform)`, sliced over the cores when `items` is large enough. A slice
+    /// runs its items one after another; `transform` may suspend (a hit's resize does).
     static func map<Item: Sendable, Output: Sendable>(
-        _ items: [Item], _ transform: @escaping @Sendable (Item) -> Output
+        _ items: [Item], _ transform: @escaping @Sendable (Item) async -> Output
     ) async -> [Output] {
         let slices = min(cores, items.count / (minimumSplit / 2))
-        guard slices > 1 else { return items.map(transform) }
+        guard slices > 1 else { return await mapInOrder(items[...], transform) }
         let size = (items.count + slices - 1) / slices
         return await withTaskGroup(of: (Int, [Output]).self) { group in
             for start in stride(from: size, to: items.count, by: size) {
                 let slice = items[start..<min(start + size, items.count)]
-                group.addTask { (start, slice.map(transform)) }
+                group.addTask { (start, await mapInOrder(slice, transform)) }
             }
-            var parts = [(0, items[..<size].map(transform))]
+            var parts = [(0, await mapInOrder(items[..<size], transform))]
             for await part in group { parts.append(part) }
             return parts.sorted { $0.0 < $1.0 }.flatMap(\.1)
         }
+    }
+
+    private static func mapInOrder<Item, Output>(
+        _ items: ArraySlice<Item>, _ transform: (Item) async -> Output
+    ) async -> [Output] {
+        var outputs: [Output] = []
+        outputs.reserveCapacity(items.count)
+        for item in items { outputs.append(await transform(item)) }
+        return outputs
     }
 }

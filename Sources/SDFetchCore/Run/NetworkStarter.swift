@@ -33,14 +33,14 @@ struct NetworkStarter: Sendable {
                     let line = queued.line
                     var result = await fetcher.fetch(
                         line.key, spelling: line.line.text, after: queued.stale, pin: line.line.pin)
-                    delivery?.deliver(&result)
+                    progress.networkDidEnd()
+                    await delivery?.deliver(&result)
                     // A maintenance command removed the entry between its store and its
                     // delivery: one more fetch (a lookup, then the network if need be).
                     if result.entryWasRemoved {
                         result = await fetcher.fetch(line.key, spelling: line.line.text, after: nil, pin: line.line.pin)
-                        delivery?.deliver(&result)
+                        await delivery?.deliver(&result)
                     }
-                    progress.networkDidEnd()
                     result.heldImage = nil
                     line.line.mark(&result)
                     ledger.publish([result])

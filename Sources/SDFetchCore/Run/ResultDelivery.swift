@@ -10,9 +10,12 @@
 ///
 /// Runs where ``RunIntake`` makes the result, on many results at once: a warm hit's right
 /// after its lookup (one slice per core, ``BatchSplit``), a fetched one's in its child
-/// task. Calls for different results must not depend on each other's order.
+/// task. Calls for different results must not depend on each other's order. A step that
+/// is long CPU work or may wait (a resize, which waits for its pixel budget) suspends while
+/// a thread of its own does it: the cooperative pool's few threads carry the transfers'
+/// results and the progress bar meanwhile.
 public protocol ResultDelivery: Sendable {
     /// Places what `result` names; sets `result.path` to the delivered file, or turns the
     /// result `failed` with the reason.
-    func deliver(_ result: inout FetchResult)
+    func deliver(_ result: inout FetchResult) async
 }

@@ -130,7 +130,7 @@ struct RunIntake {
             var probe = fetcher.probe(unique.key, spelling: unique.line.text, pin: unique.line.pin)
             let duration = ContinuousClock.now - started
             if case .answered(var hit) = probe {
-                delivery?.deliver(&hit)
+                await delivery?.deliver(&hit)
                 // A maintenance command removed the entry after the lookup: fetched again.
                 if hit.entryWasRemoved { return Fetcher.Probe.needsNetwork(stale: nil) }
                 // Delivered: the held file (a pinned hit's) is closed here, not with the batch.

@@ -1,6 +1,7 @@
 internal import CCurl
 
-/// The content codings a request offers, and the check that a response uses no other.
+/// The content codings a request offers, and the check that a response uses no other, as
+/// a content coding or as a transfer coding.
 ///
 /// Offered only where the decoder's memory is bounded whatever the body declares: gzip and
 /// deflate (a 32 KiB window) and brotli (at most 16 MiB), each when this libcurl decodes
@@ -8,6 +9,10 @@ internal import CCurl
 /// a 1 KB body cost about 45 MB per transfer (<doc:Security>). libcurl decodes every
 /// coding it was built with, asked for or not, so a response naming any other coding is
 /// refused from its header, before a byte of its body is decoded.
+///
+/// libcurl builds the same decoders from `Transfer-Encoding` (`zstd, chunked` reopened the
+/// zstd hole). sdfetch sends no `TE`, so a server may use `chunked` alone there (RFC 9112,
+/// section 6.1): any other transfer coding is refused the same way.
 enum ContentCoding {
     /// The `Accept-Encoding` value (`gzip, deflate, br`), or nil when libcurl decodes none.
     static let offered: String? = {
@@ -29,9 +34,19 @@ enum ContentCoding {
 
     /// The first coding of a `Content-Encoding` value that was not offered (`zstd`), or nil.
     static func unoffered(in value: String) -> String? {
+        firstCoding(in: value) { !accepted.contains($0) }
+    }
+
+    /// The first coding of a `Transfer-Encoding` value other than `chunked`, or nil.
+    static func unofferedTransfer(in value: String) -> String? {
+        // A parameter (`gzip;q=1`) is part of the coding's name here: refused all the same.
+        firstCoding(in: value) { $0 != "chunked" }
+    }
+
+    private static func firstCoding(in value: String, where isRefused: (String) -> Bool) -> String? {
         for coding in value.split(separator: ",") {
             let name = coding.trimmingBlanks().lowercased()
-            if !name.isEmpty, !accepted.contains(name) { return String(name.prefix(40)) }
+            if !name.isEmpty, isRefused(name) { return String(name.prefix(40)) }
         }
         return nil
     }

@@ -22,8 +22,7 @@ extension CurlTransfer {
         case .spillFailed(let code):
             failure = Self.spillFailure(code)
         case .unofferedCoding(let coding) where head.isSuccess:
-            failure = FetchFailure(
-                .notAnImage, "the body is '\(coding)'-coded, which was not offered (\(ContentCoding.offered ?? "none"))")
+            failure = FetchFailure(.notAnImage, coding.detail)
         case .unofferedCoding:
             failure = FetchFailure(.http(head.status), "server answered \(head.status)")
         case nil where code != CURLE_OK:

@@ -23,8 +23,8 @@ final class CurlTransfer {
         case discardedBody
         /// The body's spill file could not be written (`errno`): a local `io` failure.
         case spillFailed(Int32)
-        /// The response names a content coding the request did not offer (``ContentCoding``).
-        case unofferedCoding(String)
+        /// The response names a coding the request did not offer (``ContentCoding``).
+        case unofferedCoding(RefusedCoding)
     }
 
     let handle: UnsafeMutableRawPointer

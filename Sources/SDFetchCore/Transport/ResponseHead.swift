@@ -18,8 +18,9 @@ struct ResponseHead {
     var digestSHA256: String?
     /// `Content-Encoding`, when the server sent one (a digest then covers the coded bytes).
     var contentEncoding: String?
-    /// A coding of any `Content-Encoding` line that the request did not offer (``ContentCoding``).
-    var unofferedCoding: String?
+    /// The first coding of any `Content-Encoding` or `Transfer-Encoding` line that the request
+    /// did not offer (``ContentCoding``).
+    var unofferedCoding: RefusedCoding?
 
     /// Whether the latest status is `2xx`, the only kind that carries an image.
     var isSuccess: Bool { (200...299).contains(status) }
@@ -47,7 +48,10 @@ struct ResponseHead {
         case 16 where Self.matches(name, "content-encoding"):
             let coding = Self.text(value)
             contentEncoding = coding
-            unofferedCoding = unofferedCoding ?? ContentCoding.unoffered(in: coding)
+            unofferedCoding = unofferedCoding ?? ContentCoding.unoffered(in: coding).map(RefusedCoding.content)
+        case 17 where Self.matches(name, "transfer-encoding"):
+            let coding = ContentCoding.unofferedTransfer(in: Self.text(value))
+            unofferedCoding = unofferedCoding ?? coding.map(RefusedCoding.transfer)
         case 13 where Self.matches(name, "last-modified"):
             lastModified = Self.text(value)
         case 14 where Self.matches(name, "content-length"):

@@ -115,41 +115,46 @@ struct FetchCommand: ParsableCommand {
         let started = ContinuousClock.now
         let notes = isVerbose ? VerboseNotes.printer(console) : nil
         // The engine lives for the run only: shut down (its thread joined) on the way out.
-        return await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
-            let reader = URLListReader(sources: sources, options: input)
-            let resizer = resize.size > 0 ? ImageResizer(options: resize, maxPixels: options.maxPixels) : nil
-            let fileName = outputFile.map(URLArgument.fileName(of:))
-            let delivery = placer.map {
-                OutputDelivery(placer: $0, cache: cache, fixedName: fileName, resizer: resizer)
-            }
-            let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
-            // On the signal path: nothing here may wait for the console's writer (blocked on a
-            // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
-            // shuts down.
-            let stop: @Sendable () -> Void = {
-                reader.cancel()
-                fetcher.cancelAll()
-            }
-            let consumer = await trap.response.during(stop: stop, say: { console.notice($0) }) {
-                let ticker = ProgressTicker.start(
-                    progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
-                    started: started, hostsDown: { fetcher.downHostCount })
-                var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON, isQuiet: isQuiet)
-                consumer.hintsTables = input.format == nil
-                await fetchRun.run(reader: reader) { event in
-                    await consumer.handle(event)
-                    await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+        // Resizes run on threads of their own, for the run (``OutputDelivery``).
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        return await withBlockingPool(threads: cores, name: "sdfetch-resize") { resizes in
+            await withFetcher(options: options, cache: cache, notes: notes) { fetcher in
+                let reader = URLListReader(sources: sources, options: input)
+                let resizer = resize.size > 0 ? ImageResizer(options: resize, maxPixels: options.maxPixels) : nil
+                let fileName = outputFile.map(URLArgument.fileName(of:))
+                let delivery = placer.map {
+                    OutputDelivery(
+                        placer: $0, cache: cache, fixedName: fileName, resizing: resizer.map { ($0, resizes) })
                 }
-                consumer.hosts.downHosts = fetcher.downHosts
-                consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
-                ticker.cancel()
-                await ticker.value
-                return consumer
+                let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
+                // On the signal path: nothing here may wait for the console's writer (blocked on a
+                // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
+                // shuts down.
+                let stop: @Sendable () -> Void = {
+                    reader.cancel()
+                    fetcher.cancelAll()
+                }
+                let consumer = await trap.response.during(stop: stop, say: { console.notice($0) }) {
+                    let ticker = ProgressTicker.start(
+                        progress: fetchRun.progress, console: console, terminal: terminal, environment: environment,
+                        started: started, hostsDown: { fetcher.downHostCount })
+                    var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON, isQuiet: isQuiet)
+                    consumer.hintsTables = input.format == nil
+                    await fetchRun.run(reader: reader) { event in
+                        await consumer.handle(event)
+                        await console.waitForRoom()  // a blocked stdout holds the run back, not memory
+                    }
+                    consumer.hosts.downHosts = fetcher.downHosts
+                    consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
+                    ticker.cancel()
+                    await ticker.value
+                    return consumer
+                }
+                console.removeBar()
+                console.flush()
+                console.error(consumer.heldFailures.text)
+                return (consumer, trap.wasInterrupted)
             }
-            console.removeBar()
-            console.flush()
-            console.error(consumer.heldFailures.text)
-            return (consumer, trap.wasInterrupted)
         }
     }
 

@@ -12,15 +12,18 @@ struct OutputDelivery: ResultDelivery {
     /// `-o FILE` for a single URL: the one name in DIR (the file's folder); nil: each
     /// image's ``NameTemplate`` name.
     var fixedName: String? = nil
-    /// `--resize`: each file a resized copy of the cached original; nil: the original.
-    var resizer: ImageResizer?
+    /// `--resize`: each file a resized copy of the cached original, made on `pool`
+    /// (`sdfetch-resize`, a thread per core): a decode is up to seconds of CPU and may wait
+    /// for its pixel budget, so never on the cooperative pool. Nil: the original.
+    var resizing: (resizer: ImageResizer, pool: BlockingPool)?
 
-    func deliver(_ result: inout FetchResult) {
+    func deliver(_ result: inout FetchResult) async {
         guard let key = result.key, result.status.isSuccess else { return }
         let held = result.heldImage
         do throws(OutputError) {
-            if let resizer {
-                result.path = try placeResized(key, resizer, held: held, result: &result)
+            if let resizing {
+                result.path = try await placeResized(
+                    key, resizing.resizer, on: resizing.pool, held: held, result: &result)
                 return
             }
             // A hit whose output file still has the entry's size and stamp is left alone.
@@ -44,8 +47,8 @@ struct OutputDelivery: ResultDelivery {
     /// Reads the cached original, resizes it and writes the copy under the name of its new
     /// format; nil, with the result failed, when the image cannot be resized.
     private func placeResized(
-        _ key: URLKey, _ resizer: ImageResizer, held: HeldImage?, result: inout FetchResult
-    ) throws(OutputError) -> String? {
+        _ key: URLKey, _ resizer: ImageResizer, on resizes: BlockingPool, held: HeldImage?, result: inout FetchResult
+    ) async throws(OutputError) -> String? {
         let original: [UInt8]
         do throws(CachedImage.Unreadable) {
             // A file held since its check (a 304's, a pinned hit's) is the one to resize.
@@ -57,7 +60,7 @@ struct OutputDelivery: ResultDelivery {
         } catch {
             throw OutputError(detail: error.detail, isEntryGone: error.isGone)
         }
-        switch resizer.resize(original) {
+        switch await resizes.run({ resizer.resize(original) }) {
         case .success(let copy):
             return try placer.write(
                 copy.bytes, at: fixedName ?? placer.template.render(key, format: copy.format.imageFormat))
