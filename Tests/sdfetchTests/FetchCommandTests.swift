@@ -261,6 +261,46 @@ struct FetchCommandTests {
         }
     }
 
+    @Test("--summary writes the file opened at the start: a link planted at its name later is not followed")
+    func summaryOpenedAtStart() async throws {
+        let server = try await server(["/a.png"])
+        let summary = directory.write("", to: "summary.json")
+        let victim = directory.write("precious\n", to: "victim.txt")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "-q", "--summary", summary]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The list stays open while the name is swapped: the run has started and is not over.
+        input.fileHandleForWriting.write(Data((server.url("/a.png") + "\n").utf8))
+        #expect(await server.waitForRequests(1))
+        try FileManager.default.moveItem(atPath: summary, toPath: summary + ".moved")
+        try FileManager.default.createSymbolicLink(atPath: summary, withDestinationPath: victim)
+        try input.fileHandleForWriting.close()
+        await process.exited()
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        #expect(try String(contentsOfFile: summary + ".moved", encoding: .utf8).hasPrefix(#"{"urls":1,"#))
+        // A link already there at the start is refused, not followed.
+        let linked = try await sdfetch(["-q", "--summary", summary, "-"], input: server.url("/a.png"))
+        #expect(linked.status == 2 && linked.standardError.contains("symbolic link"), "\(linked.standardError)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+    }
+
+    @Test("--summary on a FIFO that nobody reads ends the run anyway, exit 3, without waiting")
+    func summaryUnreadFIFO() async throws {
+        let server = try await server(["/a.png"])
+        let fifo = directory.appending("summary.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let run = try await sdfetch(["-q", "--summary", fifo, "-"], input: server.url("/a.png") + "\n")
+        #expect(run.status == 3, "\(run.standardError)")
+        #expect(run.standardError.contains("cannot write --summary \(fifo): no process reads the FIFO"))
+        #expect(run.standardOutput.hasPrefix("downloaded\t"))
+    }
+
     @Test("results that cannot be written (a full disk, a --summary nowhere) are told, and exit 3")
     func unwritableResults() async throws {
         let server = try await server(["/a.png"])

@@ -220,9 +220,7 @@ extension FetchCommand {
             self.outputDirectory = nil
         }
         resize.format = resolvedResizeFormat()
-        if let summaryFile, let reason = SummaryFile.refusal(for: summaryFile, inputs: sources) {
-            throw UsageError("--summary \(Escaping.terminal(summaryFile)): \(reason)")
-        }
+        if let summaryFile { summaryTarget = try SummaryTarget.open(summaryFile, inputs: sources) }
         guard sources.isEmpty else { return }
         guard !environment.isStandardInputTerminal else {
             throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)

@@ -38,6 +38,8 @@ struct FetchCommand: ParsableCommand {
     var progress = ProgressMode.auto
     /// `--summary FILE`: the run's totals as one JSON object, apart from the result lines.
     var summaryFile: String?
+    /// `summaryFile` as opened when the options were checked.
+    var summaryTarget: SummaryTarget?
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let cache: DiskCache
@@ -179,13 +181,13 @@ struct FetchCommand: ParsableCommand {
         // Not silenced by -q: the cache is failing at its job, run after run.
         if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
         var summaryFailed = false
-        if let summaryFile {
+        if let summaryFile, let summaryTarget {
             let text = SummaryFile.json(
                 consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize,
                 overflow: overflow)
-            if summaryFile == "-" {
+            if summaryTarget == .standardError {
                 console.error(text)  // after the summary line, in order with everything on stderr
-            } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {
+            } else if let reason = await BlockingWork.run("sdfetch-summary", { summaryTarget.write(text) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
                 summaryFailed = true
             }
