@@ -227,6 +227,40 @@ struct FetchCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
     }
 
+    @Test("after SIGINT, the URLs of a list file that the run never reached are counted, on stderr and in --summary")
+    func interruptCountsNotReached() async throws {
+        let server = try await LoopbackServer()
+        let count = 20_000
+        for index in 0..<count {
+            server.route("/n\(index).png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(30)))
+        }
+        let list = directory.write((0..<count).map { server.url("/n\($0).png") }.joined(separator: "\n"), to: "long")
+        let summary = directory.appending("summary.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "-j", "2", "--summary", summary, list]
+        let stderr = directory.write("", to: "err.txt")
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        let pid = process.processIdentifier
+        await onOwnThread {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while server.totalRequests < 2, ContinuousClock.now < deadline { usleep(1000) }
+            kill(pid, SIGINT)
+        }
+        await process.exited()
+        #expect(process.terminationStatus == 130)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        let urls = try #require(object["urls"] as? Int)
+        let notReached = try #require(object["not_reached"] as? Int)
+        // Every line is either a URL the run counted or one it never reached.
+        #expect(urls + notReached == count && notReached > 0, "\(urls) + \(notReached)")
+        let errors = try String(contentsOfFile: stderr, encoding: .utf8)
+        #expect(errors.contains("; \(notReached) URLs not reached\n"), "\(errors)")
+    }
+
     @Test("--summary never replaces a list of URLs or an input of the run (exit 2), only an earlier summary")
     func summaryKeepsLists() async throws {
         let server = try await server(["/a.png"])

@@ -143,6 +143,11 @@ struct FetchCommand: ParsableCommand {
                     await console.waitForRoom()  // a blocked stdout holds the run back, not memory
                 }
                 consumer.hosts.downHosts = fetcher.downHosts
+                if trap.wasInterrupted {
+                    let summary = consumer.summary
+                    let reported = FetchStatus.allCases.reduce(summary.interrupted) { $0 + summary.count($1) }
+                    consumer.notReached = fetchRun.progress.linesNotReached(reported: reported)
+                }
                 consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
                 ticker.cancel()
                 await ticker.value
@@ -167,7 +172,9 @@ struct FetchCommand: ParsableCommand {
         let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
-            console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
+            console.error(RunReport.summary(
+                    consumer.summary, elapsed: elapsed, interrupted: interrupted, notReached: consumer.notReached,
+                    terminal: terminal))
             console.error(consumer.hosts.closingText)
         }
         cache.flushUses()  // appends to index buckets: the page cache's, no lock

@@ -11,7 +11,8 @@ import SDFetchCore
 enum SummaryFile {
     /// `{"urls":…,"downloaded":…,…,"errors":{"http-404":2},"duplicates":…,"bytes":…,"requests":…,"seconds":…}`
     ///
-    /// With the cap: `max_cache_size`; `evicted_run_entries`, how many of the run's own
+    /// `not_reached`: input lines a run stopped by Ctrl-C never reached, null when the
+    /// input's length is unknown (a pipe). With the cap: `max_cache_size`; `evicted_run_entries`, how many of the run's own
     /// entries the trim removed (0 when they fit); `run_cache_bytes`, their bytes, when they
     /// did not fit; and `warnings`, the sentences said on standard error.
     static func json(
@@ -33,6 +34,8 @@ enum SummaryFile {
         object.add("host_causes", counts: consumer.hosts.downCauses)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)
+        // Input lines an interrupted run never read: null when unknown (a pipe).
+        object.add("not_reached", consumer.notReached)
         object.add("max_cache_size", maxCacheSize)
         object.add("evicted_run_entries", overflow?.removedEntries ?? 0)
         object.add("run_cache_bytes", overflow?.runBytes)
