@@ -15,6 +15,8 @@
 #   TableInputFuzzer     CSV, TSV, JSON Lines and plain lists, plain and gzipped
 #   ConfigFuzzer         the config file and the command line
 #   URLFuzzer            URL identity and password masking
+#   CacheCountersFuzzer  usage/ counter files and the trim's arithmetic over them
+#   KeyQueryFilterFuzzer --key-ignore-query globs and the key text they keep
 #
 # SDFetchCore (and for ConfigFuzzer the sdfetch module, without its entry point) is
 # compiled once with swiftc -sanitize=fuzzer,address into a static library, with
@@ -43,7 +45,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$root/.build/fuzz"
 modules="$build/modules"
 clang="$(dirname "$(command -v swiftc)")/clang"
-all_targets=(VerifyFuzzer IndexFuzzer FailureRecordFuzzer CacheFormatFuzzer TableInputFuzzer ConfigFuzzer URLFuzzer)
+all_targets=(VerifyFuzzer IndexFuzzer FailureRecordFuzzer CacheFormatFuzzer TableInputFuzzer ConfigFuzzer URLFuzzer
+    CacheCountersFuzzer KeyQueryFilterFuzzer)
 targets=("${@:-${all_targets[@]}}")
 mkdir -p "$build/shims" "$modules" "$build/logs"
 

@@ -59,13 +59,18 @@ struct BucketUsage: Sendable, Equatable {
         let values = fields.map { LineRecord.integer(bytes, $0) }
         guard let inode = values[0], let length = values[1], let entries = values[2], let total = values[3],
             let oldest = values[4], let storedFrom = values[5], let storedTo = values[6], length >= 0, entries >= 0,
-            entries <= 1 << 32, total >= 0, total <= IndexRecord.maxEntryBytes << 24, oldest >= 0, storedFrom >= 0,
+            entries <= 1 << 32, total >= 0, total <= Self.maxBytes, oldest >= 0, storedFrom >= 0,
             storedTo >= storedFrom, Self.isPlausible(bytes: total, entries: entries, length: length)
         else { return nil }
         self.init(inode: UInt64(bitPattern: inode), length: length, entries: Int(entries), bytes: total, oldest: oldest)
         self.storedFrom = storedFrom
         self.storedTo = storedTo
     }
+
+    /// Most bytes one bucket's counters may claim, 8 PiB: the trim sums all 256 buckets, and
+    /// that sum stays under a quarter of `Int64.max` (at the earlier bound, 2^59 bytes, 256
+    /// forged files overflowed it: CacheCountersFuzzer's seed `forged-every-bucket`).
+    static let maxBytes = Int64.max / Int64(Buckets.count) / 4
 
     /// Whether `bytes` can be what `entries` entries of an index file of `length` bytes
     /// hold: each entry's file at most ``IndexRecord/maxEntryBytes`` (what a record may
