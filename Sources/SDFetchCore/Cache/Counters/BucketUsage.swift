@@ -45,11 +45,13 @@ struct BucketUsage: Sendable, Equatable {
         storedTo = max(storedTo, storedAt)
     }
 
+    /// The counters file. The inode is written as the signed number its bits make, as it is
+    /// read: an inode past `Int64.max` (overlayfs sets high bits) must read back as written
+    /// (CacheCountersFuzzer found it did not).
     var fileBytes: [UInt8] {
         LineRecord.encode(
             magic: Self.magic,
-            [inode, UInt64(length), UInt64(entries), UInt64(bytes), UInt64(oldest), UInt64(storedFrom), UInt64(storedTo)]
-                .map { String($0) })
+            [Int64(bitPattern: inode), length, Int64(entries), bytes, oldest, storedFrom, storedTo].map { String($0) })
     }
 
     /// Parses a counters file; nil for anything malformed or out of bounds (a forged file
