@@ -62,7 +62,9 @@ struct CacheCountersTests {
 
     @Test("forged counters are refused: bytes without entries, past 32 GiB an entry, past 8 PiB a bucket")
     func implausibleCounters() {
-        func parses(_ usage: BucketUsage) -> Bool { usage.fileBytes.withUnsafeBytes { BucketUsage(fileBytes: $0) } != nil }
+        func parses(_ usage: BucketUsage) -> Bool {
+            usage.fileBytes.withUnsafeBytes { BucketUsage(fileBytes: $0) } != nil
+        }
         #expect(!parses(BucketUsage(inode: 1, length: 0, entries: 0, bytes: 1 << 50)))
         #expect(!parses(BucketUsage(inode: 1, length: 100, entries: 1, bytes: (1 << 35) + 101)))
         #expect(parses(BucketUsage(inode: 1, length: 100, entries: 1, bytes: (1 << 35) + 100)))

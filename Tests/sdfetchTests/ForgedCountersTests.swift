@@ -33,7 +33,9 @@ struct ForgedCountersTests {
     private func warmCache() async throws -> (LoopbackServer, [String]) {
         let server = try await LoopbackServer()
         let paths = (0..<4).map { "/f\($0).png" }
-        for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(width: 16, height: 16, seed: index))) }
+        for (index, path) in paths.enumerated() {
+            server.route(path, .ok(SampleImages.png(width: 16, height: 16, seed: index)))
+        }
         let urls = paths.map { server.url($0) }
         let first = try await sdfetch(["--cache-dir", cache], input: urls[..<3].joined(separator: "\n"))
         #expect(first.status == 0, "\(first.standardError)")
@@ -63,7 +65,8 @@ struct ForgedCountersTests {
     @Test("counters matching an index file but claiming 32 GiB an entry are recounted before a trim")
     func countersMatchingTheirIndex() async throws {
         let (server, urls) = try await warmCache()
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache + "/index").first { $0.count == 2 })
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: cache + "/index").first { $0.count == 2 })
         let info = try FileManager.default.attributesOfItem(atPath: cache + "/index/" + name)
         let inode = try #require(info[.systemFileNumber] as? UInt64)
         let length = try #require((info[.size] as? NSNumber)?.int64Value)

@@ -220,11 +220,13 @@ extension FetchCommand {
             self.outputDirectory = nil
         }
         resize.format = resolvedResizeFormat()
-        if let summaryFile { summaryTarget = try SummaryTarget.open(summaryFile, inputs: sources) }
-        guard sources.isEmpty else { return }
-        guard !environment.isStandardInputTerminal else {
-            throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
+        if sources.isEmpty {
+            guard !environment.isStandardInputTerminal else {
+                throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
+            }
+            sources = [.standardInput]
         }
-        sources = [.standardInput]
+        // Last: opening may create the file, which no later usage error should leave behind.
+        if let summaryFile { summaryTarget = try SummaryTarget.open(summaryFile, inputs: sources) }
     }
 }

@@ -172,9 +172,10 @@ struct FetchCommand: ParsableCommand {
         let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
-            console.error(RunReport.summary(
-                    consumer.summary, elapsed: elapsed, interrupted: interrupted, notReached: consumer.notReached,
-                    terminal: terminal))
+            let line = RunReport.summary(
+                consumer.summary, elapsed: elapsed, interrupted: interrupted, notReached: consumer.notReached,
+                terminal: terminal)
+            console.error(line)
             console.error(consumer.hosts.closingText)
         }
         cache.flushUses()  // appends to index buckets: the page cache's, no lock

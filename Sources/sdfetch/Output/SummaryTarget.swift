@@ -39,7 +39,8 @@ enum SummaryTarget: Equatable, Sendable {
             }
             if code == ELOOP {
                 throw UsageError(
-                    "--summary \(Escaping.terminal(path)): it is a symbolic link, which is not followed; name its target")
+                    "--summary \(Escaping.terminal(path)): it is a symbolic link, which is not followed; name its target"
+                )
             }
             return .unwritable(reason)
         }
