@@ -295,6 +295,27 @@ def response_head_seeds():
         "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Robots-Tag: noai\r\n\r\n",
     }
     return heads
+def counters_seeds():
+    def usage(inode, length, entries, total, oldest=1, stored_from=0, stored_to=0):
+        fields = [inode, length, entries, total, oldest, stored_from, stored_to]
+        return b"sdfetch-usage 2\n" + b"".join(b"%d\n" % f for f in fields) + b"end\n"
+    real = usage(1234, 4096, 3, 9000, 1_700_000_000_000_000_000, 1_700_000_000_000_000_000, 1_700_000_100_000_000_000)
+    return {
+        "one": b"\0" + real,
+        "several": b"\0" + b"\0".join([real, usage(7, 300, 1, 1 << 35), usage(0, 0, 0, 0)]),
+        # A forged petabyte for a bucket with no entries, and the largest claims in every bucket.
+        "forged-empty": b"\1" + usage(0, 0, 0, 1 << 50),
+        "forged-every-bucket": b"\1" + usage(9, 1 << 40, 1 << 24, 1 << 59),
+    }
+
+
+def key_query_seeds():
+    return {
+        "signed-s3": b"X-Amz-*\nExpires\0https://b.s3.amazonaws.com/a.png?X-Amz-Signature=ab&x-amz-date=1&v=2",
+        "cloudfront": b"Signature\nKey-Pair-Id\nPolicy\0https://d.cloudfront.net/a.png?Policy=p&Signature=s&Key-Pair-Id=k",
+        "classes": b"[a-c]?\n*\0http://h/a.png?ab=1&&=2&b&zz=3#f",
+        "password": b"sig\0http://u:secret@h/a.png?sig=1&keep=%41",
+    }
 
 
 def main(directory):
@@ -308,6 +329,8 @@ def main(directory):
         "URLFuzzer": url_seeds(),
         "ResizeFuzzer": resize_seeds(),
         "ResponseHeadFuzzer": response_head_seeds(),
+        "CacheCountersFuzzer": counters_seeds(),
+        "KeyQueryFilterFuzzer": key_query_seeds(),
     }
     for target, seeds in targets.items():
         os.makedirs(f"{directory}/{target}", exist_ok=True)

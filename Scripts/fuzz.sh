@@ -17,6 +17,8 @@
 #   URLFuzzer            URL identity and password masking
 #   ResizeFuzzer         the resize path: every decoder, canvases, orientation, resample, encode
 #   ResponseHeadFuzzer   HTTP response heads: status, Retry-After, digests, X-Robots-Tag, codings
+#   CacheCountersFuzzer  usage/ counter files and the trim's arithmetic over them
+#   KeyQueryFilterFuzzer --key-ignore-query globs and the key text they keep
 #
 # SDFetchCore (and for ConfigFuzzer the sdfetch module, without its entry point) is
 # compiled once with swiftc -sanitize=fuzzer,address into a static library, with
@@ -46,7 +48,7 @@ build="$root/.build/fuzz"
 modules="$build/modules"
 clang="$(dirname "$(command -v swiftc)")/clang"
 all_targets=(VerifyFuzzer IndexFuzzer FailureRecordFuzzer CacheFormatFuzzer TableInputFuzzer ConfigFuzzer URLFuzzer
-    ResizeFuzzer ResponseHeadFuzzer)
+    ResizeFuzzer ResponseHeadFuzzer CacheCountersFuzzer KeyQueryFilterFuzzer)
 targets=("${@:-${all_targets[@]}}")
 mkdir -p "$build/shims" "$modules" "$build/logs"
 

@@ -52,6 +52,26 @@ struct CacheCountersTests {
         return [UInt8](bytes).withUnsafeBytes { BucketUsage(fileBytes: $0) }
     }
 
+    @Test("counters read back as written, an inode past Int64.max (overlayfs sets high bits) included")
+    func countersRoundTrip() {
+        for inode in [UInt64(7), UInt64(Int64.max), UInt64(Int64.max) + 9, UInt64.max] {
+            let usage = BucketUsage(inode: inode, length: 4096, entries: 2, bytes: 9000, oldest: 5)
+            #expect(usage.fileBytes.withUnsafeBytes { BucketUsage(fileBytes: $0) } == usage, "inode \(inode)")
+        }
+    }
+
+    @Test("forged counters are refused: bytes without entries, past 32 GiB an entry, past 8 PiB a bucket")
+    func implausibleCounters() {
+        func parses(_ usage: BucketUsage) -> Bool {
+            usage.fileBytes.withUnsafeBytes { BucketUsage(fileBytes: $0) } != nil
+        }
+        #expect(!parses(BucketUsage(inode: 1, length: 0, entries: 0, bytes: 1 << 50)))
+        #expect(!parses(BucketUsage(inode: 1, length: 100, entries: 1, bytes: (1 << 35) + 101)))
+        #expect(parses(BucketUsage(inode: 1, length: 100, entries: 1, bytes: (1 << 35) + 100)))
+        #expect(!parses(BucketUsage(inode: 1, length: 1 << 40, entries: 1 << 24, bytes: 1 << 59)))
+        #expect(!BucketUsage(bytes: 1).isCurrent(for: nil) && BucketUsage().isCurrent(for: nil))
+    }
+
     @Test("the trim sizes the cache from the counters: a bucket it need not touch is not read")
     func trimReadsCounters() throws {
         let writer = try open()

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import SDFetchCore
@@ -63,5 +64,27 @@ struct PasswordFreeKeyTests {
         #expect(right.digest == KeyDigest(of: "http://alice:***@h/a.png"))
         #expect(right != wrong)
         #expect(try URLKey(parsing: "http://h/a.png").digest == KeyDigest(of: "http://h/a.png"))
+    }
+
+    @Test("a word of many scheme-like `x:/` and one `@` is masked in time linear in its length")
+    func manySchemesOneWord() {
+        // Every `:/` starts an authority whose `:` is no port's: each asks for the next `@`.
+        // The CPU time of this thread, not the wall clock: other work on the machine cannot
+        // stretch it. 2 s is some 50 times what the linear search takes in a debug build;
+        // a scan to the word's end per `:/` (5,000 million bytes here) takes minutes.
+        let word = String(repeating: "a:/b:c", count: 200_000 / 6) + "@h"
+        let start = Self.threadCPUSeconds()
+        let masked = Redaction.masked(word)
+        let seconds = Self.threadCPUSeconds() - start
+        #expect(seconds < 2, "\(seconds) s of CPU for \(word.utf8.count) bytes")
+        // The first authority's password runs to the `@`, as a shorter word's does.
+        #expect(masked == "a:/b:***@h")
+        #expect(Redaction.masked("a:/b:ca:/b:c@h") == "a:/b:***@h")
+    }
+
+    private static func threadCPUSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

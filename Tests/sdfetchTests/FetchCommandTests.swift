@@ -227,6 +227,40 @@ struct FetchCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
     }
 
+    @Test("after SIGINT, the URLs of a list file that the run never reached are counted, on stderr and in --summary")
+    func interruptCountsNotReached() async throws {
+        let server = try await LoopbackServer()
+        let count = 20_000
+        for index in 0..<count {
+            server.route("/n\(index).png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(30)))
+        }
+        let list = directory.write((0..<count).map { server.url("/n\($0).png") }.joined(separator: "\n"), to: "long")
+        let summary = directory.appending("summary.json")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "-j", "2", "--summary", summary, list]
+        let stderr = directory.write("", to: "err.txt")
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        let pid = process.processIdentifier
+        await onOwnThread {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while server.totalRequests < 2, ContinuousClock.now < deadline { usleep(1000) }
+            kill(pid, SIGINT)
+        }
+        await process.exited()
+        #expect(process.terminationStatus == 130)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
+        let urls = try #require(object["urls"] as? Int)
+        let notReached = try #require(object["not_reached"] as? Int)
+        // Every line is either a URL the run counted or one it never reached.
+        #expect(urls + notReached == count && notReached > 0, "\(urls) + \(notReached)")
+        let errors = try String(contentsOfFile: stderr, encoding: .utf8)
+        #expect(errors.contains("; \(notReached) URLs not reached\n"), "\(errors)")
+    }
+
     @Test("--summary never replaces a list of URLs or an input of the run (exit 2), only an earlier summary")
     func summaryKeepsLists() async throws {
         let server = try await server(["/a.png"])
@@ -259,6 +293,46 @@ struct FetchCommandTests {
             #expect(run.status == 0, "\(run.standardError)")
             #expect(try String(contentsOfFile: summary, encoding: .utf8).hasPrefix(#"{"urls":1,"#))
         }
+    }
+
+    @Test("--summary writes the file opened at the start: a link planted at its name later is not followed")
+    func summaryOpenedAtStart() async throws {
+        let server = try await server(["/a.png"])
+        let summary = directory.write("", to: "summary.json")
+        let victim = directory.write("precious\n", to: "victim.txt")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = ["--cache-dir", cache, "-q", "--summary", summary]
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The list stays open while the name is swapped: the run has started and is not over.
+        input.fileHandleForWriting.write(Data((server.url("/a.png") + "\n").utf8))
+        #expect(await server.waitForRequests(1))
+        try FileManager.default.moveItem(atPath: summary, toPath: summary + ".moved")
+        try FileManager.default.createSymbolicLink(atPath: summary, withDestinationPath: victim)
+        try input.fileHandleForWriting.close()
+        await process.exited()
+        #expect(process.terminationStatus == 0)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+        #expect(try String(contentsOfFile: summary + ".moved", encoding: .utf8).hasPrefix(#"{"urls":1,"#))
+        // A link already there at the start is refused, not followed.
+        let linked = try await sdfetch(["-q", "--summary", summary, "-"], input: server.url("/a.png"))
+        #expect(linked.status == 2 && linked.standardError.contains("symbolic link"), "\(linked.standardError)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
+    }
+
+    @Test("--summary on a FIFO that nobody reads ends the run anyway, exit 3, without waiting")
+    func summaryUnreadFIFO() async throws {
+        let server = try await server(["/a.png"])
+        let fifo = directory.appending("summary.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let run = try await sdfetch(["-q", "--summary", fifo, "-"], input: server.url("/a.png") + "\n")
+        #expect(run.status == 3, "\(run.standardError)")
+        #expect(run.standardError.contains("cannot write --summary \(fifo): no process reads the FIFO"))
+        #expect(run.standardOutput.hasPrefix("downloaded\t"))
     }
 
     @Test("results that cannot be written (a full disk, a --summary nowhere) are told, and exit 3")

@@ -33,19 +33,26 @@ struct FirstUseTests {
         #expect(server.requests(for: "/a.png") == 1)
     }
 
-    @Test("a file named like a URL is read as a list, as it is with ./")
+    @Test("an argument that parses as a URL is fetched even when a path spelt so exists; ./ reads the file")
     func fileNamedLikeAURL() async throws {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
+        server.route("/list", .ok(SampleImages.png(seed: 1)))
+        // `http://127.0.0.1:PORT/list` is also the path `http:/127.0.0.1:PORT/list`: made here.
+        let url = server.url("/list")
+        let path = "http:/" + url.dropFirst("http://".count)
         let folder = directory.appending("work")
         try FileManager.default.createDirectory(
-            atPath: folder + "/https:/h", withIntermediateDirectories: true)
-        _ = directory.write(server.url("/a.png") + "\n", to: "work/https:/h/list")
-        for name in ["https://h/list", "./https://h/list"] {
-            let run = try await sdfetch([name], in: folder)
-            #expect(run.status == 0, "\(name): \(run.standardError)")
-            #expect(run.standardOutput.contains(server.url("/a.png")))
-        }
+            atPath: folder + "/" + path.prefix(upTo: try #require(path.lastIndex(of: "/"))),
+            withIntermediateDirectories: true)
+        _ = directory.write(server.url("/a.png") + "\n", to: "work/" + path)
+        let asURL = try await sdfetch([url], in: folder)
+        #expect(asURL.status == 0, "\(asURL.standardError)")
+        #expect(server.requests(for: "/list") == 1 && server.requests(for: "/a.png") == 0)
+        let asFile = try await sdfetch(["./" + url], in: folder)
+        #expect(asFile.status == 0, "\(asFile.standardError)")
+        #expect(asFile.standardOutput.contains(server.url("/a.png")))
+        #expect(server.requests(for: "/a.png") == 1 && server.requests(for: "/list") == 1)
     }
 
     @Test("with one URL, -o names a file as curl's -o does; -o DIR/ is a folder")

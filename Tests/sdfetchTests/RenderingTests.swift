@@ -19,6 +19,32 @@ struct RenderingTests {
                 == "http://h/a\\u{200b}b\\u{2060}c\\u{feff}d\\u{00ad}e\\u{e0041}.png")
     }
 
+    @Test(
+        "invisible characters are escaped by Unicode's properties, not a list",
+        arguments: [
+            ("\u{FE0F}", "\\u{fe0f}"),  // variation selector: Default_Ignorable
+            ("\u{E0100}", "\\u{e0100}"),  // supplementary variation selector
+            ("\u{2800}", "\\u{2800}"),  // blank Braille pattern: prints as a space
+            ("\u{200B}", "\\u{200b}"),  // zero-width space: Cf
+            ("\u{2066}", "\\u{2066}"),  // left-to-right isolate: Cf, Bidi_Control
+            ("\u{FEFF}", "\\u{feff}"),  // BOM: Cf
+            ("\u{E0001}", "\\u{e0001}"),  // language tag: Cf
+            ("\u{110BD}", "\\u{110bd}"),  // Kaithi number sign: Cf, not default-ignorable
+            ("\u{1D173}", "\\u{1d173}"),  // musical symbol begin beam: Cf
+            ("\u{180B}", "\\u{180b}"),  // Mongolian free variation selector
+        ])
+    func invisibleScalars(scalar: String, escaped: String) throws {
+        #expect(Escaping.terminal("http://h/a\(scalar)b") == "http://h/a\(escaped)b")
+        let json = Escaping.json("a\(scalar)b")
+        #expect(json.unicodeScalars.allSatisfy { $0.isASCII }, "\(json)")
+        #expect(try JSONSerialization.jsonObject(with: Data("[\(json)]".utf8)) as? [String] == ["a\(scalar)b"])
+    }
+
+    @Test("visible text keeps its characters: accents, CJK, emoji, a no-break space")
+    func visibleScalars() {
+        for text in ["héllo", "画像", "😀", "a\u{A0}b", "Ω≈ç√"] { #expect(Escaping.terminal(text) == text) }
+    }
+
     @Test("a text result line is status, path and URL, tab-separated, password masked, escaped")
     func textLine() throws {
         let key = try URLKey(parsing: "http://u:secret@h/x.png")

@@ -68,11 +68,15 @@ public enum Redaction {
             }
             index += 1
         }
-        return starts.compactMap { password(in: bytes, from: $0, wordEnd: word.upperBound) }
+        // The word's `@`s, found once: each start asks for the first past its authority, and a
+        // scan to the word's end per start would be quadratic in a word of many `x:/`.
+        let ats = word.filter { bytes[$0] == atSign }
+        return starts.compactMap { password(in: bytes, from: $0, wordEnd: word.upperBound, ats: ats) }
     }
 
-    /// The password of the authority starting at `start`, if any.
-    private static func password(in bytes: [UInt8], from start: Int, wordEnd: Int) -> Range<Int>? {
+    /// The password of the authority starting at `start`, if any; `ats`: the positions of
+    /// the word's `@`s, ascending.
+    private static func password(in bytes: [UInt8], from start: Int, wordEnd: Int, ats: [Int]) -> Range<Int>? {
         guard start < wordEnd else { return nil }
         var end = start
         while end < wordEnd, bytes[end] != slash, bytes[end] != question, bytes[end] != hash { end += 1 }
@@ -85,8 +89,19 @@ public enum Redaction {
         guard let colon = bytes[start..<end].firstIndex(of: colonByte) else { return nil }
         let afterColon = bytes[(colon + 1)..<end]
         if afterColon.isEmpty || afterColon.allSatisfy(isDigit) { return nil }
-        guard let at = bytes[end..<wordEnd].firstIndex(of: atSign) else { return nil }
+        guard let at = firstAt(atOrAfter: end, in: ats) else { return nil }
         return colon + 1..<at
+    }
+
+    /// The first of the ascending positions `ats` at or after `position` (a binary search).
+    private static func firstAt(atOrAfter position: Int, in ats: [Int]) -> Int? {
+        var low = 0
+        var high = ats.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ats[middle] < position { low = middle + 1 } else { high = middle }
+        }
+        return low < ats.count ? ats[low] : nil
     }
 
     /// A password holding a space or tab, as an `invalid` input line may have one

@@ -117,6 +117,17 @@ public final class RunProgress: Sendable {
         return snapshot
     }
 
+    /// Meaningful input lines that no result and no count accounts for, given the `reported`
+    /// URLs (results, interrupted ones included): what a run stopped by Ctrl-C did not reach,
+    /// whether its intake never read them or had not started them. A line is reported, or
+    /// ``settledWithoutResult()`` (a duplicate, outside the shard), or neither. Nil when the
+    /// input's length is unknown (a pipe).
+    public func linesNotReached(reported: Int) -> Int? {
+        let expected = expectedLines.load(ordering: .relaxed)
+        guard expected >= 0 else { return nil }
+        return max(0, expected - reported - settledLines.load(ordering: .relaxed))
+    }
+
     /// The input was counted up front: `lines` meaningful lines in all.
     func expect(lines: Int) { expectedLines.store(lines, ordering: .relaxed) }
 

@@ -8,11 +8,13 @@ enum URLArgument {
     static let sourceName = "arguments"
 
     /// Whether `argument` is a URL to fetch: it starts `http://` or `https://` (any case) and
-    /// names no existing file. A file named like that is read as `./https:...`.
+    /// parses as a URL, as curl reads it, whatever the working folder holds (the path
+    /// `http:/host/x` is spelt `http://host/x` too); or, not parsing, names no existing file
+    /// (it is then reported `invalid`). A file named like a URL is read as `./http:...`.
     static func isURL(_ argument: String) -> Bool {
         let lowered = argument.prefix(8).lowercased()
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return false }
-        return access(argument, F_OK) != 0
+        return (try? URLKey(parsing: argument)) != nil || access(argument, F_OK) != 0
     }
 
     /// Whether `-o` names a file rather than a folder: the input is exactly one URL

@@ -21,6 +21,9 @@ struct EventConsumer {
     private(set) var heldFailures = FailureList()
     /// Failures per host: one line per host down, and the closing lines about hosts.
     var hosts = HostReport()
+    /// Input lines an interrupted run never reached (``RunProgress/linesNotReached``): 0
+    /// for a run that read its input, nil when unknown (a pipe).
+    var notReached: Int? = 0
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
     /// Repeated rows whose key's result came after the input's end (its fetch was under

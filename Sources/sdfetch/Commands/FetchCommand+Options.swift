@@ -10,8 +10,8 @@ extension FetchCommand {
         Fetch the image URLs listed in each FILE (one per line, or a CSV, TSV or JSON Lines \
         table with a url column; '-', or no FILE with a piped standard input, reads standard \
         input) into the cache, printing STATUS<TAB>PATH<TAB>URL per unique URL. An argument \
-        that is an http:// or https:// URL and names no existing file is a URL to fetch, as in \
-        curl (a file named like a URL is read as ./https:...); with one such URL, -o names the \
+        that is an http:// or https:// URL is a URL to fetch, as in curl, even when a path \
+        spelt so exists (a file named like a URL is read as ./https:...); with one such URL, -o names the \
         output file, as curl's -o does, unless it ends in / or is a directory. URLs are sent as \
         browsers send them: a space inside is %20, a backslash in the path /.
         """
@@ -193,8 +193,8 @@ extension FetchCommand {
             },
         ] + resizeOptions + transportOptions
 
-    /// A FILE, `-`, or a URL: an absolute http or https URL that names no existing file is a
-    /// URL to fetch, as curl, wget2 and aria2c read it (`./https:...` reads such a file).
+    /// A FILE, `-`, or a URL: an absolute http or https URL is a URL to fetch, as curl, wget2
+    /// and aria2c read it, even when a path spelt so exists (`./https:...` reads that file).
     /// URL arguments form one list, read where the first stood and reported as
     /// `arguments:N`.
     mutating func take(_ argument: String) throws(UsageError) {
@@ -220,13 +220,13 @@ extension FetchCommand {
             self.outputDirectory = nil
         }
         resize.format = resolvedResizeFormat()
-        if let summaryFile, let reason = SummaryFile.refusal(for: summaryFile, inputs: sources) {
-            throw UsageError("--summary \(Escaping.terminal(summaryFile)): \(reason)")
+        if sources.isEmpty {
+            guard !environment.isStandardInputTerminal else {
+                throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
+            }
+            sources = [.standardInput]
         }
-        guard sources.isEmpty else { return }
-        guard !environment.isStandardInputTerminal else {
-            throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
-        }
-        sources = [.standardInput]
+        // Last: opening may create the file, which no later usage error should leave behind.
+        if let summaryFile { summaryTarget = try SummaryTarget.open(summaryFile, inputs: sources) }
     }
 }

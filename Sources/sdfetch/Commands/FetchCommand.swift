@@ -38,6 +38,8 @@ struct FetchCommand: ParsableCommand {
     var progress = ProgressMode.auto
     /// `--summary FILE`: the run's totals as one JSON object, apart from the result lines.
     var summaryFile: String?
+    /// `summaryFile` as opened when the options were checked.
+    var summaryTarget: SummaryTarget?
 
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let cache: DiskCache
@@ -145,6 +147,11 @@ struct FetchCommand: ParsableCommand {
                         await console.waitForRoom()  // a blocked stdout holds the run back, not memory
                     }
                     consumer.hosts.downHosts = fetcher.downHosts
+                    if trap.wasInterrupted {
+                        let summary = consumer.summary
+                        let reported = FetchStatus.allCases.reduce(summary.interrupted) { $0 + summary.count($1) }
+                        consumer.notReached = fetchRun.progress.linesNotReached(reported: reported)
+                    }
                     consumer.hosts.slowHosts = fetcher.slowHosts(minimum: HostReport.slowMinimum)
                     ticker.cancel()
                     await ticker.value
@@ -170,7 +177,10 @@ struct FetchCommand: ParsableCommand {
         let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
-            console.error(RunReport.summary(consumer.summary, elapsed: elapsed, interrupted: interrupted, terminal: terminal))
+            let line = RunReport.summary(
+                consumer.summary, elapsed: elapsed, interrupted: interrupted, notReached: consumer.notReached,
+                terminal: terminal)
+            console.error(line)
             console.error(consumer.hosts.closingText)
         }
         cache.flushUses()  // appends to index buckets: the page cache's, no lock
@@ -184,13 +194,13 @@ struct FetchCommand: ParsableCommand {
         // Not silenced by -q: the cache is failing at its job, run after run.
         if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
         var summaryFailed = false
-        if let summaryFile {
+        if let summaryFile, let summaryTarget {
             let text = SummaryFile.json(
                 consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize,
                 overflow: overflow)
-            if summaryFile == "-" {
+            if summaryTarget == .standardError {
                 console.error(text)  // after the summary line, in order with everything on stderr
-            } else if let reason = await BlockingWork.run("sdfetch-summary", { SummaryFile.write(text, to: summaryFile) }) {
+            } else if let reason = await BlockingWork.run("sdfetch-summary", { summaryTarget.write(text) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
                 summaryFailed = true
             }

@@ -25,9 +25,9 @@ enum ManPage {
         }
         page += """
             .SH URLS
-            An argument that is an absolute \\fBhttp://\\fR or \\fBhttps://\\fR URL and names no existing
-            file is a URL to fetch, as in curl, wget2 and aria2c; a file literally named like a URL is
-            read when written \\fI./https:...\\fR. URL arguments form one list, read where the first stood,
+            An argument that is an absolute \\fBhttp://\\fR or \\fBhttps://\\fR URL is a URL to fetch, as
+            in curl, wget2 and aria2c, even when a path spelt so exists in the working folder; a file
+            named like a URL is read when written \\fI./https:...\\fR. URL arguments form one list, read where the first stood,
             whose lines are reported as \\fIarguments:N\\fR. With exactly one URL argument, \\fB\\-o\\fR
             names the output file, as curl's \\fB\\-o\\fR does (\\fBsdfetch https://host/cat.png \\-o cat.png\\fR),
             unless it ends in \\fB/\\fR, is an existing directory or starts with a dot; otherwise it is a folder.

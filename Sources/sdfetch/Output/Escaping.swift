@@ -10,19 +10,19 @@ import SDFetchCore
 /// through ``isUnsafe(_:)``: text output writes such characters as visible escapes, JSON as
 /// `\uXXXX` (valid JSON that decodes to the exact original text).
 enum Escaping {
-    /// C0 controls, DEL, C1 controls, line/paragraph separators, every bidi control (the
-    /// LRM/RLM/ALM marks, embeddings, overrides and isolates: Unicode's Bidi_Control set),
-    /// and the characters a terminal draws as nothing: zero-width spaces and joiners, the
-    /// word joiner and invisible operators, the soft hyphen, the BOM, Hangul fillers,
-    /// interlinear annotation marks and the tag characters (which can spell hidden ASCII).
+    /// C0 controls, DEL, C1 controls, line and paragraph separators, and every character a
+    /// terminal may draw as nothing or use to reorder text, by Unicode's own properties
+    /// rather than a list that a new Unicode version outdates: every format character
+    /// (general category Cf: bidi controls, zero-width spaces and joiners, the BOM, tag
+    /// characters that can spell hidden ASCII) and every Default_Ignorable_Code_Point
+    /// (variation selectors, the soft hyphen, Hangul fillers). U+2800, the blank Braille
+    /// pattern, is neither, yet prints as a space that is none.
     static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
-        case 0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180E, 0x200B...0x200D, 0x2060...0x2065, 0x206A...0x206F,
-            0x3164, 0xFEFF, 0xFFA0, 0xFFF9...0xFFFB, 0xE0000...0xE007F:
-            true
-        default: false
+        case 0x20...0x7E: false
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x2800: true
+        default:
+            scalar.properties.isDefaultIgnorableCodePoint || scalar.properties.generalCategory == .format
         }
     }
 

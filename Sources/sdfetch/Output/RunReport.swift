@@ -3,8 +3,11 @@ import SDFetchCore
 
 /// The closing summary on standard error: counts per status, duplicates, bytes, seconds.
 enum RunReport {
-    /// `sdfetch: 12 URLs: 9 downloaded, 2 cached, 1 failed; 3 duplicates coalesced; 1.2 MiB in 0.8 s`
-    static func summary(_ summary: RunSummary, elapsed: Duration, interrupted: Bool, terminal: Terminal) -> String {
+    /// `sdfetch: 12 URLs: 9 downloaded, 2 cached, 1 failed; 3 duplicates coalesced; 1.2 MiB in 0.8 s`;
+    /// after Ctrl-C, `; 1487 URLs not reached` when the input's length is known (`notReached`).
+    static func summary(
+        _ summary: RunSummary, elapsed: Duration, interrupted: Bool, notReached: Int? = 0, terminal: Terminal
+    ) -> String {
         let total = FetchStatus.allCases.reduce(0) { $0 + summary.count($1) } + summary.interrupted
         var counts = FetchStatus.allCases.compactMap { status -> String? in
             let count = summary.count(status)
@@ -21,7 +24,9 @@ enum RunReport {
         line += total == 1 ? "1 URL" : "\(total) URLs"
         if !counts.isEmpty { line += ": " + counts.joined(separator: ", ") }
         line += "; \(summary.duplicates) duplicate\(summary.duplicates == 1 ? "" : "s") coalesced"
-        line += "; \(HumanReadable.bytes(summary.receivedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s\n"
+        line += "; \(HumanReadable.bytes(summary.receivedBytes)) downloaded in \(HumanReadable.seconds(elapsed)) s"
+        if let notReached, notReached > 0 { line += "; \(notReached) URL\(notReached == 1 ? "" : "s") not reached" }
+        line += "\n"
         return line
     }
 }

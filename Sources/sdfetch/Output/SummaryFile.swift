@@ -11,7 +11,8 @@ import SDFetchCore
 enum SummaryFile {
     /// `{"urls":…,"downloaded":…,…,"errors":{"http-404":2},"duplicates":…,"bytes":…,"requests":…,"seconds":…}`
     ///
-    /// With the cap: `max_cache_size`; `evicted_run_entries`, how many of the run's own
+    /// `not_reached`: input lines a run stopped by Ctrl-C never reached, null when the
+    /// input's length is unknown (a pipe). With the cap: `max_cache_size`; `evicted_run_entries`, how many of the run's own
     /// entries the trim removed (0 when they fit); `run_cache_bytes`, their bytes, when they
     /// did not fit; and `warnings`, the sentences said on standard error.
     static func json(
@@ -33,6 +34,8 @@ enum SummaryFile {
         object.add("host_causes", counts: consumer.hosts.downCauses)
         object.add("unreadable_inputs", summary.unreadableInputs)
         object.add("was_interrupted", interrupted || summary.wasInterrupted)
+        // Input lines an interrupted run never read: null when unknown (a pipe).
+        object.add("not_reached", consumer.notReached)
         object.add("max_cache_size", maxCacheSize)
         object.add("evicted_run_entries", overflow?.removedEntries ?? 0)
         object.add("run_cache_bytes", overflow?.runBytes)
@@ -40,49 +43,45 @@ enum SummaryFile {
         return object.text
     }
 
-    /// Why `path` must not be replaced by a summary, or nil: it is an input of this run, or an
-    /// existing file that is not one (it does not start as
+    /// Why the file opened as `fd` (at `path`) must not be replaced by a summary, or nil: it
+    /// is an input of this run, or an existing file that is not one (it does not start as
     /// ``json(_:elapsed:interrupted:maxCacheSize:overflow:)``'s text does, after any white
     /// space). `sdfetch --summary urls.txt`, the list left without its option, would
     /// otherwise read standard input and replace the list with a summary of nothing. Only
-    /// regular files are judged, and not through a name of this process's own descriptors
-    /// (`/dev/stderr` when `2>> run.log`): a FIFO or a stream is written as it is.
-    static func refusal(for path: String, inputs: [InputSource]) -> String? {
-        guard path != "-", !streamNames.contains(path), !streamFolders.contains(where: path.hasPrefix) else {
-            return nil
-        }
+    /// regular files are judged: a FIFO or a device is written as it is.
+    static func refusal(of fd: Int32, path: String, inputs: [InputSource]) -> String? {
         var target = stat()
-        guard stat(path, &target) == 0, target.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard fstat(fd, &target) == 0, target.st_mode & S_IFMT == S_IFREG else { return nil }
         for case .file(let input) in inputs {
             var other = stat()
             if stat(input, &other) == 0, other.st_dev == target.st_dev, other.st_ino == target.st_ino {
                 return "it is also an input of this run; name another file"
             }
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }  // unreadable: the write at the end says why, if it fails
-        defer { close(fd) }
+        guard target.st_size > 0 else { return nil }
+        // Read through a second descriptor (`fd` is write-only), judged only if it is the same file.
+        let reader = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard reader >= 0 else { return "it cannot be read to check that it is an earlier summary" }
+        defer { close(reader) }
+        var read = stat()
+        guard fstat(reader, &read) == 0, read.st_dev == target.st_dev, read.st_ino == target.st_ino else {
+            return "it was replaced while it was opened"
+        }
         var head = [UInt8](repeating: 0, count: 512)
-        let count = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let count = head.withUnsafeMutableBytes { Glibc.read(reader, $0.baseAddress, $0.count) }
         guard count > 0 else { return nil }
         let text = head[..<count].drop(while: { " \t\r\n".utf8.contains($0) })
         guard !text.starts(with: summaryStart.prefix(text.count)) else { return nil }
         return "it exists and is not a summary (a list of URLs?); name another file, or remove it first"
     }
 
+    /// Whether `path` names one of this process's own descriptors (`/dev/stderr` when
+    /// `2>> run.log`), which is written as named, never judged.
+    static func isStreamName(_ path: String) -> Bool {
+        streamNames.contains(path) || streamFolders.contains(where: path.hasPrefix)
+    }
+
     private static let summaryStart = Array(#"{"urls":"#.utf8)
-    /// Names of this process's own descriptors, which ``refusal(for:inputs:)`` never judges.
     private static let streamNames: Set = ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
     private static let streamFolders = ["/dev/fd/", "/proc/self/fd/"]
-
-    /// Writes `text` to the file `path` (replacing it); the reason when it cannot, else nil.
-    /// (`-`, standard error, goes through the console, in order with its other messages.)
-    static func write(_ text: String, to path: String) -> String? {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return errnoText() }
-        defer { close(fd) }
-        var text = text
-        let written = text.withUTF8 { FileIO.writeAll(UnsafeRawBufferPointer($0), to: fd) }
-        return written ? nil : errnoText()
-    }
 }

@@ -23,9 +23,10 @@ struct BucketUsage: Sendable, Equatable {
     static let folderName = "usage"
 
     /// Whether these counters account for exactly the index file as it is now (`state`;
-    /// nil when the bucket has no index file, which an empty bucket's counters match).
+    /// nil when the bucket has no index file, which only all-zero counters match: a bucket
+    /// with no index holds nothing, whatever a forged `bytes` says).
     func isCurrent(for state: BucketFileState?) -> Bool {
-        guard let state else { return length == 0 && entries == 0 }
+        guard let state else { return length == 0 && entries == 0 && bytes == 0 }
         return state.inode == inode && state.size == length
     }
 
@@ -44,11 +45,13 @@ struct BucketUsage: Sendable, Equatable {
         storedTo = max(storedTo, storedAt)
     }
 
+    /// The counters file. The inode is written as the signed number its bits make, as it is
+    /// read: an inode past `Int64.max` (overlayfs sets high bits) must read back as written
+    /// (CacheCountersFuzzer found it did not).
     var fileBytes: [UInt8] {
         LineRecord.encode(
             magic: Self.magic,
-            [inode, UInt64(length), UInt64(entries), UInt64(bytes), UInt64(oldest), UInt64(storedFrom), UInt64(storedTo)]
-                .map { String($0) })
+            [Int64(bitPattern: inode), length, Int64(entries), bytes, oldest, storedFrom, storedTo].map { String($0) })
     }
 
     /// Parses a counters file; nil for anything malformed or out of bounds (a forged file
@@ -58,12 +61,27 @@ struct BucketUsage: Sendable, Equatable {
         let values = fields.map { LineRecord.integer(bytes, $0) }
         guard let inode = values[0], let length = values[1], let entries = values[2], let total = values[3],
             let oldest = values[4], let storedFrom = values[5], let storedTo = values[6], length >= 0, entries >= 0,
-            entries <= 1 << 32, total >= 0, total <= IndexRecord.maxEntryBytes << 24, oldest >= 0, storedFrom >= 0,
-            storedTo >= storedFrom
+            entries <= 1 << 32, total >= 0, total <= Self.maxBytes, oldest >= 0, storedFrom >= 0,
+            storedTo >= storedFrom, Self.isPlausible(bytes: total, entries: entries, length: length)
         else { return nil }
         self.init(inode: UInt64(bitPattern: inode), length: length, entries: Int(entries), bytes: total, oldest: oldest)
         self.storedFrom = storedFrom
         self.storedTo = storedTo
+    }
+
+    /// Most bytes one bucket's counters may claim, 8 PiB: the trim sums all 256 buckets, and
+    /// that sum stays under a quarter of `Int64.max` (at the earlier bound, 2^59 bytes, 256
+    /// forged files overflowed it: CacheCountersFuzzer's seed `forged-every-bucket`).
+    static let maxBytes = Int64.max / Int64(Buckets.count) / 4
+
+    /// Whether `bytes` can be what `entries` entries of an index file of `length` bytes
+    /// hold: each entry's file at most ``IndexRecord/maxEntryBytes`` (what a record may
+    /// claim), and their index lines within the file. No entries, no bytes.
+    static func isPlausible(bytes: Int64, entries: Int64, length: Int64) -> Bool {
+        guard entries > 0 else { return bytes == 0 }
+        let (files, overflow) = entries.multipliedReportingOverflow(by: IndexRecord.maxEntryBytes)
+        let (limit, past) = files.addingReportingOverflow(length)
+        return overflow || past || bytes <= limit
     }
 
     init(inode: UInt64 = 0, length: Int64 = 0, entries: Int = 0, bytes: Int64 = 0, oldest: Int64 = 0) {

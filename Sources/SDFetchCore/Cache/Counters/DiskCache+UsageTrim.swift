@@ -45,6 +45,11 @@ extension DiskCache {
             let next = oldest.min() ?? Int64.max
             let swept = sweep(bucket)
             let live = swept.live.filter { gone[bucket]?.contains($0.digest) != true }
+            // The bucket as its index says, not as its counters claimed: forged or stale
+            // counters (<doc:Security>) move a trim's order at most, never its size. Every
+            // bucket with entries is read before the run's own entries go, so they go only
+            // when the recounted cache is still over.
+            usages[bucket] = Self.usage(of: live, state: swept.countedState)
             protected[bucket] = live.filter { keys.contains($0.digest) }.reduce((0, 0)) { ($0.0 + 1, $0.1 + $1.bytes) }
             let candidates = live.filter { takesProtected || !keys.contains($0.digest) }.sorted { $0.accessedAt < $1.accessedAt }
             // Down to the next bucket's oldest (older entries elsewhere go first), and at
