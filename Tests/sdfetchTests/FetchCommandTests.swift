@@ -182,6 +182,29 @@ struct FetchCommandTests {
         return line.flatMap { UInt64($0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) } ?? 0
     }
 
+    /// Runs the built binary with `arguments`, its output in the files `stdout` and `stderr`,
+    /// and sends it SIGINT once `server` has had `requests` requests; returns it exited. The
+    /// signal goes from a thread of the test's own: polled on the cooperative pool, which the
+    /// suites beside this one keep busy, it can come after the last request.
+    private func interrupted(
+        _ arguments: [String], afterRequests requests: Int, to server: LoopbackServer, stdout: String, stderr: String
+    ) async throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
+        process.arguments = arguments
+        process.standardOutput = FileHandle(forWritingAtPath: stdout)
+        process.standardError = FileHandle(forWritingAtPath: stderr)
+        try process.run()
+        let pid = process.processIdentifier
+        await onOwnThread {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while server.totalRequests < requests, ContinuousClock.now < deadline { usleep(1000) }
+            kill(pid, SIGINT)
+        }
+        await process.exited()
+        return process
+    }
+
     @Test("SIGINT stops reading and cancels transfers, the run ends cleanly and exits 130")
     func interrupt() async throws {
         let server = try await LoopbackServer()
@@ -194,24 +217,10 @@ struct FetchCommandTests {
             server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(), delay: delay))
         }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", cache, "-j", "4", list]
         let stdout = directory.write("", to: "out.txt")
         let stderr = directory.write("", to: "err.txt")
-        process.standardOutput = FileHandle(forWritingAtPath: stdout)
-        process.standardError = FileHandle(forWritingAtPath: stderr)
-        try process.run()
-        let pid = process.processIdentifier
-        // The signal goes the moment the first requests arrive, from a thread of the test's own:
-        // polled on the cooperative pool, which the suites beside this one keep busy, it can
-        // come after the last request.
-        await onOwnThread {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while server.totalRequests < 4, ContinuousClock.now < deadline { usleep(1000) }
-            kill(pid, SIGINT)
-        }
-        await process.exited()
+        let process = try await interrupted(
+            ["--cache-dir", cache, "-j", "4", list], afterRequests: 4, to: server, stdout: stdout, stderr: stderr)
 
         #expect(process.terminationReason == .exit && process.terminationStatus == 130)
         #expect(server.totalRequests < paths.count)
@@ -236,20 +245,10 @@ struct FetchCommandTests {
         }
         let list = directory.write((0..<count).map { server.url("/n\($0).png") }.joined(separator: "\n"), to: "long")
         let summary = directory.appending("summary.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
-        process.arguments = ["--cache-dir", cache, "-j", "2", "--summary", summary, list]
         let stderr = directory.write("", to: "err.txt")
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: stderr)
-        try process.run()
-        let pid = process.processIdentifier
-        await onOwnThread {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while server.totalRequests < 2, ContinuousClock.now < deadline { usleep(1000) }
-            kill(pid, SIGINT)
-        }
-        await process.exited()
+        let process = try await interrupted(
+            ["--cache-dir", cache, "-j", "2", "--summary", summary, list], afterRequests: 2, to: server,
+            stdout: "/dev/null", stderr: stderr)
         #expect(process.terminationStatus == 130)
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: summary))) as? [String: Any])
