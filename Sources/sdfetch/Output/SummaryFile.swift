@@ -12,9 +12,10 @@ enum SummaryFile {
     /// `{"urls":…,"downloaded":…,…,"errors":{"http-404":2},"duplicates":…,"bytes":…,"requests":…,"seconds":…}`
     ///
     /// `not_reached`: input lines a run stopped by Ctrl-C never reached, null when the
-    /// input's length is unknown (a pipe). With the cap: `max_cache_size`; `evicted_run_entries`, how many of the run's own
-    /// entries the trim removed (0 when they fit); `run_cache_bytes`, their bytes, when they
-    /// did not fit; and `warnings`, the sentences said on standard error.
+    /// input's length is unknown (a pipe). With the cap: `max_cache_size`;
+    /// `evicted_run_entries`, how many of the run's own entries the trim removed (0 when they
+    /// fit); `run_cache_bytes`, their bytes, when they did not fit; and `warnings`, the
+    /// sentences said on standard error.
     static func json(
         _ consumer: EventConsumer, elapsed: Duration, interrupted: Bool, maxCacheSize: Int64,
         overflow: CacheOverflow? = nil
