@@ -188,6 +188,16 @@ struct TabularInputTests {
         #expect(rows[1].problem == nil)
     }
 
+    @Test("an overlong JSON line is flagged, not a crash, and does not hide the next one")
+    func overlongJSONLine() async {
+        let caption = String(repeating: "c", count: 100_000)
+        let text = "{\"url\":\"http://h/a.png\",\"caption\":\"\(caption)\"}\n{\"url\":\"http://h/b.png\"}\n"
+        let rows = await read([.file(directory.write(text, to: "long.jsonl"))]).rows
+        #expect(rows.count == 2)
+        #expect(rows.first?.problem == "row longer than 64 KiB")
+        #expect(rows.last?.text == "http://h/b.png" && rows.last?.problem == nil)
+    }
+
     @Test("a row of bare delimiters is capped at 4096 fields, CSV and TSV, and the next row is read")
     func rowOfDelimiters() async throws {
         for (name, delimiter) in [("commas.csv", ","), ("tabs.tsv", "\t")] {

@@ -48,9 +48,12 @@ struct DelimitedRecordParser {
 
         var fieldCount: Int { ends.count }
 
-        /// The bytes of field `index`.
+        /// The bytes of field `index`; for the field a flagged record was cut in (its end
+        /// never recorded), what was kept of it; empty past that.
         func field(_ index: Int) -> ArraySlice<UInt8> {
-            bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]]
+            let end = index < ends.count ? ends[index] : bytes.count
+            let start = index == 0 ? 0 : min(index - 1 < ends.count ? ends[index - 1] : bytes.count, end)
+            return bytes[start..<end]
         }
     }
 
