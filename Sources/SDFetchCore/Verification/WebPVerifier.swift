@@ -8,8 +8,11 @@ internal import CWebP
 /// before libwebp allocates anything sized by it. A still decodes to YUV with alpha (2.5
 /// bytes a pixel, the least libwebp offers with every bit checked); an animation to one
 /// RGBA canvas, and all its frames together may cover at most
-/// ``GIFVerifier/animationBudgetFactor`` times the limit, as for GIF. libwebp reports
-/// errors as status codes: no shim. Stateless; safe from any thread; blocks for the decode.
+/// ``GIFVerifier/animationBudgetFactor`` times the limit, as for GIF. The decode takes its
+/// pixels from the process's ``PixelBudget`` first (an animation two canvases: libwebp's and
+/// the one it blends into), so tiny files declaring huge canvases decode one at a time, not
+/// cores at once. libwebp reports errors as status codes: no shim. Stateless; safe from any
+/// thread; blocks for the decode, and while it waits for the budget.
 enum WebPVerifier {
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
         bytes.withUnsafeBufferPointer { data -> Result<PixelSize, FetchFailure> in
@@ -20,6 +23,9 @@ enum WebPVerifier {
             case .failure(let failure): return .failure(failure)
             }
             let size = PixelSize(width: features.width, height: features.height)
+            let lease = PixelLease(.shared)
+            lease.take(Int64(size.width) * Int64(size.height) * (features.has_animation != 0 ? 2 : 1))
+            defer { lease.end() }
             if features.has_animation != 0 {
                 return WebPAnimation.decodeFrames(data, maxPixels: maxPixels) { _ in true }.map { size }
             }
