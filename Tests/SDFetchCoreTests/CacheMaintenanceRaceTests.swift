@@ -75,7 +75,8 @@ struct CacheMaintenanceRaceTests {
             FetchRun(fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
                 delivery: RacingDelivery(cache: cache)))
 
-        #expect(stored.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(stored.results.map(\.failure))")
+        #expect(
+            stored.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(stored.results.map(\.failure))")
         #expect(warm.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(warm.results.map(\.failure))")
         #expect(server.totalRequests == 9)
     }

@@ -111,12 +111,14 @@ struct HostDownMemoryTests {
     func recordsAreBounded() throws {
         let memory = HostDownMemory(cache: try cache())
         let now = Date()
-        memory.remember([DownHost(host: "https://long.test", kind: .dns, cause: String(repeating: "é", count: 2000))], at: now)
-        let long = try #require(memory.active(now: now, within: .seconds(3600)).first)
-        #expect(long.cause.utf8.count <= 512 && long.cause.hasPrefix("éé"))
+        let long = String(repeating: "é", count: 2000)
+        memory.remember([DownHost(host: "https://long.test", kind: .dns, cause: long)], at: now)
+        let read = try #require(memory.active(now: now, within: .seconds(3600)).first)
+        #expect(read.cause.utf8.count <= 512 && read.cause.hasPrefix("éé"))
 
         // A forged record with a 16 KiB cause, named as a real one would be.
-        let forged = Array("sdfetch-host-down 2\nhttps://forged.test\n\(Int64(now.timeIntervalSince1970) * 1_000_000_000)\ntimeout\n".utf8)
+        let time = Int64(now.timeIntervalSince1970) * 1_000_000_000
+        let forged = Array("sdfetch-host-down 2\nhttps://forged.test\n\(time)\ntimeout\n".utf8)
             + Array(repeating: UInt8(ascii: "x"), count: 16_000) + Array("\nend\n".utf8)
         let name = KeyDigest(of: "https://forged.test").hex
         try Data(forged).write(to: URL(fileURLWithPath: "\(folder)/\(name)"))

@@ -14,7 +14,9 @@ struct NameCheckTests {
         let health = HostHealth()
         health.record("gone.test", url: "http://gone.test/a.png", reachedServer: false, failure: Self.dns, limit: 5)
         #expect(!health.isDown("gone.test", limit: 5))
-        for _ in 2...5 { health.record("gone.test", url: "http://gone.test/a.png", reachedServer: false, failure: Self.dns, limit: 5) }
+        for _ in 2...5 {
+            health.record("gone.test", url: "http://gone.test/a.png", reachedServer: false, failure: Self.dns, limit: 5)
+        }
         #expect(health.isDown("gone.test", limit: 5))
         #expect(health.downHosts.first?.cause.hasPrefix("5 connections failed in a row") == true)
     }
@@ -22,7 +24,9 @@ struct NameCheckTests {
     @Test("a connect timeout still gives up a host no request has reached at once")
     func connectTimeoutEndsAtOnce() {
         let health = HostHealth()
-        health.record("dead.test", url: "http://dead.test/a.png", reachedServer: false, failure: FetchFailure(.timeout, "connect"), limit: 5)
+        health.record(
+            "dead.test", url: "http://dead.test/a.png", reachedServer: false, failure: FetchFailure(.timeout, "connect"),
+            limit: 5)
         #expect(health.isDown("dead.test", limit: 5))
     }
 

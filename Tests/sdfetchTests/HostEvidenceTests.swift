@@ -11,7 +11,8 @@ struct HostEvidenceTests {
 
     private func run(_ urls: [String], _ extra: [String] = []) async throws -> ProcessRun {
         let list = directory.write(urls.joined(separator: "\n"), to: "list")
-        return try await ProcessRun.sdfetch(["--cache-dir", directory.appending("cache"), "--json", "-t", "1"] + extra + [list])
+        return try await ProcessRun.sdfetch(
+            ["--cache-dir", directory.appending("cache"), "--json", "-t", "1"] + extra + [list])
     }
 
     private func errors(_ run: ProcessRun) -> [String] {

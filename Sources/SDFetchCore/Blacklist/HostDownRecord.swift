@@ -50,7 +50,9 @@ public struct HostDownRecord: Sendable, Equatable {
     static func bounded(_ cause: String) -> String {
         guard cause.utf8.count > maxCauseLength else { return cause }
         var end = cause.utf8.index(cause.utf8.startIndex, offsetBy: maxCauseLength)
-        while !cause.unicodeScalars.indices.contains(end), end > cause.startIndex { end = cause.utf8.index(before: end) }
+        while !cause.unicodeScalars.indices.contains(end), end > cause.startIndex {
+            end = cause.utf8.index(before: end)
+        }
         return String(cause[..<end])
     }
 

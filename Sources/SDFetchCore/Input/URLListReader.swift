@@ -63,7 +63,8 @@ public final class URLListReader: @unchecked Sendable {
         guard let input, first == nil, held.coversFiles(of: input.sources),
             !input.sources.contains(where: { if case .standardInput = $0 { true } else { false } })
         else { return nil }
-        return URLListReader(sources: input.sources, options: input.options, standardInput: -1, counts: false, first: self)
+        return URLListReader(
+            sources: input.sources, options: input.options, standardInput: -1, counts: false, first: self)
     }
 
     /// Reads URLs from `urls` as it yields them, one element a line (as

@@ -105,7 +105,8 @@ final class HostHealth: Sendable {
                 if reachedServer, firstSilent == nil { state.silentURLs[origin] = url }
                 let isEvidence = !reachedServer || (firstSilent.map { $0 != url } ?? false)
                 let text = Self.silenceCause(failure, connected: reachedServer)
-                state.giveUp(origin, Cause(kind: .timeout, text: text, foundMinutesAgo: nil, isEvidence: isEvidence), limit: limit)
+                let cause = Cause(kind: .timeout, text: text, foundMinutesAgo: nil, isEvidence: isEvidence)
+                state.giveUp(origin, cause, limit: limit)
                 return
             }
             if reachedServer || answered {
@@ -122,7 +123,8 @@ final class HostHealth: Sendable {
             let count = before + 1
             state.consecutiveFailures[origin] = count
             if count >= limit {
-                let text = "\(count) connection\(count == 1 ? "" : "s") failed in a row, the last with \(failure.kind.label): \(failure.detail)"
+                let text = "\(count) connection\(count == 1 ? "" : "s") failed in a row, "
+                    + "the last with \(failure.kind.label): \(failure.detail)"
                 state.causes[origin] = Cause(kind: failure.kind, text: text, foundMinutesAgo: nil, isEvidence: true)
             }
         }

@@ -303,7 +303,8 @@ final class TransferLoop {
             if let probe = probes.finish(handle, code: code, on: engine.multi) {
                 if let failure = probe.timedOut {
                     engine.hostHealth.record(
-                        probe.host, url: "", reachedServer: false, answered: false, failure: failure, limit: probe.limit)
+                        probe.host, url: "", reachedServer: false, answered: false, failure: failure,
+                        limit: probe.limit)
                 }
                 scheduler.setProbing(probe.host, false)
                 continue
@@ -370,7 +371,8 @@ final class TransferLoop {
             // Local exhaustion (`io`: EMFILE, ENOMEM) says nothing about the host.
             let failure = response.failure.flatMap { $0.kind != .interrupted && $0.kind != .io ? $0 : nil }
             engine.hostHealth.record(
-                transfer.host, url: transfer.request.url, reachedServer: transfer.isConnected, answered: answered, failure: failure,
+                transfer.host, url: transfer.request.url, reachedServer: transfer.isConnected, answered: answered,
+                failure: failure,
                 limit: transfer.hostFailureLimit)
         }
         guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }

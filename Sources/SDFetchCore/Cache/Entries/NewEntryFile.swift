@@ -71,7 +71,9 @@ final class NewEntryFile {
         var offset: Int64 = 0
         while offset < count {
             let read = pread(source, buffer.baseAddress, min(chunk, Int(count - offset)), off_t(offset))
-            guard read > 0 else { throw FetchFailure(.io, "cannot copy a cache file: \(read == 0 ? "it ended early" : errnoText())") }
+            guard read > 0 else {
+                throw FetchFailure(.io, "cannot copy a cache file: \(read == 0 ? "it ended early" : errnoText())")
+            }
             try write(UnsafeRawBufferPointer(rebasing: buffer[..<read]))
             offset += Int64(read)
         }
