@@ -281,9 +281,20 @@ struct FetchCommandTests {
         try "earlier lines\n".write(toFile: log, atomically: true, encoding: .utf8)
         let binary = BuiltProduct.path("sdfetch")
         let stream = try await ProcessRun.launch(
-            "/bin/sh", ["-c", "exec \"$0\" --cache-dir \"$1\" -q --summary /dev/stderr \"$2\" 2>> \"$3\"", binary, cache, list, log])
+            "/bin/sh",
+            ["-c", "exec \"$0\" --cache-dir \"$1\" -q --summary /dev/stderr \"$2\" 2>> \"$3\"", binary, cache, list, log])
         #expect(stream.status == 0)
-        #expect(try String(contentsOfFile: log, encoding: .utf8).contains(#"{"urls":1,"#))
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        // Appended where the stream stands: a reopened /dev/stderr was the file from its start.
+        #expect(logged.hasPrefix("earlier lines\n") && logged.contains(#"{"urls":1,"#), "\(logged)")
+        // Standard output as --summary: after the result lines, none of them lost.
+        let report = directory.appending("report.jsonl")
+        let json = try await ProcessRun.launch(
+            "/bin/sh",
+            ["-c", "exec \"$0\" --cache-dir \"$1\" --json --summary /dev/stdout \"$2\" > \"$3\"", binary, cache, list, report])
+        #expect(json.status == 0)
+        let reported = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
+        #expect(reported.count == 2 && reported[0].contains("\"status\":") && reported[1].hasPrefix(#"{"urls":1,"#))
         // An earlier summary (or an empty file) is replaced.
         let summary = directory.appending("summary.json")
         try "".write(toFile: summary, atomically: true, encoding: .utf8)

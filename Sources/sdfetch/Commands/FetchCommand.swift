@@ -198,8 +198,10 @@ struct FetchCommand: ParsableCommand {
             let text = SummaryFile.json(
                 consumer, elapsed: elapsed, interrupted: interrupted, maxCacheSize: options.maxCacheSize,
                 overflow: overflow)
-            if summaryTarget == .standardError {
+            if summaryTarget == .standardError || summaryTarget == .stream(STDERR_FILENO) {
                 console.error(text)  // after the summary line, in order with everything on stderr
+            } else if summaryTarget == .stream(STDOUT_FILENO) {
+                console.output(text)  // after the result lines
             } else if let reason = await BlockingWork.run("sdfetch-summary", { summaryTarget.write(text) }) {
                 console.error("sdfetch: cannot write --summary \(Escaping.terminal(summaryFile)): \(reason)\n")
                 summaryFailed = true

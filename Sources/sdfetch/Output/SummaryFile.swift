@@ -76,13 +76,17 @@ enum SummaryFile {
         return "it exists and is not a summary (a list of URLs?); name another file, or remove it first"
     }
 
-    /// Whether `path` names one of this process's own descriptors (`/dev/stderr` when
-    /// `2>> run.log`), which is written as named, never judged.
-    static func isStreamName(_ path: String) -> Bool {
-        streamNames.contains(path) || streamFolders.contains(where: path.hasPrefix)
+    /// The descriptor of this process's that `path` names (`/dev/stderr` when `2>> run.log`:
+    /// 2; `/dev/fd/3`: 3), which is written as the shell set it up, never judged; nil for
+    /// any other path.
+    static func streamDescriptor(_ path: String) -> Int32? {
+        if let index = streamNames.firstIndex(of: path) { return Int32(index) }
+        guard let folder = streamFolders.first(where: path.hasPrefix) else { return nil }
+        return Int32(path.dropFirst(folder.count)).flatMap { $0 >= 0 ? $0 : nil }
     }
 
     private static let summaryStart = Array(#"{"urls":"#.utf8)
-    private static let streamNames: Set = ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
+    /// Standard input, output and error, in descriptor order.
+    private static let streamNames = ["/dev/stdin", "/dev/stdout", "/dev/stderr"]
     private static let streamFolders = ["/dev/fd/", "/proc/self/fd/"]
 }

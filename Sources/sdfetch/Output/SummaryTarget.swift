@@ -14,9 +14,10 @@ import SDFetchCore
 enum SummaryTarget: Equatable, Sendable {
     /// `-`: standard error, through the console.
     case standardError
-    /// A name of this process's own descriptors (`/dev/stderr` when `2>> run.log`), opened at
-    /// the end as named: a stream chosen by the user's shell, not a file in a folder.
-    case stream(String)
+    /// A descriptor of this process's, named as `/dev/stderr` (when `2>> run.log`) or
+    /// `/dev/fd/N`: a stream the user's shell set up, written where it stands, never
+    /// reopened (a reopened `/dev/stderr` is the file from its start, truncated).
+    case stream(Int32)
     /// A file, FIFO or device opened at the start.
     case descriptor(Int32)
     /// A FIFO that no process was reading at the start.
@@ -28,7 +29,7 @@ enum SummaryTarget: Equatable, Sendable {
     /// not be replaced (``SummaryFile/refusal(of:path:inputs:)``) or is a link.
     static func open(_ path: String, inputs: [InputSource]) throws(UsageError) -> SummaryTarget {
         if path == "-" { return .standardError }
-        if SummaryFile.isStreamName(path) { return .stream(path) }
+        if let fd = SummaryFile.streamDescriptor(path) { return .stream(fd) }
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let code = errno
@@ -59,10 +60,7 @@ enum SummaryTarget: Equatable, Sendable {
         switch self {
         case .standardError: preconditionFailure("standard error is written through the console")
         case .unwritable(let reason): return reason
-        case .stream(let path):
-            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { return errnoText() }
-            defer { close(fd) }
+        case .stream(let fd):
             return Self.writeAll(text, to: fd)
         case .descriptor(let fd):
             defer { close(fd) }
