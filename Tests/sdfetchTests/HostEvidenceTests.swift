@@ -68,4 +68,24 @@ struct HostEvidenceTests {
         #expect(errors(third) == ["host-down"], "\(third.standardOutput)")
         #expect(third.standardOutput.contains("http://127.0.0.1:\(silent.port) is down"), "\(third.standardOutput)")
     }
+
+    @Test("a host --retry-failed finds answering is forgotten: the next run asks it again")
+    func answeringHostIsForgotten() async throws {
+        let server = try await LoopbackServer()
+        var slow = ScriptedResponse.ok(SampleImages.png(seed: 3))
+        slow.delay = .seconds(3)
+        for name in ["a", "b"] { server.route("/render/\(name).png", slow) }
+        for name in ["c", "d", "e"] { server.route("/\(name).png", .ok(SampleImages.png(seed: 4))) }
+
+        // Two URLs silent at once: evidence, remembered; the next run sends nothing.
+        let silent = try await run([server.url("/render/a.png"), server.url("/render/b.png")])
+        let remembered = try await run([server.url("/c.png")])
+        let retried = try await run([server.url("/d.png")], ["--retry-failed"])
+        let after = try await run([server.url("/e.png")])
+
+        #expect(errors(silent).sorted() == ["timeout", "timeout"], "\(silent.standardOutput)")
+        #expect(errors(remembered) == ["host-down"], "\(remembered.standardOutput)")
+        #expect(errors(retried) == ["downloaded"], "\(retried.standardOutput)")
+        #expect(errors(after) == ["downloaded"], "\(after.standardOutput)")
+    }
 }

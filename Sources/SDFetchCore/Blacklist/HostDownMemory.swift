@@ -61,6 +61,15 @@ public struct HostDownMemory: Sendable {
         }
     }
 
+    /// Removes the records of `origins`, which answered in a run (`--retry-failed` dialled
+    /// them again): a host seen answering is not down for the rest of the hour.
+    public func forget(_ origins: [String]) {
+        guard !origins.isEmpty else { return }
+        _ = withFolder(create: false) { folder in
+            for origin in origins { unlinkat(folder, HostDownRecord.fileName(of: origin), 0) }
+        }
+    }
+
     /// Removes every record (`sdfetch failed clear` clears the hosts too); returns how many.
     @discardableResult
     public func clear() -> Int {

@@ -102,12 +102,17 @@ public final class Fetcher: Sendable {
     }
 
     /// Stops the transfer thread once no transfer is left, then the file threads, remembers
-    /// the hosts found down in the cache (``HostDownMemory``), and returns when all have
+    /// the hosts found down in the cache (``HostDownMemory``) and forgets those that answered,
+    /// and returns when all have
     /// ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
     public func shutdown() async {
         await engine.shutdown()
         await files.shutdown()
-        if usesHostMemory { HostDownMemory(cache: cache).remember(engine.hostHealth.newlyDownForMemory, at: now()) }
+        if usesHostMemory {
+            let memory = HostDownMemory(cache: cache)
+            memory.forget(engine.hostHealth.answeredOrigins)
+            memory.remember(engine.hostHealth.newlyDownForMemory, at: now())
+        }
     }
 
     // MARK: - The steps of one URL

@@ -176,6 +176,9 @@ final class HostHealth: Sendable {
         }
     }
 
+    /// Origins that answered in this run.
+    var answeredOrigins: [String] { state.withLock { Array($0.answered) } }
+
     /// Records a transfer to `host` that reached it and took `nanoseconds` in all; only slow
     /// ones are kept, so memory follows the slow hosts.
     func recordDuration(_ host: String, nanoseconds: UInt64) {
