@@ -39,7 +39,8 @@ struct CanvasBombMemoryTests {
         #expect(measured.run.status == 0)
         for (path, _) in bombs {
             let line = lines[path] ?? "no line"
-            #expect(line.contains("\"status\":\"downloaded\"") && (!placed || line.contains("\"path\":")), "\(path): \(line)")
+            let isPlaced = !placed || line.contains("\"path\":")
+            #expect(line.contains("\"status\":\"downloaded\"") && isPlaced, "\(path): \(line)")
         }
     }
 
