@@ -1,18 +1,14 @@
 internal import CWebP
 
 /// Decodes WebP bytes completely through libwebp (`--verify full`): a still image's lossy
-/// or lossless bitstream and its alpha, or every frame of an animation through
-/// `WebPAnimDecoder`.
+/// or lossless bitstream and its alpha, or every frame of an animation.
 ///
 /// The canvas declared in the header (``canvas(of:maxPixels:)``) meets `--max-pixels`
 /// before libwebp allocates anything sized by it. A still decodes to YUV with alpha (2.5
-/// bytes a pixel, the least libwebp offers with every bit checked); an animation to one
-/// RGBA canvas, and all its frames together may cover at most
-/// ``GIFVerifier/animationBudgetFactor`` times the limit, as for GIF. The decode takes its
-/// pixels from the process's ``PixelBudget`` first (an animation two canvases: libwebp's and
-/// the one it blends into), so tiny files declaring huge canvases decode one at a time, not
-/// cores at once. libwebp reports errors as status codes: no shim. Stateless; safe from any
-/// thread; blocks for the decode, and while it waits for the budget.
+/// bytes a pixel, the least libwebp offers with every bit checked), its pixels taken from
+/// the process's ``PixelBudget`` first; an animation frame by frame, without a canvas
+/// (``WebPAnimation``). libwebp reports errors as status codes: no shim. Stateless; safe
+/// from any thread; blocks for the decode, and while it waits for the budget.
 enum WebPVerifier {
     static func decode(_ bytes: [UInt8], maxPixels: Int64) -> Result<PixelSize, FetchFailure> {
         bytes.withUnsafeBufferPointer { data -> Result<PixelSize, FetchFailure> in
@@ -23,12 +19,10 @@ enum WebPVerifier {
             case .failure(let failure): return .failure(failure)
             }
             let size = PixelSize(width: features.width, height: features.height)
+            if features.has_animation != 0 { return WebPAnimation.verifyFrames(data, maxPixels: maxPixels).map { size } }
             let lease = PixelLease(.shared)
-            lease.take(Int64(size.width) * Int64(size.height) * (features.has_animation != 0 ? 2 : 1))
+            lease.take(Int64(size.width) * Int64(size.height))
             defer { lease.end() }
-            if features.has_animation != 0 {
-                return WebPAnimation.decodeFrames(data, maxPixels: maxPixels) { _ in true }.map { size }
-            }
             var config = WebPDecoderConfig()
             guard WebPInitDecoderConfig(&config) != 0 else { return .failure(.decodeFailed("webp", "libwebp version")) }
             config.output.colorspace = MODE_YUVA
@@ -66,49 +60,63 @@ enum WebPVerifier {
     }
 }
 
-/// An animated WebP's frames, composited on its canvas by libwebp's `WebPAnimDecoder`.
+/// An animated WebP's frames, each decoded alone as `WebPDemux` finds it: what a decoder
+/// would composite, checked without a canvas. `WebPDemux` refuses a frame that does not fit
+/// its canvas; blending cannot fail, so the frames decoding is the whole verdict, and the
+/// memory a decode takes is its largest frame's, not two canvases (libwebp's
+/// `WebPAnimDecoder`), which an 86-byte file could make 800 MB.
 enum WebPAnimation {
-    /// Decodes frames in order, handing each RGBA canvas (owned by the decoder, valid until
-    /// the next frame) to `body` until it returns false. The canvas and the sum of all
-    /// frames are checked against the limit before the decoder allocates anything.
-    static func decodeFrames(
-        _ data: UnsafeBufferPointer<UInt8>, maxPixels: Int64,
-        _ body: (_ canvas: UnsafeBufferPointer<UInt8>) -> Bool
-    ) -> Result<Void, FetchFailure> {
-        guard case .success(let features) = WebPVerifier.canvas(of: data, maxPixels: maxPixels) else {
-            return WebPVerifier.canvas(of: data, maxPixels: maxPixels).map { _ in () }
-        }
-        var options = WebPAnimDecoderOptions()
-        guard WebPAnimDecoderOptionsInit(&options) != 0 else { return .failure(.decodeFailed("webp", "libwebp version")) }
-        options.color_mode = MODE_RGBA
-        options.use_threads = 0
+    /// Decodes every frame, after checking each against the limit and all of them together
+    /// against ``GIFVerifier/animationBudgetFactor`` times it, as for GIF; the largest
+    /// frame's pixels are taken from the process's ``PixelBudget`` first.
+    static func verifyFrames(_ data: UnsafeBufferPointer<UInt8>, maxPixels: Int64) -> Result<Void, FetchFailure> {
         var webp = WebPData(bytes: data.baseAddress, size: data.count)
-        guard let decoder = WebPAnimDecoderNew(&webp, &options) else {
-            return .failure(.decodeFailed("webp", "animation unreadable"))
-        }
-        defer { WebPAnimDecoderDelete(decoder) }
-        var info = WebPAnimInfo()
-        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else {
-            return .failure(.decodeFailed("webp", "animation unreadable"))
-        }
-        let canvasPixels = Int64(features.width) * Int64(features.height)
+        guard let demux = WebPDemux(&webp) else { return .failure(.decodeFailed("webp", "animation unreadable")) }
+        defer { WebPDemuxDelete(demux) }
         let (budget, overflow) = maxPixels.multipliedReportingOverflow(by: GIFVerifier.animationBudgetFactor)
-        guard overflow || Int64(info.frame_count) * canvasPixels <= budget else {
-            return .failure(
-                FetchFailure(
+        var remaining = overflow ? Int64.max : budget
+        var largest: Int64 = 0
+        // First the sizes alone (the demuxer has them): nothing is decoded past a limit.
+        let sized = frames(demux) { frame in
+            let size = PixelSize(width: frame.width, height: frame.height)
+            if let failure = size.check("webp frame", maxPixels: maxPixels) { return failure }
+            let pixels = Int64(frame.width) * Int64(frame.height)
+            remaining -= pixels
+            guard remaining >= 0 else {
+                return FetchFailure(
                     .tooManyPixels,
-                    "webp frames exceed \(GIFVerifier.animationBudgetFactor)x the limit of \(maxPixels) pixels"))
-        }
-        let canvasBytes = Int(canvasPixels) * 4
-        while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
-            if Interruption.isRequested { return .failure(FetchFailure(.interrupted, "webp decode cancelled")) }
-            var frame: UnsafeMutablePointer<UInt8>?
-            var timestamp: Int32 = 0
-            guard WebPAnimDecoderGetNext(decoder, &frame, &timestamp) != 0, let frame else {
-                return .failure(.decodeFailed("webp", "animation frame undecodable"))
+                    "webp frames exceed \(GIFVerifier.animationBudgetFactor)x the limit of \(maxPixels) pixels")
             }
-            guard body(UnsafeBufferPointer(start: frame, count: canvasBytes)) else { break }
+            largest = max(largest, pixels)
+            return nil
         }
+        if case .failure = sized { return sized }
+        let lease = PixelLease(.shared)
+        lease.take(largest)
+        defer { lease.end() }
+        return frames(demux) { frame in
+            if Interruption.isRequested { return FetchFailure(.interrupted, "webp decode cancelled") }
+            var config = WebPDecoderConfig()
+            guard WebPInitDecoderConfig(&config) != 0 else { return .decodeFailed("webp", "libwebp version") }
+            config.output.colorspace = MODE_YUVA
+            let status = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config)
+            WebPFreeDecBuffer(&config.output)
+            return status == VP8_STATUS_OK ? nil : .decodeFailed("webp", "frame: \(WebPVerifier.describe(status))")
+        }
+    }
+
+    /// Calls `body` with each frame in order until it returns a failure, which ends the walk.
+    private static func frames(
+        _ demux: OpaquePointer, _ body: (WebPIterator) -> FetchFailure?
+    ) -> Result<Void, FetchFailure> {
+        var iterator = WebPIterator()
+        guard WebPDemuxGetFrame(demux, 1, &iterator) != 0 else {
+            return .failure(.decodeFailed("webp", "animation has no frame"))
+        }
+        defer { WebPDemuxReleaseIterator(&iterator) }
+        repeat {
+            if let failure = body(iterator) { return .failure(failure) }
+        } while WebPDemuxNextFrame(&iterator) != 0
         return .success(())
     }
 }
