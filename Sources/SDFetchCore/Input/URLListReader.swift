@@ -28,8 +28,8 @@ public final class URLListReader: @unchecked Sendable {
     /// What ``init(sources:options:standardInput:)`` reads, for ``reread()``.
     private let input: (sources: [InputSource], options: InputOptions)?
     /// The descriptors of `input`'s regular files, opened once as the reader starts (nil for
-    /// any other source): both reads go through them, so a file renamed, rewritten in place
-    /// by a new inode or replaced by a FIFO after the start is not what either reads.
+    /// any other source): both reads go through them, so another file or a FIFO put at a
+    /// list's name after the start is not what either reads.
     private let held: HeldFiles
     /// The reader whose descriptors a second read goes through, kept open by it.
     private let first: URLListReader?
