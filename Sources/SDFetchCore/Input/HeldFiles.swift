@@ -22,12 +22,15 @@ final class HeldFiles: Sendable {
             return
         }
         descriptors = sources.map { source in
-            guard case .file(let path) = source else { return nil }
-            // Non-blocking: a FIFO's open would wait for its writer here; it is opened again,
-            // blocking, when its turn comes, as before.
+            // Only regular files: opening a FIFO, even without waiting, would let its writer's
+            // open return, and closing it again would leave that writer with no reader (EPIPE).
+            // A FIFO or device is opened when its turn comes, as before.
+            var status = stat()
+            guard case .file(let path) = source, stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG
+            else { return nil }
+            // Non-blocking all the same: what has the name by now may be a FIFO after all.
             let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             guard fd >= 0 else { return nil }
-            var status = stat()
             guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
                 close(fd)
                 return nil
