@@ -41,11 +41,22 @@ release: deps
 # (signals) do so from threads of their own and run with the rest.
 TIMED_SUITES = HostHealthTests|PacingTests|RetryTests|TransportFailureTests
 
+# Suites that work in the test process alone (no child process, server, cache directory or
+# fetcher), each test in milliseconds: they run first, their tests side by side.
+FAST_SUITES = ArgumentParsingTests BatchSplitTests BrowserQuirkTests ConfigFileTests ConsoleWriterTests \
+	CorruptInputTests DecodeBudgetTests HostReportTests HostSchedulerTests IndexRecordTests KeyQueryFilterTests \
+	NameCheckTests RedactionTests RenderingTests ResizePlanTests RetryAfterTests ShardAutoTests SniffingTests \
+	StructureTests SyscallTests TabularInputTests URLKeyTests UnnamedFileLinkTests ValueParsingTests VerificationTests
+space := $(subst ,, )
+FAST = $(subst $(space),|,$(strip $(FAST_SUITES)))
+
 # The build must print no warning (Scripts/quiet-build.sh), so CI fails on a new one;
 # `make demo` and `make install` are kept as quiet but do not stop on one.
-# The suites run one test at a time: on two cores the cooperative pool has two threads, and
-# the suites that decode, hash or parse megabytes in the test process held both for a minute
-# and more while the rest hit their time limits; one at a time they take about 5 minutes.
+# The other suites run one test at a time: on two cores the cooperative pool has two
+# threads, and the suites that decode, hash or parse megabytes in the test process held both
+# for a minute and more while the rest hit their time limits; one at a time they take about
+# 4 minutes. A new suite that spawns processes, serves HTTP or fills a cache belongs there,
+# not in FAST_SUITES.
 # The suites run under at most 4096 open files (Debian's default is 1024): Swift 6.3's
 # Foundation `Process.run()` reads past glibc's directory buffer when /proc/self/fd lists
 # some 1,300 descriptors or more (swift-corelibs-foundation PR 5472) and crashes now and
@@ -54,7 +65,8 @@ TIMED_SUITES = HostHealthTests|PacingTests|RetryTests|TransportFailureTests
 TEST_FILES = ulimit -Sn 4096 2>/dev/null;
 test: deps
 	Scripts/quiet-build.sh $(SWIFT) build --build-tests
-	$(TEST_FILES) $(SWIFT) test --skip-build --skip '$(TIMED_SUITES)' --no-parallel
+	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(FAST)'
+	$(TEST_FILES) $(SWIFT) test --skip-build --skip '$(FAST)|$(TIMED_SUITES)' --no-parallel
 	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(TIMED_SUITES)' --no-parallel
 
 # The installed binary's link, as `make install` makes it (static, without the full

@@ -1,6 +1,6 @@
-/// The pixels that the resizes in flight may hold at once, one budget for the whole
-/// process (SPEC, "Resized copies"): a list of tiny images declaring huge canvases, each
-/// within `--max-pixels`, must not take cores x a gigabyte.
+/// The pixels that the decodes in flight may hold at once, one budget for the whole
+/// process (<doc:Security#Pixel-budget>): a list of tiny images declaring huge canvases,
+/// each within `--max-pixels`, must not take cores x a gigabyte.
 ///
 /// A decode takes its share once its header told it the size of what it will allocate,
 /// before allocating, and gives it back when its resize ends (``PixelLease``). A share that
@@ -16,8 +16,8 @@
 /// locked.
 final class PixelBudget: @unchecked Sendable {
     /// The process's budget: 64 Mi pixels, 256 MiB as RGBA. Two 20-megapixel photos (the
-    /// largest SPEC's benchmark thumbnails) decode side by side; the default `--max-pixels`
-    /// image (100 M) runs alone.
+    /// largest the bench's thumbnail case resizes) decode side by side; the default
+    /// `--max-pixels` image (100 M) runs alone.
     static let shared = PixelBudget(capacity: 1 << 26)
 
     let capacity: Int64

@@ -26,7 +26,7 @@ enum WebPPixels {
     }
 
     /// A still image decoded at 1/`factor` of its size by libwebp's scaled decoding
-    /// (shrink-on-load, SPEC "Resized copies"): a lossy one never exists at full size; a
+    /// (shrink-on-load, as a JPEG's DCT scale: README, "Resized copies"): a lossy one never exists at full size; a
     /// lossless one exists once, as libwebp's own ARGB image (4 bytes a pixel).
     private static func still(
         _ data: UnsafeBufferPointer<UInt8>, canvas: PixelSize, features: WebPBitstreamFeatures, lease: PixelLease,
