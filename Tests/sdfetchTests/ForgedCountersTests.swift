@@ -11,12 +11,8 @@ struct ForgedCountersTests {
     let directory = TemporaryDirectory("forgedusage")
     var cache: String { directory.appending("cache") }
 
-    private func sdfetch(_ arguments: [String], input: String = "") async throws -> ProcessRun {
-        try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments, input: input)
-    }
-
     private func entries() async throws -> Int? {
-        let run = try await sdfetch(["stats", "--json", "--cache-dir", cache])
+        let run = try await ProcessRun.sdfetch(["stats", "--json", "--cache-dir", cache])
         let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
         return object?["entries"] as? Int
     }
@@ -37,7 +33,7 @@ struct ForgedCountersTests {
             server.route(path, .ok(SampleImages.png(width: 16, height: 16, seed: index)))
         }
         let urls = paths.map { server.url($0) }
-        let first = try await sdfetch(["--cache-dir", cache], input: urls[..<3].joined(separator: "\n"))
+        let first = try await ProcessRun.sdfetch(["--cache-dir", cache], input: urls[..<3].joined(separator: "\n"))
         #expect(first.status == 0, "\(first.standardError)")
         #expect(try await entries() == 3)
         return (server, urls)
@@ -46,7 +42,7 @@ struct ForgedCountersTests {
     /// Runs the list again (three hits, one new entry: the run's own) and checks that its
     /// end-of-run trim under the default 5G cap removed nothing.
     private func expectNothingTrimmed(_ server: LoopbackServer, _ urls: [String]) async throws {
-        let run = try await sdfetch(["--cache-dir", cache], input: urls.joined(separator: "\n"))
+        let run = try await ProcessRun.sdfetch(["--cache-dir", cache], input: urls.joined(separator: "\n"))
         try await server.shutdown()
         #expect(run.status == 0, "\(run.standardError)")
         #expect(!run.standardError.contains("max-cache-size"), "\(run.standardError)")

@@ -49,11 +49,12 @@ public struct HostDownRecord: Sendable, Equatable {
     /// `cause` cut to ``maxCauseLength`` bytes at a character's end.
     static func bounded(_ cause: String) -> String {
         guard cause.utf8.count > maxCauseLength else { return cause }
-        var end = cause.utf8.index(cause.utf8.startIndex, offsetBy: maxCauseLength)
-        while !cause.unicodeScalars.indices.contains(end), end > cause.startIndex {
-            end = cause.utf8.index(before: end)
+        var length = 0
+        let kept = cause.unicodeScalars.prefix { scalar in
+            length += UTF8.width(scalar)
+            return length <= maxCauseLength
         }
-        return String(cause[..<end])
+        return String(kept)
     }
 
     var fileBytes: [UInt8] {

@@ -110,7 +110,8 @@ public final class Fetcher: Sendable {
         await files.shutdown()
         if usesHostMemory {
             let memory = HostDownMemory(cache: cache)
-            memory.forget(engine.hostHealth.answeredOrigins)
+            // Only a run that ignored the memory dialled a remembered origin.
+            if options.retryFailed { memory.forget(engine.hostHealth.answeredOrigins) }
             memory.remember(engine.hostHealth.newlyDownForMemory, at: now())
         }
     }

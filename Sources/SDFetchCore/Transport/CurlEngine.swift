@@ -27,7 +27,7 @@ public final class CurlEngine: Sendable {
     struct Pending: Sendable {
         let id: UInt64
         let request: TransferRequest
-        /// The request's origin (``HostHealth/origin(of:)``), found by the caller's
+        /// The request's origin (``URLKey/origin``), found by the caller's
         /// thread rather than the loop's.
         let host: String
         let hostFailureLimit: Int
@@ -206,7 +206,7 @@ public final class CurlEngine: Sendable {
         return min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
     }
 
-    /// The loop of `host` (``HostHealth/origin(of:)``): the same for the engine's life, from
+    /// The loop of `host` (``URLKey/origin``): the same for the engine's life, from
     /// the name's bytes (``FNV1a``) rather than Swift's per-process seeded hash, so a test
     /// can tell where a host goes.
     static func loop(for host: String, loops: Int) -> Int {
@@ -226,7 +226,7 @@ public final class CurlEngine: Sendable {
     /// request whose host failed N connections in a row (see ``HostHealth``) fails as
     /// `host-down` when its turn comes, without dialling.
     public func perform(_ request: TransferRequest, hostFailureLimit: Int) async -> TransferResponse {
-        let host = HostHealth.origin(of: request.url)
+        let host = URLKey.origin(of: request.url)
         let core = core(for: host)
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         return await withTaskCancellationHandler {
@@ -259,7 +259,7 @@ public final class CurlEngine: Sendable {
     public func expect(_ request: TransferRequest, hostFailureLimit: Int, distant: Bool = false) {
         // Without probes (a proxy, `-j` under 4) the loop has no use for it: nothing to post.
         guard cores[0].probeCapacity > 0 else { return }
-        let host = HostHealth.origin(of: request.url)
+        let host = URLKey.origin(of: request.url)
         let expected = Expected(request: request, host: host, hostFailureLimit: hostFailureLimit, isDistant: distant)
         _ = core(for: host).post { inbox in
             inbox.expected.append(expected)

@@ -229,7 +229,4 @@ final class HostHealth: Sendable {
                 .sorted { $0.host < $1.host }
         }
     }
-
-    /// The origin of an `http`/`https` URL (``URLKey/origin``), as the key of its health.
-    static func origin(of url: String) -> String { URLKey.origin(of: url) }
 }
