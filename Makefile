@@ -24,7 +24,7 @@ BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
 FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
-.PHONY: deps build release test linkcheck tsan demo install uninstall clean fuzz fuzz-smoke bench format deb
+.PHONY: deps build release build-tests test test-unit test-integration test-stress docs-check linkcheck tsan demo install uninstall clean fuzz fuzz-smoke bench format deb
 
 deps:
 	Scripts/install-deps.sh
@@ -35,39 +35,51 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-# Suites that assert elapsed times of work done in the test process (timeouts, pacing)
-# run on their own, one test at a time, after the rest: run beside the CPU-heavy suites on
-# two cores their clocks measure the machine, not sdfetch. Tests that time a child process
-# (signals) do so from threads of their own and run with the rest.
-TIMED_SUITES = HostHealthTests|PacingTests|RetryTests|TransportFailureTests
+# The tests come in three targets, by cost (README, "Developing"):
+# - SDFetchUnitTests: in the test process alone (no server, child process or sleep), side by side;
+# - SDFetchCoreTests and sdfetchTests: integration through loopback servers, real caches and the
+#   built binary, side by side, except the suites below that time what they test;
+# - SDFetchStressTests: kill storms, bombs, silent hosts, memory ceilings and timed behaviour,
+#   one test at a time. `make test` leaves them out; `make test-stress` and CI run them.
+UNIT = ^SDFetchUnitTests\.
+INTEGRATION = ^(SDFetchCoreTests|sdfetchTests)\.
+STRESS = ^SDFetchStressTests\.
 
-# Suites that work in the test process alone (no child process, server, cache directory or
-# fetcher), each test in milliseconds: they run first, their tests side by side.
-FAST_SUITES = ArgumentParsingTests BatchSplitTests BrowserQuirkTests ConfigFileTests ConsoleWriterTests \
-	CorruptInputTests DecodeBudgetTests HostReportTests HostSchedulerTests IndexRecordTests KeyQueryFilterTests \
-	NameCheckTests RedactionTests RenderingTests ResizePlanTests RetryAfterTests ShardAutoTests SniffingTests \
-	StructureTests SyscallTests TabularInputTests URLKeyTests UnnamedFileLinkTests ValueParsingTests VerificationTests
+# Integration suites that assert how long something took (a signal's exit, a --max-time, a
+# pool kept free): beside the others on two cores their clocks measure the machine, not
+# sdfetch, so they run after them, one test at a time.
+TIMED_SUITES = BlockedOutputSignalTests BlockingWorkTests FetchCommandTests FetchesInFlightTests \
+	HostileResponseTests LoopThreadsTests StreamingInputTests TransportTests
 space := $(subst ,, )
-FAST = $(subst $(space),|,$(strip $(FAST_SUITES)))
+TIMED = ^(SDFetchCoreTests|sdfetchTests)\.($(subst $(space),|,$(strip $(TIMED_SUITES))))/
 
 # The build must print no warning (Scripts/quiet-build.sh), so CI fails on a new one;
 # `make demo` and `make install` are kept as quiet but do not stop on one.
-# The other suites run one test at a time: on two cores the cooperative pool has two
-# threads, and the suites that decode, hash or parse megabytes in the test process held both
-# for a minute and more while the rest hit their time limits; one at a time they take about
-# 4 minutes. A new suite that spawns processes, serves HTTP or fills a cache belongs there,
-# not in FAST_SUITES.
 # The suites run under at most 4096 open files (Debian's default is 1024): Swift 6.3's
 # Foundation `Process.run()` reads past glibc's directory buffer when /proc/self/fd lists
 # some 1,300 descriptors or more (swift-corelibs-foundation PR 5472) and crashes now and
 # then; with a high limit the caches of the tests running side by side hold 256 folder
 # descriptors each and get there.
 TEST_FILES = ulimit -Sn 4096 2>/dev/null;
-test: deps
+build-tests: deps
 	Scripts/quiet-build.sh $(SWIFT) build --build-tests
-	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(FAST)'
-	$(TEST_FILES) $(SWIFT) test --skip-build --skip '$(FAST)|$(TIMED_SUITES)' --no-parallel
-	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(TIMED_SUITES)' --no-parallel
+
+test-unit: build-tests
+	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(UNIT)'
+
+test-integration: build-tests
+	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(INTEGRATION)' --skip '$(TIMED)'
+	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(TIMED)' --no-parallel
+
+test-stress: build-tests
+	$(TEST_FILES) $(SWIFT) test --skip-build --filter '$(STRESS)' --no-parallel
+
+test: test-unit test-integration
+
+# The docs cannot drift from the code: SDFetchCore.md's map and cited paths, DocC links that
+# resolve, and `swift format lint` (Scripts/check-docs.sh). CI runs it after the tests.
+docs-check: build-tests
+	Scripts/check-docs.sh
 
 # The installed binary's link, as `make install` makes it (static, without the full
 # Foundation): a use of a full-Foundation API links in the test build and fails only here,
@@ -90,8 +102,8 @@ TSAN_ENV = TSAN_OPTIONS="suppressions=$(CURDIR)/Scripts/tsan-suppressions.txt at
 
 tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
-	$(TSAN_ENV) $(SWIFT) test --skip-build $(TSAN_FLAGS) --skip '$(TIMED_SUITES)'
-	$(TSAN_ENV) $(SWIFT) test --skip-build $(TSAN_FLAGS) --filter '$(TIMED_SUITES)' --no-parallel
+	$(TSAN_ENV) $(SWIFT) test --skip-build $(TSAN_FLAGS) --skip '$(TIMED)|$(STRESS)'
+	$(TSAN_ENV) $(SWIFT) test --skip-build $(TSAN_FLAGS) --filter '$(TIMED)|$(STRESS)' --no-parallel
 
 demo: build
 	Scripts/demo.sh

@@ -69,10 +69,21 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The tests, split by cost (README, "Developing"): in-process units, integration
+        // through loopback servers and the built binary, and the stress suites (kill storms,
+        // bombs, silent hosts, timed behaviour) that CI always runs and `make test` leaves out.
+        .testTarget(
+            name: "SDFetchUnitTests",
+            dependencies: ["sdfetch", "SDFetchCore", "SDFetchTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "SDFetchStressTests",
+            dependencies: ["sdfetch", "SDFetchCore", "SDFetchTestSupport"]
+        ),
         .testTarget(
             name: "SDFetchCoreTests",
-            dependencies: ["SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto")],
-            resources: [.copy("Fixtures")]
+            dependencies: ["SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "sdfetchTests",

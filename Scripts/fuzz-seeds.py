@@ -270,7 +270,7 @@ def resize_seeds():
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     images = {"gif-canvas": gif_canvas(1000, 1000), "webp-canvas": animated_webp(1000, 1000, (3, 5), (10, 20)),
               "webp-lossless": riff([webp_chunk(b"VP8L", one_colour_vp8l(1000, 700))])}
-    for folder in ("Tests/sdfetchTests/Fixtures", "Tests/SDFetchCoreTests/Fixtures"):
+    for folder in ("Tests/sdfetchTests/Fixtures", "Tests/SDFetchUnitTests/Fixtures"):
         for name in sorted(os.listdir(os.path.join(root, folder))):
             if name.rsplit(".", 1)[-1] in ("jpg", "png", "gif", "webp"):
                 with open(os.path.join(root, folder, name), "rb") as f:
@@ -318,6 +318,28 @@ def key_query_seeds():
     }
 
 
+def exif_seeds():
+    """A selector byte (0 JPEG, 1 WebP, 2 PNG; Fuzz/ExifFuzzer/main.swift), then a file whose
+    EXIF says orientation 6, in each container and in both byte orders."""
+    def tiff(little, orientation=6):
+        order = "<" if little else ">"
+        head = (b"II" if little else b"MM") + struct.pack(order + "HI", 42, 8)
+        return head + struct.pack(order + "H", 1) + struct.pack(order + "HHII", 0x0112, 3, 1, orientation << (0 if little else 16)) + b"\0" * 4
+    def jpeg(payload):
+        exif = b"Exif\0\0" + payload
+        return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(exif) + 2) + exif + b"\xff\xda\0\x02\xff\xd9"
+    def webp(payload):
+        body = b"WEBP" + b"EXIF" + struct.pack("<I", len(payload)) + payload + (b"\0" if len(payload) % 2 else b"")
+        return b"RIFF" + struct.pack("<I", len(body)) + body
+    png_file = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 3, 2, 8, 2, 0, 0, 0)) + chunk(b"eXIf", tiff(False)) + chunk(b"IEND", b"")
+    return {
+        "jpeg-little": b"\0" + jpeg(tiff(True)),
+        "jpeg-big": b"\0" + jpeg(tiff(False, 8)),
+        "webp": b"\1" + webp(tiff(True, 5)),
+        "png": b"\2" + png_file,
+    }
+
+
 def main(directory):
     targets = {
         "VerifyFuzzer": image_seeds(),
@@ -331,6 +353,7 @@ def main(directory):
         "ResponseHeadFuzzer": response_head_seeds(),
         "CacheCountersFuzzer": counters_seeds(),
         "KeyQueryFilterFuzzer": key_query_seeds(),
+        "ExifFuzzer": exif_seeds(),
     }
     for target, seeds in targets.items():
         os.makedirs(f"{directory}/{target}", exist_ok=True)

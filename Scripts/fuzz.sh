@@ -19,6 +19,7 @@
 #   ResponseHeadFuzzer   HTTP response heads: status, Retry-After, digests, X-Robots-Tag, codings
 #   CacheCountersFuzzer  usage/ counter files and the trim's arithmetic over them
 #   KeyQueryFilterFuzzer --key-ignore-query globs and the key text they keep
+#   ExifFuzzer           the EXIF Orientation in a JPEG, WebP or PNG, and the turn it asks for
 #
 # SDFetchCore (and for ConfigFuzzer the sdfetch module, without its entry point) is
 # compiled once with swiftc -sanitize=fuzzer,address into a static library, with
@@ -48,7 +49,7 @@ build="$root/.build/fuzz"
 modules="$build/modules"
 clang="$(dirname "$(command -v swiftc)")/clang"
 all_targets=(VerifyFuzzer IndexFuzzer FailureRecordFuzzer CacheFormatFuzzer TableInputFuzzer ConfigFuzzer URLFuzzer
-    ResizeFuzzer ResponseHeadFuzzer CacheCountersFuzzer KeyQueryFilterFuzzer)
+    ResizeFuzzer ResponseHeadFuzzer CacheCountersFuzzer KeyQueryFilterFuzzer ExifFuzzer)
 targets=("${@:-${all_targets[@]}}")
 mkdir -p "$build/shims" "$modules" "$build/logs"
 
@@ -88,7 +89,7 @@ fi
 
 corpus_root="$root/fuzz-corpus"
 python3 "$root/Scripts/fuzz-seeds.py" "$corpus_root"
-cp "$root"/Tests/SDFetchCoreTests/Fixtures/* "$corpus_root/VerifyFuzzer/"
+cp "$root"/Tests/SDFetchUnitTests/Fixtures/* "$corpus_root/VerifyFuzzer/"
 
 # -timeout: one input taking over 10 s is a hang. -rss_limit_mb: memory exhaustion is a
 # bug (-malloc_limit_mb: so is one allocation past it). -max_len: the parsers' interesting

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the verification fixtures in Tests/SDFetchCoreTests/Fixtures from Debian tools.
+# Regenerates the verification fixtures in Tests/SDFetchUnitTests/Fixtures from Debian tools.
 #
 # Each fixture is a tiny real file named by the case it covers; the tests assert their
 # exact dimensions, so the sizes below are part of the contract. Broken variants
@@ -11,7 +11,7 @@
 # may sit earlier on PATH.
 set -euo pipefail
 
-out="$(cd "$(dirname "$0")/.." && pwd)/Tests/SDFetchCoreTests/Fixtures"
+out="$(cd "$(dirname "$0")/.." && pwd)/Tests/SDFetchUnitTests/Fixtures"
 mkdir -p "$out"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the browser-quirk fixtures of Tests/SDFetchCoreTests/Fixtures, byte by byte.
+"""Writes the browser-quirk fixtures of Tests/SDFetchUnitTests/Fixtures, byte by byte.
 
 Each file is a shape browsers display and a strict checker might refuse; the tests assert
 that every verification level accepts it with the size below. Only the standard library
@@ -94,7 +94,7 @@ def apng_zero_frames():
 
 
 def main():
-    default = Path(__file__).resolve().parent.parent / "Tests/SDFetchCoreTests/Fixtures"
+    default = Path(__file__).resolve().parent.parent / "Tests/SDFetchUnitTests/Fixtures"
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     out.mkdir(parents=True, exist_ok=True)
     for name, data in [

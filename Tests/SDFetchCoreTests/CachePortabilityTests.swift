@@ -18,12 +18,12 @@ struct CachePortabilityTests {
         ("rsync -a", [["rsync", "-a", "SOURCE/", "ARCHIVE/"]], [["rsync", "-a", "ARCHIVE/", "TARGET/"]]),
     ]
 
-    private func run(_ argv: [String], _ substitutions: [String: String]) throws {
+    private func run(_ argv: [String], _ substitutions: [String: String]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = argv.map { word in substitutions.reduce(word) { $0.replacingOccurrences(of: $1.key, with: $1.value) } }
         try process.run()
-        process.waitUntilExit()
+        await process.exited()
         #expect(process.terminationStatus == 0, "\(argv.joined(separator: " ")) failed")
     }
 
@@ -59,9 +59,9 @@ struct CachePortabilityTests {
         // Hours pass between the CI job that saved the cache and the one that restores it.
         clock.advance(by: .seconds(3 * 3600))
         let substitutions = ["ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source, "TARGET": directory.appending("restored")]
-        for argv in tool.save { try run(argv, substitutions) }
+        for argv in tool.save { try await run(argv, substitutions) }
         try FileManager.default.removeItem(atPath: source)
-        for argv in tool.restore { try run(argv, substitutions) }
+        for argv in tool.restore { try await run(argv, substitutions) }
         let restored = directory.appending("restored")
 
         let warm = try await fetchAll(urls, cache: restored)
@@ -98,9 +98,9 @@ struct CachePortabilityTests {
         #expect(try DiskCache.stats(directory: source).savedBytes == Int64(image.count) * 2)
 
         let substitutions = ["ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source, "TARGET": directory.appending("restored")]
-        for argv in tool.save { try run(argv, substitutions) }
+        for argv in tool.save { try await run(argv, substitutions) }
         try FileManager.default.removeItem(atPath: source)
-        for argv in tool.restore { try run(argv, substitutions) }
+        for argv in tool.restore { try await run(argv, substitutions) }
         let restored = directory.appending("restored")
 
         let warm = try await fetchAll(urls, cache: restored)

@@ -20,7 +20,8 @@ struct DeduplicationTests {
                 server.url("/img/\(index).png"),
             ]
         }
-        let list = directory.write(lines.shuffled().joined(separator: "\n"), to: "list.txt")
+        var random = SeededRandom("deduplication")
+        let list = directory.write(lines.shuffled(using: &random).joined(separator: "\n"), to: "list.txt")
         let cache = try DiskCache(directory: directory.appending("cache"))
         let fetcher = Fetcher.scoped(options: FetchOptions(), cache: cache)
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(list)]))

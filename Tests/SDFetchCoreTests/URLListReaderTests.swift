@@ -128,7 +128,7 @@ struct URLListReaderTests {
 
     @Test("the up-front count agrees with the lines read, across chunk boundaries and odd whitespace")
     func countAgreesWithReader() async {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom("URL list count")
         let shapes = ["http://h/x", "  http://h/y\t", "#c", "  # c", "", " \r", "\t\t", "http://h/z\r"]
         var lines = (0..<40_000).map { _ in shapes[Int(generator.next() % UInt64(shapes.count))] }
         // Two lines longer than a read chunk (64 KiB) and the URL limit.

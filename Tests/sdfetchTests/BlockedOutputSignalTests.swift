@@ -13,13 +13,15 @@ struct BlockedOutputSignalTests {
 
     /// Starts sdfetch on a list of invalid lines (instant results, 100 KB+ of output) with
     /// stdout a pipe nobody reads, and returns once the pipe is full.
-    private func blockedRun(_ extraArguments: [String] = []) async throws -> (Process, Pipe) {
+    /// `shortGrace`: the first signal's drain is given 0.2 s, not 1 (the debug build's ShortWaits).
+    private func blockedRun(_ extraArguments: [String] = [], shortGrace: Bool = true) async throws -> (Process, Pipe) {
         let lines = (0..<4000).map { "not-a-url-\($0)-" + String(repeating: "x", count: 60) }
         let list = directory.write(lines.joined(separator: "\n"), to: "l")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = ["--cache-dir", directory.appending("cache")] + extraArguments + [list]
-        process.environment = ChildEnvironment.with(["HOME": directory.path])
+        let shortWaits = shortGrace ? ["SDFETCH_TEST_SHORT_WAITS": "1"] : [:]
+        process.environment = ChildEnvironment.with(["HOME": directory.path].merging(shortWaits) { $1 })
         let output = Pipe()
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
@@ -115,7 +117,7 @@ struct BlockedOutputSignalTests {
 
     @Test("a second SIGINT ends the process at once")
     func secondSignalKills() async throws {
-        let (process, output) = try await blockedRun()
+        let (process, output) = try await blockedRun(shortGrace: false)
         let pid = process.processIdentifier
         let path = stderrPath
         // The second signal must find the first one handled (its notice is the evidence), and

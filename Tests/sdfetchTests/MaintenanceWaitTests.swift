@@ -14,7 +14,7 @@ struct MaintenanceWaitTests {
 
     /// `flock --no-fork` (util-linux) holding `locks/NAME` of the cache in the very process
     /// that then sleeps, stopped once it holds the lock: kill it by PID (``release(_:)``).
-    private func stoppedHolder(of name: String) throws -> Process {
+    private func stoppedHolder(of name: String) async throws -> Process {
         try FileManager.default.createDirectory(atPath: cachePath + "/locks", withIntermediateDirectories: true)
         let path = cachePath + "/locks/" + name
         let process = Process()
@@ -23,7 +23,7 @@ struct MaintenanceWaitTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        #expect(Self.waitUntilHeld(path), "the child holds the lock")
+        #expect(await onOwnThread { Self.waitUntilHeld(path) }, "the child holds the lock")
         kill(process.processIdentifier, SIGSTOP)
         return process
     }
@@ -50,7 +50,8 @@ struct MaintenanceWaitTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuiltProduct.path("sdfetch"))
         process.arguments = arguments
-        process.environment = ChildEnvironment.with(["HOME": directory.path])
+        // A stuck holder is waited out for 0.2 s, not 2 (the debug build's ShortWaits).
+        process.environment = ChildEnvironment.with(["HOME": directory.path, "SDFETCH_TEST_SHORT_WAITS": "1"])
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: errors)
@@ -85,7 +86,7 @@ struct MaintenanceWaitTests {
     @Test("a fetch that stored new entries finishes while the maintenance lock is held by a stopped process, and -v says the trim was left")
     func trimDoesNotWaitForMaintenance() async throws {
         let (server, list, _) = try await serve(3)
-        let holder = try stoppedHolder(of: "maintenance")
+        let holder = try await stoppedHolder(of: "maintenance")
         let result = try await run(["-v", "--cache-dir", cachePath, "--max-cache-size", "1G", list])
         await release(holder)
         let finished = try #require(result, "the fetch did not exit within 20 s")
@@ -105,7 +106,7 @@ struct MaintenanceWaitTests {
         let cache = try DiskCache(directory: cachePath)
         let bucket = URL(fileURLWithPath: cache.bodyPath(for: key)).deletingLastPathComponent().lastPathComponent
         let before = try #require(cache.entry(for: key))
-        let holder = try stoppedHolder(of: bucket)
+        let holder = try await stoppedHolder(of: bucket)
         // No validators and --max-age 0: downloaded again, and the entry's file replaced.
         let result = try await run(["--cache-dir", cachePath, "--max-age", "0", list])
         await release(holder)

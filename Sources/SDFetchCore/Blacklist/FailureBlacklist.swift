@@ -51,7 +51,7 @@ public final class FailureBlacklist: Sendable {
                     record.fileBytes, in: cache.temporaryDirectory, modified: record.recordedAt)
             else { return false }
             // A fetch writes records: a holder stuck past the wait is not waited for.
-            return cache.bucketLock(bucket).withLock(waitingAtMost: DirectoryLock.fetchWait) {
+            return cache.bucketLock(bucket).withLock(waitingAtMost: cache.waits.bucketLock) {
                 guard renameat(AT_FDCWD, temporary, folder, digest.hex) == 0 else {
                     unlink(temporary)
                     return false

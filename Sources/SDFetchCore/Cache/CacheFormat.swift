@@ -29,7 +29,7 @@ public enum CacheFormat: Equatable, Sendable {
         "sdfetch cache format \(version)\n"
         + "see Sources/SDFetchCore/SDFetchCore.docc/OnDiskFormat.md in sdfetch's repository\n"
 
-    /// The names format 1 used at the top of a cache directory, for ``DiskCache/removeOtherFormat()``.
+    /// The names format 1 used at the top of a cache directory, for ``DiskCache/removeFormatOne(directory:dryRun:)``.
     public static let formatOneNames = FormatOneCache.names
 
     /// What the directory open as `directory` holds.

@@ -13,7 +13,10 @@ import Synchronization
 ///   SHA-256, so entries with identical bytes share one file (``ContentFile``).
 /// - `index/ab`: the bucket's index, the entries' metadata: a sorted table, then an
 ///   append-only log (``CacheIndex``, ``IndexTable``, ``IndexRecord``).
+/// - `usage/ab`: the bucket's counters (entries, bytes, oldest use) that `--max-cache-size`
+///   and `clean` trust instead of a walk (``BucketUsage``, <doc:OnDiskFormat#Counters-and-trimming>).
 /// - `failed/ab/<digest>`: ``FailureRecord``s of the ``FailureBlacklist``.
+/// - `hosts/<digest>`: the origins found down, for `--host-down-for` (``HostDownMemory``).
 /// - `tmp/`: small atomic writes; `locks/`: the files ``DirectoryLock`` describes.
 ///
 /// Everything is plain files, so `tar`, `zip`, `cp -r` and `rsync -a` carry a cache whole.
@@ -46,6 +49,7 @@ public final class DiskCache: Sendable {
     let hasStored = Atomic<Bool>(false)
     /// Whether new entry files start unnamed (`O_TMPFILE`, where the file system has it).
     let usesUnnamedFiles: Bool
+    let waits: CacheWaits
 
     /// Validators (`ETag`, `Last-Modified`) longer than this are not kept: real ones are a
     /// few dozen bytes.
@@ -56,18 +60,20 @@ public final class DiskCache: Sendable {
     /// - Parameters:
     ///   - plainFiles: never use `O_TMPFILE` (as on NFS or FAT), for tests of that path.
     ///   - useInterval: see ``CacheIndex/useInterval``.
+    ///   - waits: how long to wait out a stuck lock holder and a fresh writer's temporary.
     ///   - readOnly: create and write nothing (`stats`, `path`, `failed list`, `--offline`,
     ///     a read-only cache): a missing directory or folder reads as empty.
     /// - Throws: ``CacheError`` when the path is not a directory, cannot be created or
     ///   written, or holds another version of the format (``CacheError/otherFormat``).
     public init(
         directory: String, now: @escaping @Sendable () -> Date = Date.init, plainFiles: Bool = false,
-        useInterval: Duration = .seconds(600), readOnly: Bool = false
+        useInterval: Duration = .seconds(600), readOnly: Bool = false, waits: CacheWaits = .standard
     ) throws(CacheError) {
         self.directory = directory
         self.entriesDirectory = directory + "/entries"
         self.temporaryDirectory = directory + "/tmp"
         self.now = now
+        self.waits = waits
         if !readOnly { try Self.makeDirectory(directory) }
         let rootFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard rootFD >= 0 || (readOnly && errno == ENOENT) else {
@@ -376,7 +382,7 @@ public final class DiskCache: Sendable {
         // store that comes back here appends its own.
         guard waitingForLock else { return try bucketLock(bucket).withLockIfFree(replace) != nil }
         // A holder stuck past the wait (a stopped process) is not waited for (<doc:OnDiskFormat#Locks>).
-        try bucketLock(bucket).withLock(waitingAtMost: DirectoryLock.fetchWait, replace)
+        try bucketLock(bucket).withLock(waitingAtMost: waits.bucketLock, replace)
         return true
     }
 

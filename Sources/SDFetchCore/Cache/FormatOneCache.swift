@@ -6,7 +6,7 @@ import Glibc
 ///
 /// `clean` removes such a cache, often as root from cron, in a directory whose contents are
 /// untrusted (<doc:Security#The-cache-directory-is-untrusted>). So:
-/// - **Evidence everywhere.** Every name, at every level, is one format 1 made (``layout``):
+/// - **Evidence everywhere.** Every name, at every level, is one format 1 made (``layout(_:)``):
 ///   a user's folder that has an `entries/` of hex names but a `tmp/` of their own files is
 ///   not a cache, and nothing in it is removed.
 /// - **Held descriptors, never paths.** Each folder is opened with
@@ -77,7 +77,7 @@ enum FormatOneCache {
         return nil
     }
 
-    /// Removes the format-1 cache in `root`, top-level name by name, each as ``layout`` says
+    /// Removes the format-1 cache in `root`, top-level name by name, each as ``layout(_:)`` says
     /// it must be; returns how many top-level names went. Leaves any name it does not
     /// recognise, and so the folder holding it.
     static func remove(in root: Int32) -> Int {

@@ -10,7 +10,7 @@ public struct FetchOptions: Sendable {
     /// Freshness of cache entries and blacklist records.
     public var maxAge: Duration = .seconds(7 * 24 * 3600)
     /// Cache cap in bytes (`--max-cache-size`), counting every byte of the entries' files.
-    /// Enforced by ``DiskCache/enforceLimit(maxBytes:protecting:)`` after a run.
+    /// Enforced by ``DiskCache/enforceLimit(maxBytes:protecting:listing:)`` after a run.
     ///
     /// 5 GiB, ccache's default: a list whose images exceed the cap is fetched again in part
     /// on every run, and at 1 GiB that began at about 15,000 web images (the bench's

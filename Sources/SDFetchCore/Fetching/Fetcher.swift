@@ -5,8 +5,8 @@ import Synchronization
 /// way after it is identified (see <doc:Pipeline> for the whole run).
 ///
 /// The steps run on the caller's task, so its cancellation reaches the transfer and the
-/// verification: ``probe(_:spelling:)`` (cache lookup, synchronous, the warm-run hit), then
-/// ``fetch(_:spelling:after:)`` (offline and blacklist decisions, network with retries,
+/// verification: ``probe(_:spelling:pin:)`` (cache lookup, synchronous, the warm-run hit), then
+/// ``fetch(_:spelling:after:pin:)`` (offline and blacklist decisions, network with retries,
 /// `304` or verify and store). Immutable once made, so shared freely: what it shares with
 /// other threads (the engine, the cache, the blacklist) keeps its own locks.
 ///

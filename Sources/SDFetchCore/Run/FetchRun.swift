@@ -1,9 +1,14 @@
 /// A whole batch: read inputs, de-duplicate, fetch, report (the CLI's main job).
 ///
-/// Two tasks and one meeting point (see <doc:Pipeline>):
+/// Four tasks and one meeting point (see <doc:Pipeline>):
 /// - the intake (``RunIntake``, a child task) reads lines, identifies and de-duplicates
 ///   keys, looks each up in the cache (warm hits are answered inline, without a task) and
-///   starts the network steps of the rest in a task group;
+///   queues the rest for the network;
+/// - the network starter (`NetworkStarter`, the intake's child task) takes the queue in
+///   order and starts each URL's network steps as a child task of its group, at most
+///   ``fetchesPerSlot`` per slot of `-j`;
+/// - the scout (`HostScout`, also the intake's child) reads a file input on past the
+///   queue for host names alone, so new hosts are probed ahead of their turn;
 /// - every result, after its last step (``delivery``: the CLI's `-o`, which alone may
 ///   still change a status), is published to the run's ``RunLedger`` by whoever made it,
 ///   and counted there, once, for the bar (``progress``) and the summary;

@@ -15,7 +15,7 @@ struct RunIntake {
     let reader: URLListReader
     let ledger: RunLedger
     /// Each result's last step, run where the result is made: a warm hit's in its lookup's
-    /// slice (see ``take(_:_:)``), a fetched one's in its child task; nil: none.
+    /// slice (see ``RunIntake/take(_:)``), a fetched one's in its child task; nil: none.
     let delivery: (any ResultDelivery)?
     /// Network fetches in flight at most.
     let limit: Int

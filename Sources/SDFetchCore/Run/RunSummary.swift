@@ -21,7 +21,7 @@ public struct RunSummary: Sendable, Equatable {
     /// Ctrl-C or SIGTERM stopped the run early.
     public var wasInterrupted = false
     /// Digests of every unique key this run handled (in its shard), for
-    /// ``DiskCache/enforceLimit(maxBytes:protecting:)`` to evict them last. It is the run's
+    /// ``DiskCache/enforceLimit(maxBytes:protecting:listing:)`` to evict them last. It is the run's
     /// de-duplication set handed over at the end, so it costs no extra memory: 16 bytes
     /// plus set overhead per unique key, bounded by the unique URLs of the input.
     public var usedKeys = KeyDigestSet()

@@ -61,7 +61,7 @@ extension CleanCommand {
                 }
                 return .success
             }
-            let cache = try DiskCache(directory: directory)
+            let cache = try DiskCache(directory: directory, waits: ShortWaits.cache)
             // Only the dry-run listing and JSON show the URLs; reading them costs a read per entry.
             let (maxAge, maxSize, isDryRun, listing) = (maxAge, maxSize, isDryRun, isDryRun || isJSON)
             report = try await BlockingWork.run("sdfetch-clean") { () throws(CacheError) in

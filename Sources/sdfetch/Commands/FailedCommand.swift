@@ -58,7 +58,7 @@ extension FailedCommand {
         let hostMemory: HostDownMemory
         do throws(CacheError) {
             // Listing must not create anything: an absent cache lists nothing.
-            let cache = try DiskCache(directory: directory, readOnly: action == .list)
+            let cache = try DiskCache(directory: directory, readOnly: action == .list, waits: ShortWaits.cache)
             blacklist = FailureBlacklist(cache: cache)
             hostMemory = HostDownMemory(cache: cache)
         } catch {

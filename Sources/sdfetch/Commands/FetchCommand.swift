@@ -46,7 +46,7 @@ struct FetchCommand: ParsableCommand {
         var placer: OutputPlacer?
         do throws(CacheError) {
             // --offline writes nothing but use records, so a read-only cache still serves.
-            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment), readOnly: options.offline)
+            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment), readOnly: options.offline, waits: ShortWaits.cache)
         } catch {
             return cacheFailure(error)
         }

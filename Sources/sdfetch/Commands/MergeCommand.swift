@@ -45,7 +45,7 @@ struct MergeCommand: ParsableCommand {
     func run(in environment: ProcessEnvironment) async -> ExitStatus {
         let cache: DiskCache
         do throws(CacheError) {
-            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment))
+            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment), waits: ShortWaits.cache)
         } catch {
             return cacheFailure(error)
         }

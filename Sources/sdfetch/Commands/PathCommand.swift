@@ -37,7 +37,7 @@ struct PathCommand: ParsableCommand {
         let cache: DiskCache
         do throws(CacheError) {
             // Asking where something is must not change anything: read only.
-            cache = try DiskCache(directory: directory, readOnly: true)
+            cache = try DiskCache(directory: directory, readOnly: true, waits: ShortWaits.cache)
         } catch {
             return cacheFailure(error)
         }

@@ -42,8 +42,8 @@ final class SignalTrap: Sendable {
     private let sources: Mutex<[any DispatchSourceSignal]>
 
     /// How long a clean shutdown may take after the first signal (exit 130 within 2 s:
-    /// `FetchCommandTests`' SIGINT test).
-    static let shutdownGraceSeconds = 1.0
+    /// `FetchCommandTests`' SIGINT test); a debug build's tests may shorten it (``ShortWaits``).
+    static var shutdownGraceSeconds: Double { ShortWaits.shutdownGraceSeconds }
 
     private static let queue = DispatchQueue(label: "sdfetch.signals")
 

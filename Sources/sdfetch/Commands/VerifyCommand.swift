@@ -32,7 +32,7 @@ struct VerifyCommand: ArgumentlessCommand {
         let directory = resolvedCacheDirectory(in: environment)
         if let refusal = ExistingCache.refusal(directory, command: Self.name, isQuiet: isQuiet) { return refusal }
         do throws(CacheError) {
-            let cache = try DiskCache(directory: directory)
+            let cache = try DiskCache(directory: directory, waits: ShortWaits.cache)
             warnIfUntrusted(cache)
             report = await BlockingWork.run("sdfetch-verify") { cache.verify() }
         } catch {

@@ -10,7 +10,7 @@ extension DiskCache {
     enum LockWait {
         /// Maintenance: as long as it takes.
         case always
-        /// A fetch's trim: ``DirectoryLock/fetchWait`` at most, then that bucket is left.
+        /// A fetch's trim: ``CacheWaits/bucketLock`` at most, then that bucket is left.
         case bounded
     }
 
@@ -154,7 +154,7 @@ extension DiskCache {
     func withBucketLock<T>(_ bucket: Int, _ wait: LockWait, _ body: () -> T) -> T? {
         switch wait {
         case .always: bucketLock(bucket).withLock(body)
-        case .bounded: bucketLock(bucket).withLock(within: DirectoryLock.fetchWait, body)
+        case .bounded: bucketLock(bucket).withLock(within: waits.bucketLock, body)
         }
     }
 

@@ -9,14 +9,11 @@ import Glibc
 /// that replaces an entry) hold a temporary name for a moment. Each writer holds an
 /// advisory lock (`flock`) on its temporary while the name exists; the kernel drops it when
 /// the process dies, however it dies. `clean` removes a temporary at once when it can take
-/// that lock and the file has not changed for ``grace`` (the moment between a file's
-/// creation and its lock), and any temporary after ``DiskCache/strayTemporaryAge`` as
+/// that lock and the file has not changed for ``CacheWaits/writerGrace`` (the moment
+/// between a file's creation and its lock), and any temporary after ``DiskCache/strayTemporaryAge`` as
 /// before (a lock it cannot judge: another user's file, a file system whose `flock` needs a
 /// write descriptor, as NFS's emulation does).
 enum WriterTemporary {
-    /// How long an unlocked temporary must have stood still before it counts as abandoned.
-    static let grace: Int64 = 2_000_000_000
-
     /// Creates the temporary `name` in `folder` (`O_EXCL`) and locks it; -1 (errno set) when
     /// it cannot be created.
     static func create(_ name: String, in folder: Int32, flags: Int32, mode: mode_t = 0o644) -> Int32 {
@@ -34,8 +31,8 @@ enum WriterTemporary {
 
     /// Whether the temporary `file` in `folder` belongs to no live writer: last modified
     /// before `limit` (ns since 1970, the hour of ``DiskCache/strayTemporaryAge``), or still
-    /// the file scanned, with no process holding its lock, unchanged for ``grace``.
-    static func isAbandoned(_ file: ScannedFile, in folder: Int32, orBefore limit: Int64) -> Bool {
+    /// the file scanned, with no process holding its lock, unchanged for `grace`.
+    static func isAbandoned(_ file: ScannedFile, in folder: Int32, orBefore limit: Int64, grace: Duration) -> Bool {
         guard file.modifiedAt >= limit else { return true }
         guard folder >= 0 else { return false }
         let fd = SafeOpen.file(file.name, in: folder, flags: O_RDONLY)
@@ -47,6 +44,6 @@ enum WriterTemporary {
         }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return FileTime.nanoseconds(info.st_ctim) < FileTime.nanoseconds(now) - grace
+        return FileTime.nanoseconds(info.st_ctim) < FileTime.nanoseconds(now) - Freshness.nanoseconds(grace)
     }
 }

@@ -13,7 +13,8 @@ import Glibc
 ///   same key) renames and appends its index line again under the bucket's lock (`locks/ab`),
 ///   so the last line always describes the file in place, and the rename cannot fall
 ///   between `clean`'s check of the old file and its unlink. A fetch waits for that lock
-///   at most ``fetchWait`` (``withLock(waitingAtMost:_:)``), then goes on without it.
+///   at most ``CacheWaits/bucketLock`` (``withLock(waitingAtMost:_:)``), then goes on
+///   without it.
 /// - **`clean`, `verify` and `merge`** hold `locks/maintenance` for their whole run, which
 ///   orders them among themselves, and take a bucket's lock only while deleting a small
 ///   batch or compacting its bucket. Under the lock each victim is checked again (same
@@ -30,10 +31,6 @@ struct DirectoryLock: Sendable {
     /// The `locks/` folder's descriptor (held by the cache).
     let folder: Int32
     let name: String
-
-    /// How long a fetch waits for a bucket lock before it takes the holder as stuck (a
-    /// stopped process): every holder keeps one for milliseconds.
-    static let fetchWait: Duration = .seconds(2)
 
     /// Runs `body` while holding the lock exclusively, waiting for it as long as it takes:
     /// for maintenance, off the cooperative pool (another process may hold it for a while).

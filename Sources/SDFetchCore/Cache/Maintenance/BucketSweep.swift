@@ -11,6 +11,6 @@ struct BucketSweep: Sendable {
     /// line): what counters made from this sweep account for (``BucketUsage``).
     var countedState: BucketFileState?
     /// The index read was a table of exactly one line per entry it names, every one of
-    /// them live: compacting it would change nothing (``DiskCache/compact(_:keeping:swept:)``).
+    /// them live: compacting it would change nothing (``DiskCache/compact(_:keeping:removed:swept:unchanged:)``).
     var isCompact = false
 }

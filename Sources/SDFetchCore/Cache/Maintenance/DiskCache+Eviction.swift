@@ -109,7 +109,7 @@ extension DiskCache {
             if isFresh(item.storedAt) { kept.append(item) } else { victims.append(item) }
         }
         let abandoned = entries.with(bucket, create: false) { folder in
-            sweep.temporaries.filter { WriterTemporary.isAbandoned($0, in: folder, orBefore: strayLimit) }
+            sweep.temporaries.filter { WriterTemporary.isAbandoned($0, in: folder, orBefore: strayLimit, grace: waits.writerGrace) }
         }
         let broken = sweep.broken.filter { $0.modifiedAt < strayLimit || !FileTime.isInRange($0.modifiedAt) } + abandoned
         report.removedTemp += sweep.strays.count
@@ -373,7 +373,7 @@ extension DiskCache {
         var removed = 0
         for folder in [temporary.value, index.folder.value, index.usage.value] where folder >= 0 {
             let scan = CacheScan.bucket(folder)
-            for file in scan.temporaries where WriterTemporary.isAbandoned(file, in: folder, orBefore: limit) {
+            for file in scan.temporaries where WriterTemporary.isAbandoned(file, in: folder, orBefore: limit, grace: waits.writerGrace) {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
             }
             for stray in scan.strays where Buckets.index(named: stray) == nil || folder != temporary.value {

@@ -39,7 +39,7 @@ struct IndexRecordTests {
         for length in 0..<(line.count - 1) {
             #expect(parse(Array(line.prefix(length))) == nil, "prefix \(length)")
         }
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom("IndexRecordTests")
         for index in 1..<(line.count - 1) {
             var damaged = line
             damaged[index] ^= UInt8.random(in: 1...255, using: &generator)
@@ -66,7 +66,7 @@ struct IndexRecordTests {
                 #expect(read(digits) == reference(digits), "byte \(byte) at \(place)")
             }
         }
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom("IndexRecordTests")
         for _ in 0..<2_000 {
             let digits = (0..<16).map { _ in base.randomElement(using: &generator)! }
             #expect(read(digits) == reference(digits))

@@ -188,6 +188,7 @@ struct CacheMaintenanceRaceTests {
             ["verify", "--no-config", "--cache-dir", cache],
             ["merge", "--no-config", "-q", "--cache-dir", cache, other],
         ]
+        var random = SeededRandom("kill -9 storm")
         let deadline = ContinuousClock.now + .seconds(10)
         var round = 0
         while ContinuousClock.now < deadline {
@@ -203,9 +204,9 @@ struct CacheMaintenanceRaceTests {
                 try process.run()
                 running.append(process)
             }
-            try await Task.sleep(for: .milliseconds(Int.random(in: 5...120)))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 5...120, using: &random)))
             // Fetches die by SIGKILL mid-run; maintenance is left to finish or die with them.
-            for process in running where process.arguments?.contains("--refresh") == true || Bool.random() {
+            for process in running where process.arguments?.contains("--refresh") == true || Bool.random(using: &random) {
                 kill(process.processIdentifier, SIGKILL)
             }
             for process in running { await process.exited() }
@@ -214,8 +215,11 @@ struct CacheMaintenanceRaceTests {
 
         let verify = try await sdfetch(["verify", "--cache-dir", cache])
         #expect(verify.status == 0, "after \(round) rounds: \(verify.standardOutput) \(verify.standardError)")
-        try await Task.sleep(for: .nanoseconds(WriterTemporary.grace + 200_000_000))
-        let clean = try await sdfetch(["clean", "--max-age", "0s", "--cache-dir", cache])
+        // A killed writer's temporary is removed once it has stood still for the writers' grace.
+        let shortWaits = ["HOME": directory.path, "SDFETCH_TEST_SHORT_WAITS": "1"]
+        try await Task.sleep(for: .milliseconds(400))
+        let clean = try await ProcessRun.sdfetch(
+            ["clean", "--max-age", "0s", "--cache-dir", cache], environment: shortWaits)
         #expect(clean.status == 0, "\(clean.standardError)")
         for folder in ["content", "tmp", "entries", "index"] {
             let left = files(under: cache + "/" + folder).filter { folder != "index" || $0.hasSuffix(".tmp") }

@@ -117,8 +117,9 @@ struct CacheProcessTests {
         // both fetches end within the first clean.
         let (server, bodies) = try await serve(200, distinct: distinct) { .milliseconds(100 + $0 % 40) }
         let urls = bodies.keys.sorted()
-        let first = directory.write(urls.shuffled().joined(separator: "\n"), to: "a.txt")
-        let second = directory.write(urls.shuffled().joined(separator: "\n"), to: "b.txt")
+        var random = SeededRandom("two fetch processes")
+        let first = directory.write(urls.shuffled(using: &random).joined(separator: "\n"), to: "a.txt")
+        let second = directory.write(urls.shuffled(using: &random).joined(separator: "\n"), to: "b.txt")
         let processes = [
             try launch(["--cache-dir", cachePath, "-j", "6", first]),
             try launch(["--cache-dir", cachePath, "-j", "6", second]),

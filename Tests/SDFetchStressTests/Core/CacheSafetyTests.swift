@@ -75,7 +75,8 @@ struct CacheSafetyTests {
 
     @Test("clean removes a killed writer's temporary at once and keeps a live writer's")
     func deadWritersTemporaries() throws {
-        let cache = try DiskCache(directory: directory.appending("cache"))
+        let grace = Duration.milliseconds(200)
+        let cache = try DiskCache(directory: directory.appending("cache"), waits: CacheWaits(writerGrace: grace))
         let dead = cache.directory + "/tmp/" + FileIO.temporaryName()
         let live = cache.directory + "/tmp/" + FileIO.temporaryName()
         let bucketDead = cache.directory + "/entries/ab/" + FileIO.temporaryName()
@@ -87,7 +88,7 @@ struct CacheSafetyTests {
         let writer = open(live, O_WRONLY)
         defer { close(writer) }
         WriterTemporary.hold(writer)
-        Thread.sleep(forTimeInterval: Double(WriterTemporary.grace) / 1e9 + 0.2)
+        Thread.sleep(forTimeInterval: grace.timeInterval + 0.2)
 
         let report = try cache.clean(maxAge: .seconds(3600), maxSize: nil, dryRun: false)
 
