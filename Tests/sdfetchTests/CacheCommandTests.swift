@@ -124,6 +124,12 @@ struct CacheCommandTests {
         #expect(object["removed_entries"] as? Int == 1 && object["removed_failed"] as? Int == 1)
         #expect((object["removed_bytes"] as? Int ?? 0) > 0 && object["removed_temp"] as? Int == 0)
         #expect(object["entries"] as? Int == 0 && object["bytes"] as? Int == 0)
+        // Each step with what it removed and its time: the bucket sweep took the entry, the
+        // records' step the failure record.
+        let steps = try #require(object["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["name"] as? String } == ["temporaries", "buckets", "content", "failed", "hosts"])
+        #expect(steps.map { $0["removed"] as? Int } == [0, 1, 0, 1, 0])
+        #expect(steps.allSatisfy { ($0["seconds"] as? Double ?? -1) >= 0 })
         #expect(try await sdfetch(["path", "--cache-dir", cache, urls.good]).status == 1)
         // Nothing left to remove: nothing said (cron mails any output).
         let again = try await sdfetch(["clean", "--cache-dir", cache])

@@ -27,7 +27,7 @@ struct CleanCommand: ArgumentlessCommand {
             command.maxSize = try ValueParsers.size(value, option: name)
         },
         OptionSpec("dry-run", help: "only list what would be removed") { command, _, _ in command.isDryRun = true },
-        OptionSpec("json", help: "print the report as one JSON object") { command, _, _ in command.isJSON = true },
+        OptionSpec("json", help: "print the report as one JSON object, with each step's count and time") { command, _, _ in command.isJSON = true },
         OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { command, _, _ in
             command.isQuiet = true
         },
@@ -112,6 +112,15 @@ extension CleanCommand {
         object.add("entries", report.entries)
         object.add("bytes", report.bytes)
         object.add("removed_urls", strings: report.removedURLs)
+        object.add(
+            "steps",
+            objects: report.steps.map { step in
+                var fields = JSONLine()
+                fields.add("name", step.name)
+                fields.add("removed", step.removed)
+                fields.add("seconds", step.seconds)
+                return fields
+            })
         return object.text
     }
 }

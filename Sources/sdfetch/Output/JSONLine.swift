@@ -56,8 +56,16 @@ struct JSONLine {
         append(key, "{" + body.joined(separator: ",") + "}")
     }
 
+    /// An array of objects.
+    mutating func add(_ key: String, objects: [JSONLine]) {
+        append(key, "[" + objects.map(\.object).joined(separator: ",") + "]")
+    }
+
+    /// The object, without a newline.
+    var object: String { "{" + members.joined(separator: ",") + "}" }
+
     /// The object on one line, with its newline.
-    var text: String { "{" + members.joined(separator: ",") + "}\n" }
+    var text: String { object + "\n" }
 
     private mutating func append(_ key: String, _ rendered: String) {
         members.append(Escaping.json(key) + ":" + rendered)

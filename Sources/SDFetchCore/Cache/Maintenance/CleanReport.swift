@@ -29,6 +29,8 @@ public struct CleanReport: Sendable, Equatable {
     /// How many of them it removed all the same, because they alone exceed the cap: the
     /// next run fetches them again.
     public var removedProtectedEntries = 0
+    /// `clean`'s steps in the order they ran, each with its count and time.
+    public var steps: [CleanStep] = []
 
     public init() {}
 }

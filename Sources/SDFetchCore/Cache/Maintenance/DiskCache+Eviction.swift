@@ -31,14 +31,21 @@ extension DiskCache {
             let latest = Freshness.latestBelievable(now: nowNanoseconds)
             let strayLimit = nowNanoseconds - Freshness.nanoseconds(Self.strayTemporaryAge)
             var report = CleanReport()
+            var steps = CleanSteps()
             let sweepStart = ContentLiveness.sweepStartNow()
-            report.removedTemp += removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun)
-            for fake in CacheScan.fakeBuckets(in: entries.parent.value) {
-                if dryRun || CacheScan.removeStray(fake, in: entries.parent.value) { report.removedTemp += 1 }
+            report.removedTemp += steps.run("temporaries") {
+                let fakes = CacheScan.fakeBuckets(in: entries.parent.value).count { fake in
+                    dryRun || CacheScan.removeStray(fake, in: entries.parent.value)
+                }
+                return removeStrayTemporaries(olderThan: strayLimit, dryRun: dryRun) + fakes
             }
-            let partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
-                self.clean(bucket, isFresh: { $0 > expiredUpTo && $0 <= latest }, strayLimit: strayLimit, dryRun: dryRun,
-                    listing: listing)
+            var partials: [BucketClean] = []
+            steps.run("buckets") {
+                partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
+                    self.clean(bucket, isFresh: { $0 > expiredUpTo && $0 <= latest }, strayLimit: strayLimit,
+                        dryRun: dryRun, listing: listing)
+                }
+                return partials.reduce(0) { $0 + $1.report.removedEntries + $1.report.removedTemp }
             }
             var usages: [BucketUsage] = []
             var expired: [Int: Set<KeyDigest>] = [:]
@@ -57,21 +64,32 @@ extension DiskCache {
             }
             if let maxSize {
                 var trimmed = Set<UInt64>()
-                trim(
-                    &usages, to: maxSize, protecting: [], dryRun: dryRun, listing: listing, wait: .always, gone: expired,
-                    removedInodes: &trimmed, into: &report)
+                steps.run("trim") {
+                    let before = report.removedEntries
+                    trim(
+                        &usages, to: maxSize, protecting: [], dryRun: dryRun, listing: listing, wait: .always,
+                        gone: expired, removedInodes: &trimmed, into: &report)
+                    return report.removedEntries - before
+                }
                 keptInodes.subtract(trimmed)
                 removedInodes.formUnion(trimmed)
             }
             report.entries = usages.reduce(0) { $0 + $1.entries }
             report.bytes = usages.reduce(0) { $0 + $1.bytes }
-            if !dryRun {
+            // A dry run does not judge the content files: they are the entries' other names.
+            report.removedTemp += steps.run("content") {
+                guard !dryRun else { return 0 }
                 let liveness = ContentLiveness(kept: keptInodes, removed: removedInodes, sweepStart: sweepStart)
-                report.removedTemp += removeUnusedContent(judging: liveness)
+                return removeUnusedContent(judging: liveness)
             }
             if let maxSize, !dryRun, report.bytes <= maxSize { recordWithin(maxSize) }
-            report.removedFailed = removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
-            report.removedHosts = removeExpiredHostRecords(now: nowNanoseconds, after: latest, dryRun: dryRun)
+            report.removedFailed = steps.run("failed") {
+                removeExpiredRecords(recordedUpTo: expiredUpTo, after: latest, dryRun: dryRun)
+            }
+            report.removedHosts = steps.run("hosts") {
+                removeExpiredHostRecords(now: nowNanoseconds, after: latest, dryRun: dryRun)
+            }
+            report.steps = steps.done
             return report
         }
     }
