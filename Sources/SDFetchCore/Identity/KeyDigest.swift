@@ -1,4 +1,3 @@
-import Crypto
 
 /// The first 128 bits of SHA-256 over a ``URLKey``'s text.
 ///
