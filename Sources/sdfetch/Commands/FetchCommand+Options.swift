@@ -215,11 +215,8 @@ extension FetchCommand {
         if let place = sources.firstIndex(of: .list(name: URLArgument.sourceName, [])) {
             sources[place] = .list(name: URLArgument.sourceName, urlArguments)
         }
-        if let outputDirectory, URLArgument.namesOutputFile(outputDirectory, sources: sources) {
-            outputFile = outputDirectory
-            self.outputDirectory = nil
-        }
-        resize.format = resolvedResizeFormat()
+        try resolveOutput()
+        resize.format = try resolvedResizeFormat()
         if sources.isEmpty {
             guard !environment.isStandardInputTerminal else {
                 throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)
