@@ -146,13 +146,19 @@ struct RenderingTests {
         #expect(wide.contains("6 in flight  250 queued"), "\(wide)")
     }
 
+    /// A bar on a terminal that always draws one, and a snapshot of a known `total` of which
+    /// `done` were downloaded, bringing `bytes`.
+    private static func bar(total: Int, done: Int = 0, bytes: Int64 = 0) -> (ProgressBar, RunProgress.Snapshot) {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        let snapshot = RunProgress.Snapshot(
+            total: total, done: done, downloaded: done, cached: 0, failed: 0, bytes: bytes, pendingBytes: 0,
+            isTotalKnown: true)
+        return (ProgressBar(terminal: terminal), snapshot)
+    }
+
     @Test("in flight counts transfers under way on a connection; URLs waiting for a lane are queued")
     func inFlightIsUnderWay() {
-        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
-        var bar = ProgressBar(terminal: terminal)
-        var snapshot = RunProgress.Snapshot(
-            total: 100, done: 10, downloaded: 10, cached: 0, failed: 0, bytes: 1 << 20, pendingBytes: 0,
-            isTotalKnown: true)
+        var (bar, snapshot) = Self.bar(total: 100, done: 10, bytes: 1 << 20)
         snapshot.inFlight = 41
         snapshot.awaitingResponses = 2
         snapshot.bodiesUnderWay = 4
@@ -164,11 +170,7 @@ struct RenderingTests {
 
     @Test("the fill and the percentage never fall, even when the estimated total grows")
     func fractionNeverFalls() {
-        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
-        var bar = ProgressBar(terminal: terminal)
-        var snapshot = RunProgress.Snapshot(
-            total: 10, done: 2, downloaded: 2, cached: 0, failed: 0, bytes: 2 << 20, pendingBytes: 0,
-            isTotalKnown: true)
+        var (bar, snapshot) = Self.bar(total: 10, done: 2, bytes: 2 << 20)
         snapshot.lookedUp = 10
         snapshot.networkStarted = 10
         snapshot.bodies = 2
@@ -188,10 +190,7 @@ struct RenderingTests {
 
     @Test("the ETA follows a jump in the estimate gradually, and counts down between draws")
     func etaIsSmoothed() throws {
-        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
-        var bar = ProgressBar(terminal: terminal)
-        var snapshot = RunProgress.Snapshot(
-            total: 100, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0, isTotalKnown: true)
+        var (bar, snapshot) = Self.bar(total: 100)
         _ = bar.render(snapshot, elapsed: .zero, width: 120)
         snapshot.done = 50
         snapshot.downloaded = 50
@@ -207,11 +206,7 @@ struct RenderingTests {
 
     @Test("the graphic keeps its width as the numbers beside it grow and shrink")
     func steadyGraphic() {
-        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
-        var bar = ProgressBar(terminal: terminal)
-        var snapshot = RunProgress.Snapshot(
-            total: 100_000, done: 0, downloaded: 0, cached: 0, failed: 0, bytes: 0, pendingBytes: 0,
-            isTotalKnown: true)
+        var (bar, snapshot) = Self.bar(total: 100_000)
         var widths: [Int] = []
         for step in 1...8 {
             snapshot.done = step * 9_000
