@@ -57,8 +57,8 @@ FAST = $(subst $(space),|,$(strip $(FAST_SUITES)))
 # The other suites run one test at a time: on two cores the cooperative pool has two
 # threads, and the suites that decode, hash or parse megabytes in the test process held both
 # for a minute and more while the rest hit their time limits; one at a time they take about
-# 4 minutes. A new suite that spawns processes, serves HTTP or fills a cache belongs there,
-# not in FAST_SUITES.
+# 8 minutes on two cores (the fast and the timed suites add seconds). A new suite that
+# spawns processes, serves HTTP or fills a cache belongs there, not in FAST_SUITES.
 # The suites run under at most 4096 open files (Debian's default is 1024): Swift 6.3's
 # Foundation `Process.run()` reads past glibc's directory buffer when /proc/self/fd lists
 # some 1,300 descriptors or more (swift-corelibs-foundation PR 5472) and crashes now and

@@ -150,7 +150,8 @@ extension FetchCommand {
             },
             OptionSpec(
                 "output", short: "o", .value("DIR"),
-                help: "also place each image in DIR, named after its URL (one URL argument: a FILE, as curl's -o)"
+                help: "also place each image in DIR, named after its URL (one URL argument: a FILE, or - for "
+                    + "standard output, as curl's -o)"
             ) {
                 command, value, name in
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }

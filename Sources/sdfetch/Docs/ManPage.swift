@@ -31,6 +31,11 @@ enum ManPage {
             whose lines are reported as \\fIarguments:N\\fR. With exactly one URL argument, \\fB\\-o\\fR
             names the output file, as curl's \\fB\\-o\\fR does (\\fBsdfetch https://host/cat.png \\-o cat.png\\fR),
             unless it ends in \\fB/\\fR, is an existing directory or starts with a dot; otherwise it is a folder.
+            \\fB\\-o \\-\\fR writes that one image to standard output, as curl's does
+            (\\fBsdfetch https://host/cat.png \\-o \\- | convert \\- ...\\fR), and the result line to
+            standard error. A name ending in an image extension (\\fItwo.png\\fR) with a list or several
+            URLs is a usage error, not a folder; \\fB\\-o x.png\\fR for a JPEG writes its bytes as fetched
+            and warns.
             .PP
             A URL is sent as a browser sends it (the WHATWG URL standard): a space inside it, and the
             other characters of the standard's percent\\-encode sets for the user name and password, the
@@ -85,7 +90,10 @@ enum ManPage {
             applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
             is decoded at the smallest DCT scale covering SIZE; the resampler is Lanczos\\-3. An image that
             cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
-            \\fBtoo\\-many\\-pixels\\fR.
+            \\fBtoo\\-many\\-pixels\\fR. With \\fB\\-o\\fR \\fIFILE\\fR, the copy's format is the one FILE's
+            extension names (\\fI.jpg\\fR, \\fI.png\\fR, \\fI.webp\\fR); another image extension (\\fI.gif\\fR), or
+            one that disagrees with \\fB\\-\\-resize\\-format\\fR, is a usage error. Without \\fB\\-o\\fR,
+            \\fB\\-\\-resize\\fR resizes nothing and says so.
             .PP
             \\fBsdfetch \\-o thumbs \\-\\-resize 256 \\-\\-resize\\-mode crop \\-\\-resize\\-format webp urls.txt\\fR
             .SH SIGNED URLS
