@@ -109,7 +109,9 @@ struct FirstUseTests {
         let silent = try BlackholePort()
         let urls = [server.url("/a.png"), server.url("/dead.png"), refused, "http://127.0.0.1:\(silent.port)/s.png"]
         let config = directory.appending(".config/sdfetch")
-        for made in [folder, config] { try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true) }
+        for made in [folder, config] {
+            try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        }
         try Data((urls.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/urls.txt"))
         try Data("timeout = 1\n".utf8).write(to: URL(fileURLWithPath: config + "/config"))
         return (server, silent)
@@ -213,7 +215,8 @@ struct FirstUseTests {
         server.route("/a.png", .ok(page, headers: [("Content-Type", "text/html; charset=utf-8")]))
         let run = try await sdfetch([server.url("/a.png")])
         #expect(run.status == 1)
-        #expect(run.standardError.contains("not-an-image: no known image signature: the server sent text/html"), "\(run.standardError)")
+        let expected = "not-an-image: no known image signature: the server sent text/html"
+        #expect(run.standardError.contains(expected), "\(run.standardError)")
     }
 
     @Test("a CSV piped without --input-format gets a hint, once")

@@ -19,7 +19,8 @@ struct HostReportTests {
     func slowHostInPlainWords() {
         var report = HostReport()
         report.slowHosts = [SlowHost(host: "img.example.org", transfers: 32, nanoseconds: 112_000_000_000)]
-        #expect(report.closingText == "sdfetch: slow host: img.example.org took 3.5 s on average for each of 32 answers\n")
+        #expect(
+            report.closingText == "sdfetch: slow host: img.example.org took 3.5 s on average for each of 32 answers\n")
     }
 
     /// The consumer's closing text after `downloaded` successes and `unresolved` `dns` failures.

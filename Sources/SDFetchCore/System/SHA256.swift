@@ -50,7 +50,9 @@ package struct SHA256: Sendable {
 
     package static func hash(data: some Sequence<UInt8>) -> Digest {
         var hasher = SHA256()
-        let handled: Void? = data.withContiguousStorageIfAvailable { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        let handled: Void? = data.withContiguousStorageIfAvailable {
+            hasher.update(bufferPointer: UnsafeRawBufferPointer($0))
+        }
         if handled == nil {
             let bytes = Array(data)
             bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }

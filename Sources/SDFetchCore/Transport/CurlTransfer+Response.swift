@@ -118,7 +118,8 @@ extension CurlTransfer {
     /// `text/html` of `Content-Type: text/html; charset=utf-8`, at most 100 characters;
     /// nil when empty.
     static func mediaType(of contentType: UnsafePointer<CChar>) -> String? {
-        let text = String(decoding: UnsafeRawBufferPointer(start: contentType, count: strlen(contentType)), as: UTF8.self)
+        let bytes = UnsafeRawBufferPointer(start: contentType, count: strlen(contentType))
+        let text = String(decoding: bytes, as: UTF8.self)
         let type = text.prefix { $0 != ";" }.trimmingBlanks().lowercased()
         return type.isEmpty ? nil : String(type.prefix(100))
     }

@@ -18,7 +18,9 @@ extension FetchCommand {
         } else if URLArgument.namesOutputFile(output, sources: sources) {
             outputFile = output
             outputDirectory = nil
-        } else if !isOneURL, !output.hasSuffix("/"), !Self.isDirectory(output), let format = OutputFileFormat.of(output) {
+        } else if !isOneURL, !output.hasSuffix("/"), !Self.isDirectory(output),
+            let format = OutputFileFormat.of(output)
+        {
             // curl would write the first image there; a folder named `two.png` is what nobody means.
             let name = Escaping.terminal(output)
             throw UsageError(

@@ -51,12 +51,14 @@ enum ManPage {
             and the mean image of the run for URLs not yet answered, queued ones included; \\fB~\\fR marks
             such an estimate) and by URLs where not; then URLs done of all, failures (invalid lines and
             skipped URLs are counted apart), bytes received of the run's total, the rate and the time
-            left. A wider line adds hosts down, what is in flight, and the downloaded, cached, skipped
-            and invalid counts. When the line is too narrow those go first, from the end, before the
-            graphic shrinks below 30 columns; it keeps 10, and is never pushed out by them. The time
-            left blends what the byte rate and the URL rate say, as the fill does; when only transfers
-            waiting for an answer are left and none has finished for a second, it is at least the time
-            to the last one's timeout.
+            left. A wider line adds hosts down, the transfers in flight (under way on a connection) and
+            the URLs queued for a lane, and the downloaded, cached, skipped and invalid counts. When the
+            line is too narrow those go first, from the end, before the graphic shrinks below 30
+            columns; it keeps 10, is never pushed out by them, and never widens again while the
+            terminal keeps its width. The fill never goes back. The time left blends what the byte rate
+            and the URL rate say, as the fill does, and follows their changes over a few seconds rather
+            than jumping; when only transfers waiting for an answer are left and none has finished for
+            a second, it is at least the time to the last one's timeout.
             .SH PUBLISHER OPT\\-OUTS
             An image whose response carries \\fIX\\-Robots\\-Tag\\fR \\fBnoai\\fR or \\fBnoimageai\\fR (bare, or
             for \\fBsdfetch\\fR or \\fB*\\fR) is not stored: it fails as \\fBopted\\-out\\fR, is recorded like a

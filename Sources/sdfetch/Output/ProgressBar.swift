@@ -10,11 +10,11 @@ import SDFetchCore
 ///
 /// and a wider terminal adds, in this order, hosts down, the transfers in flight (under way
 /// on a connection) and the URLs queued behind them, and the downloaded, cached, skipped and
-/// invalid counts. When the line is too narrow, parts go
-/// least useful first: invalid, skipped, cached, downloaded and in flight, before the
-/// graphic shrinks below its full size; then hosts down, the rate, the bytes, the failures
-/// and the percentage, while it keeps 10 columns; never the count and the ETA. The graphic
-/// goes only when even those need its room: a wrapped line could not be redrawn with `\r`.
+/// invalid counts. When the line is too narrow, parts go least useful first: invalid,
+/// skipped, cached, downloaded, queued and in flight, before the graphic shrinks below its
+/// full size; then hosts down, the rate, the bytes, the failures and the percentage, while
+/// it keeps 10 columns; never the count and the ETA. The graphic goes only when even those
+/// need its room: a wrapped line could not be redrawn with `\r`.
 ///
 /// What is drawn holds still: the fill never goes back (an estimate that grows its total
 /// would take it back), the ETA moves smoothly (``smoothedETA``), and the graphic keeps its
