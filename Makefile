@@ -5,11 +5,13 @@ SWIFT ?= swift
 RELEASE_FLAGS = -c release --product sdfetch
 # The installed binary carries the Swift runtime and FoundationEssentials inside it, so it
 # runs where Swift is not installed: ldd lists only system libraries (libcurl, libpng,
-# libjpeg, giflib, libwebp and libwebpdemux, zlib, libc).
-# - Not the full Foundation: swift-crypto imports it, and its mere presence on the link line
-#   let the linker take shared symbols from it and drag in CoreFoundation and ICU's data
-#   (64 MB stripped instead of 20). No autolinking of those libraries: code that really
-#   uses the full Foundation (Thread, DateFormatter, String(format:)...) then fails to link.
+# libjpeg, giflib, libwebp and libwebpdemux, zlib, libcrypto, libc).
+# - Not the full Foundation: the sources import FoundationEssentials only, but one library
+#   importing Foundation (swift-crypto did, before SHA-256 came from libcrypto) puts it on
+#   the link line, and the linker then takes shared symbols from it and drags in
+#   CoreFoundation and ICU's data (64 MB stripped instead of 20). No autolinking of those
+#   libraries: code that really uses the full Foundation (Thread, DateFormatter,
+#   String(format:)...) then fails to link.
 # - Linked with lld: gold prints glibc's link-time warning for mktemp on every static link
 #   of FoundationEssentials, whose atomic file writes pick a name with it (then open it
 #   with O_CREAT|O_EXCL, retrying, as mkstemp does); lld does not print those warnings.

@@ -10,7 +10,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -45,16 +44,19 @@ let package = Package(
             pkgConfig: "libwebpdemux",
             providers: [.apt(["libwebp-dev"])]
         ),
+        // OpenSSL's libcrypto for SHA-256: the library libcurl links already.
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
         ),
         .target(
             name: "SDFetchCore",
-            dependencies: [
-                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CSDFetchShims",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            dependencies: ["CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CCrypto", "CSDFetchShims"]
         ),
         .executableTarget(
             name: "sdfetch",
@@ -83,13 +85,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SDFetchCoreTests",
-            dependencies: ["SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["SDFetchCore", "SDFetchTestSupport"]
         ),
         .testTarget(
             name: "sdfetchTests",
-            dependencies: [
-                "sdfetch", "SDFetchCore", "SDFetchTestSupport", .product(name: "Crypto", package: "swift-crypto"),
-            ],
+            dependencies: ["sdfetch", "SDFetchCore", "SDFetchTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

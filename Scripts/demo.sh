@@ -69,6 +69,12 @@ echo
 echo "files in the output directory:"
 ls "$work/out" | head -20
 echo
+# The advice names the binary this demo ran: `sdfetch` and its man page exist only after
+# `make install`.
 echo "next: put your own URLs in a file, one per line, and run"
-echo "  sdfetch urls.txt -o images     # or a single URL: sdfetch https://example.com/a.png"
-echo "then 'sdfetch stats' for the cache, 'sdfetch --help' and 'man sdfetch' for the rest."
+echo "  $binary urls.txt -o images     # or a single URL: $binary https://example.com/a.png"
+echo "then '$binary stats' for the cache and '$binary --help' for the rest."
+if [ "$binary" = .build/debug/sdfetch ]; then
+    echo "This is a debug build, about ten times slower at --resize: 'make release' builds"
+    echo ".build/release/sdfetch; 'make install PREFIX=\$HOME/.local' puts sdfetch and 'man sdfetch' on your PATH."
+fi

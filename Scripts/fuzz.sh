@@ -23,10 +23,9 @@
 #
 # SDFetchCore (and for ConfigFuzzer the sdfetch module, without its entry point) is
 # compiled once with swiftc -sanitize=fuzzer,address into a static library, with
-# -enable-testing so a target reaches internal parsers; swift-crypto's place is taken by a
-# plain-Swift SHA-256 (Fuzz/Shims/Crypto). libcurl, libpng, libjpeg-turbo, giflib, libwebp, zlib
-# are the system's uninstrumented builds: ASan still catches our misuse of them, but
-# coverage guidance sees only our code.
+# -enable-testing so a target reaches internal parsers. libcurl, libpng, libjpeg-turbo,
+# giflib, libwebp, zlib and libcrypto (SHA-256) are the system's uninstrumented builds: ASan
+# still catches our misuse of them, but coverage guidance sees only our code.
 #
 # Each target's corpus lives in ./fuzz-corpus/TARGET (git-ignored) and is seeded every run
 # by Scripts/fuzz-seeds.py (and the image fixtures for VerifyFuzzer), so it grows across
@@ -61,9 +60,9 @@ module CSDFetchShims {
 }
 MAP
 c_modules=(-I "$root/Sources/CCurl" -I "$root/Sources/CPNG" -I "$root/Sources/CJPEG" -I "$root/Sources/CGIF"
-    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$build/shims" -Xcc -I/usr/include/libpng16)
+    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$root/Sources/CCrypto" -I "$build/shims" -Xcc -I/usr/include/libpng16)
 swift_flags=(-parse-as-library -O -wmo -g -swift-version 6 -package-name sdfetch -I "$modules" "${c_modules[@]}")
-system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux)
+system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux -lcrypto)
 
 "$clang" -c -g -O1 -fsanitize=address,fuzzer-no-link \
     -I "$root/Sources/CSDFetchShims/include" \
@@ -81,7 +80,6 @@ library() {
         -emit-library -static -emit-module -emit-module-path "$modules/$name.swiftmodule" \
         "$@" -o "$build/lib$name.a"
 }
-library Crypto "$root"/Fuzz/Shims/Crypto/*.swift
 library SDFetchCore $(find "$root/Sources/SDFetchCore" -name '*.swift' | sort)
 if [[ " ${targets[*]} " == *" ConfigFuzzer "* ]]; then
     library sdfetch $(find "$root/Sources/sdfetch" -name '*.swift' ! -name SDFetchMain.swift | sort)
@@ -101,7 +99,7 @@ for target in "${targets[@]}"; do
     [[ "$target" == ConfigFuzzer ]] && extra=("$build/libsdfetch.a")
     swiftc "${swift_flags[@]}" -sanitize=fuzzer,address -module-name "$target" \
         "$root"/Fuzz/Common/*.swift "$root/Fuzz/$target/main.swift" \
-        "${extra[@]}" "$build/libSDFetchCore.a" "$build/libCrypto.a" "$build/jpeg.o" \
+        "${extra[@]}" "$build/libSDFetchCore.a" "$build/jpeg.o" \
         "${system_libraries[@]}" -use-ld=lld -o "$build/$target"
     mkdir -p "$corpus_root/$target" "$build/artifacts/$target"
     log="$build/logs/$target.log"

@@ -6,6 +6,8 @@ public struct ProcessRun: Sendable {
     public var status: Int32
     public var standardOutput: String
     public var standardError: String
+    /// Standard output as written: an image streamed by `-o -` is no UTF-8 text.
+    public var standardOutputBytes = Data()
 
     /// A child still running after this long is killed: a hung run then fails its test (a
     /// suite's time limit does not stop a thread waiting for a child) instead of holding the
@@ -43,7 +45,7 @@ public struct ProcessRun: Sendable {
         process.waitUntilExit()
         return ProcessRun(
             status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
-            standardError: String(decoding: errorData.wait(), as: UTF8.self))
+            standardError: String(decoding: errorData.wait(), as: UTF8.self), standardOutputBytes: outData)
     }
 }
 

@@ -37,6 +37,26 @@ struct GettingStartedTests {
         #expect(summary.count(.downloaded) == 5 && summary.count(.invalid) == 1 && summary.duplicates == 1)
         #expect(server.totalRequests == 5)
         #expect(summary.requests == 5)
+        // Printable as the command's closing line, and with the time when given one.
+        #expect("\(summary)".hasPrefix("6 URLs: 5 downloaded, 1 invalid; 1 duplicate coalesced; "), "\(summary)")
+        #expect(summary.line(elapsed: .milliseconds(1250)).hasSuffix(" downloaded in 1.2 s"))
+        #expect(!"\(summary)".contains("[") && !"\(summary)".contains("usedKeys"))
+    }
+
+    @Test("a one-URL summary leaves out the duplicates it could not have")
+    func oneURLSummary() {
+        var summary = RunSummary()
+        summary.counts[.downloaded] = 1
+        #expect(summary.description == "1 URL: 1 downloaded; 0 B downloaded")
+        summary.duplicates = 2
+        #expect(summary.description == "1 URL: 1 downloaded; 2 duplicates coalesced; 0 B downloaded")
+    }
+
+    @Test("the default cache folder is the command's: SDFETCH_CACHE_DIR, else XDG_CACHE_HOME, else ~/.cache")
+    func defaultCacheFolder() {
+        #expect(DiskCache.defaultDirectory(environment: ["SDFETCH_CACHE_DIR": "/c", "HOME": "/h"]) == "/c")
+        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"]) == "/x/sdfetch")
+        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "rel", "HOME": "/h"]) == "/h/.cache/sdfetch")
     }
 
     @Test("an AsyncSequence of URLs is fetched as it yields them")

@@ -96,30 +96,71 @@ struct FirstUseTests {
         #expect(bad.standardError.contains("'skiped'") && bad.standardError.contains("skipped"))
     }
 
-    @Test("the README's GitHub recipe passes with a dead URL; its GitLab recipe fails once, then passes")
+    /// A list holding each kind of failure a list meets: a 404, a host that refuses
+    /// connections, a host that never answers; and one good image. Runs get `timeout = 1`
+    /// from the config file in their `HOME`, so the dead host costs a second.
+    private func listWithEveryFailure(in folder: String) async throws -> (LoopbackServer, BlackholePort) {
+        let server = try await LoopbackServer()
+        server.route("/a.png", .ok(SampleImages.png()))
+        server.route("/dead.png", .status(404))
+        let refusing = try await LoopbackServer()
+        let refused = refusing.url("/r.png")
+        try await refusing.shutdown()  // nothing listens there any more
+        let silent = try BlackholePort()
+        let urls = [server.url("/a.png"), server.url("/dead.png"), refused, "http://127.0.0.1:\(silent.port)/s.png"]
+        let config = directory.appending(".config/sdfetch")
+        for made in [folder, config] {
+            try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        }
+        try Data((urls.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: folder + "/urls.txt"))
+        try Data("timeout = 1\n".utf8).write(to: URL(fileURLWithPath: config + "/config"))
+        return (server, silent)
+    }
+
+    /// The README line of the block starting `blockStart` that runs sdfetch, run as
+    /// written by `sh` in `folder`, with the built sdfetch first on the `PATH`.
+    private func recipe(_ blockStart: String, containing marker: String = "", in folder: String) async throws
+        -> ProcessRun
+    {
+        let block = try ReadmeBlocks.block(startingWith: blockStart, containing: marker)
+        let line = try ReadmeBlocks.sdfetchLine(in: block)
+        let bin = URL(fileURLWithPath: BuiltProduct.path("sdfetch")).deletingLastPathComponent().path
+        return try await ProcessRun.launch(
+            "/bin/sh", ["-c", "cd \"$1\" && \(line)", "sh", folder],
+            environment: ["HOME": directory.path, "PATH": bin + ":/usr/bin:/bin"])
+    }
+
+    @Test("the README's CI recipes pass, run after run, with a 404, a refused host and a dead host in the list")
     func ciRecipes() async throws {
-        let (_, list) = try await listWithDeadURL()
-        let github = try await sdfetch(["--fail-on", "invalid", "--json", list], cacheDirectory: directory.appending("gh"))
-        #expect(github.status == 0, "\(github.standardError)")
-        #expect(github.standardOutput.contains("\"status\":\"failed\""))
-        let gitlab = directory.appending("gl")
-        let first = try await sdfetch(["--fail-on", "failed,invalid", "--json", list], cacheDirectory: gitlab)
-        let second = try await sdfetch(["--fail-on", "failed,invalid", "--json", list], cacheDirectory: gitlab)
-        #expect(first.status == 1 && second.status == 0, "\(second.standardError)")
-        // An invalid line still fails both: the list itself is broken.
+        for name in ["# GitHub Actions", "# GitLab CI"] {
+            let folder = directory.appending(name.filter(\.isLetter))
+            let (server, silent) = try await listWithEveryFailure(in: folder)
+            for run in 1...2 {
+                // The lock-file recipe starts "# GitHub Actions" too; the cache recipe writes a report.
+                let result = try await recipe(name, containing: "report.jsonl", in: folder)
+                #expect(result.status == 0, "\(name), run \(run): \(result.standardError)")
+                let report = try String(contentsOfFile: folder + "/report.jsonl", encoding: .utf8)
+                #expect(report.split(separator: "\n").count == 4, "\(report)")
+                #expect(report.contains("\"status\":\(run == 1 ? "\"downloaded\"" : "\"cached\"")"))
+            }
+            #expect(server.requests(for: "/dead.png") == 1)
+            withExtendedLifetime(silent) {}
+        }
+        // An invalid line still fails: the list itself is broken.
         let broken = directory.write("not a url\n", to: "broken.txt")
         #expect(try await sdfetch(["--fail-on", "invalid", broken]).status == 1)
     }
 
-    @Test("the README's cron line prints a dead URL once, then nothing")
+    @Test("the README's cron line prints a 404 once and never a refused or dead host")
     func cronRecipe() async throws {
-        let (_, list) = try await listWithDeadURL()
-        let first = try await sdfetch(["-q", "--fail-on", "failed,invalid", list])
-        let second = try await sdfetch(["-q", "--fail-on", "failed,invalid", list])
+        let folder = directory.appending("cron")
+        let (_, silent) = try await listWithEveryFailure(in: folder)
+        let first = try await recipe("# crontab -e", in: folder)
+        let second = try await recipe("# crontab -e", in: folder)
         #expect(first.standardError.contains("sdfetch: failed: ") && first.standardError.contains("dead.png"))
-        #expect(second.status == 0)
+        #expect(first.standardError.split(separator: "\n").count == 1, "\(first.standardError)")
         #expect(second.standardError.isEmpty, "\(second.standardError)")
-        #expect(second.standardOutput.contains("skipped\t"))  // results still go to stdout
+        withExtendedLifetime(silent) {}
     }
 
     // MARK: - merge
@@ -165,6 +206,17 @@ struct FirstUseTests {
         #expect(try await sdfetch(["clean", "--max-size", "1"]).status == 0)
         let cleaned = try await sdfetch(["--offline", list])
         #expect(cleaned.standardError.contains("offline-miss: not in the cache"), "\(cleaned.standardError)")
+    }
+
+    @Test("an HTML page served as 200 fails as not-an-image naming the type the server sent")
+    func htmlPageNamesItsType() async throws {
+        let server = try await LoopbackServer()
+        let page = Array("<!doctype html><title>Sign in</title>".utf8)
+        server.route("/a.png", .ok(page, headers: [("Content-Type", "text/html; charset=utf-8")]))
+        let run = try await sdfetch([server.url("/a.png")])
+        #expect(run.status == 1)
+        let expected = "not-an-image: no known image signature: the server sent text/html"
+        #expect(run.standardError.contains(expected), "\(run.standardError)")
     }
 
     @Test("a CSV piped without --input-format gets a hint, once")

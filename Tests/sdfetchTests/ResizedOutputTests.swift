@@ -185,7 +185,7 @@ struct ResizedOutputTests {
         #expect((copy.width, copy.height) == (200, 150))
     }
 
-    @Test("-o FILE names the copy's format by its extension unless --resize-format says otherwise")
+    @Test("-o FILE names the copy's format by its extension; --resize-format may not contradict it")
     func formatFromTheFileName() async throws {
         let server = try await LoopbackServer()
         server.route("/bands.jpg", .ok(ImageFixture.bytes("bands.jpg")))
@@ -201,7 +201,11 @@ struct ResizedOutputTests {
         #expect(try await copy("b.WEBP") == .webp)
         #expect(try await copy("c.jpeg") == .jpeg)
         #expect(try await copy("d.thumb") == .jpeg)
-        #expect(try await copy("e.png", ["--resize-format", "webp"]) == .webp)
+        #expect(try await copy("e.thumb", ["--resize-format", "webp"]) == .webp)
+        let contradicted = try await ProcessRun.sdfetch(
+            ["--cache-dir", cache, "-o", directory.appending("e.png"), "--resize", "32", "--resize-format", "webp",
+             server.url("/bands.jpg")])
+        #expect(contradicted.status == 2 && contradicted.standardError.contains("--resize-format is webp"))
         #expect(try await copy("f.webp", ["--resize-format", "auto"]) == .webp)
         #expect(server.requests(for: "/bands.jpg") == 1)
     }

@@ -68,6 +68,38 @@ struct SignedURLTests {
         #expect(server.totalRequests == 3)
     }
 
+    @Test("the README's signed-URL config, pasted with its comments, warms the cache")
+    func readmeConfigAsPasted() async throws {
+        let server = try await LoopbackServer()
+        for run in 1...2 { server.route(presigned(run), .ok(SampleImages.png(seed: 9))) }
+        let config = directory.write(try ReadmeBlocks.block(startingWith: "# ~/.config/sdfetch/config"), to: "config")
+        var statuses: [String] = []
+        for run in 1...2 {
+            let result = try await ProcessRun.launch(
+                BuiltProduct.path("sdfetch"),
+                ["--config", config, "--progress", "never", "--cache-dir", directory.appending("cache"),
+                 server.url(presigned(run))])
+            statuses.append(String(result.standardOutput.prefix { $0 != "\t" }))
+        }
+        #expect(statuses == ["downloaded", "cached"])
+        #expect(server.totalRequests == 1)
+    }
+
+    @Test("-v names a pattern that matched no parameter in the run, and only that one")
+    func unmatchedPatternNamed() async throws {
+        let server = try await LoopbackServer()
+        server.route(presigned(1), .ok(SampleImages.png(seed: 10)))
+        let result = try await ProcessRun.sdfetch(
+            ["--cache-dir", directory.appending("cache"), "-v", "--key-ignore-query", "X-Amz-*",
+             "--key-ignore-query", "X-Goog-*", server.url(presigned(1))])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("--key-ignore-query 'X-Goog-*' matched no query parameter in this run"))
+        #expect(!result.standardError.contains("'X-Amz-*' matched no"))
+        let quiet = try await ProcessRun.sdfetch(
+            ["--cache-dir", directory.appending("cache"), "--key-ignore-query", "X-Goog-*", server.url(presigned(1))])
+        #expect(!quiet.standardError.contains("matched no"), "only under -v")
+    }
+
     @Test("a stale signature's 400 records nothing, and the unsigned URL's 403 never skips a signed one")
     func signedFailuresAreNotRecorded() async throws {
         let server = try await LoopbackServer()

@@ -1,4 +1,3 @@
-import Crypto
 import FoundationEssentials
 
 extension Fetcher {

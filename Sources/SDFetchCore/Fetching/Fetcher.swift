@@ -387,7 +387,11 @@ public final class Fetcher: Sendable {
         let image: VerifiedImage
         switch verifier.verify(body) {
         case .success(let verified): image = verified
-        case .failure(let failure):
+        case .failure(var failure):
+            // An error page served as 200 is the common case: the server's own word says so.
+            if failure.kind == .notAnImage, let type = response.mediaType, !type.hasPrefix("image/") {
+                failure = FetchFailure(.notAnImage, "\(failure.detail): the server sent \(type)")
+            }
             return failedResult(key, spelling: spelling, failure, httpStatus: response.httpStatus)
         }
         do throws(FetchFailure) {

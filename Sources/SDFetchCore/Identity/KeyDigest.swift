@@ -1,5 +1,3 @@
-import Crypto
-
 /// The first 128 bits of SHA-256 over a ``URLKey``'s text.
 ///
 /// Fixed-size so a de-duplication set over millions of URLs stays small; 128 bits makes

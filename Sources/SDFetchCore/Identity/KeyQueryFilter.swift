@@ -38,6 +38,14 @@ public struct KeyQueryFilter: Sendable, Equatable {
         return lowered.contains { fnmatch($0, name, 0) == 0 }
     }
 
+    /// The patterns that match a parameter of `url`'s query, in the order given: `-v` names
+    /// a pattern no URL of a run matched (a typo, or a comment taken into the glob).
+    public func patterns(matchingQueryOf url: String) -> [String] {
+        guard !patterns.isEmpty, let mark = url.firstIndex(of: "?") else { return [] }
+        let names = url[url.index(after: mark)...].split(separator: "&").map { $0.prefix { $0 != "=" }.lowercased() }
+        return zip(patterns, lowered).filter { _, glob in names.contains { fnmatch(glob, $0, 0) == 0 } }.map(\.0)
+    }
+
     /// `url` without the matching parameters (and without `?` when none is left); nil when
     /// no parameter matches. Empty parameters (`a=1&&b=2`) are kept as written.
     private func keptText(of url: String) -> String? {

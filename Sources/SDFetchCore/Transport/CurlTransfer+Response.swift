@@ -41,6 +41,9 @@ extension CurlTransfer {
             lastModified: head.lastModified, retryAfter: head.retryAfter)
         response.spilled = body.spilled
         response.optsOut = head.optsOut
+        var contentType: UnsafePointer<CChar>?
+        _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_CONTENT_TYPE, &contentType)
+        response.mediaType = contentType.flatMap(Self.mediaType(of:))
         if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
             response.declaredSHA256 = head.digestSHA256
         }
@@ -110,6 +113,15 @@ extension CurlTransfer {
         speedWindowBytes = 0
         wasRateLimitedInWindow = false
         return false
+    }
+
+    /// `text/html` of `Content-Type: text/html; charset=utf-8`, at most 100 characters;
+    /// nil when empty.
+    static func mediaType(of contentType: UnsafePointer<CChar>) -> String? {
+        let bytes = UnsafeRawBufferPointer(start: contentType, count: strlen(contentType))
+        let text = String(decoding: bytes, as: UTF8.self)
+        let type = text.prefix { $0 != ";" }.trimmingBlanks().lowercased()
+        return type.isEmpty ? nil : String(type.prefix(100))
     }
 
     /// The response of a transfer the loop ended itself for its rate (``LowSpeedLimit``).

@@ -7,6 +7,12 @@ public struct SlowHost: Sendable, Equatable {
     /// Their time in all, start to end.
     public let nanoseconds: UInt64
 
+    package init(host: String, transfers: Int, nanoseconds: UInt64) {
+        self.host = host
+        self.transfers = transfers
+        self.nanoseconds = nanoseconds
+    }
+
     /// Seconds per slow transfer.
     public var averageSeconds: Double { Double(nanoseconds) / Double(max(1, transfers)) / 1e9 }
 }

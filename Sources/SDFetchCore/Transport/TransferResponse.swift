@@ -18,6 +18,9 @@ public struct TransferResponse: Sendable {
     /// The base64 SHA-256 the server declared for the body it sent uncoded (`Content-Digest`
     /// or `Repr-Digest`); nil when it declared none or coded the body.
     public var declaredSHA256: String?
+    /// The media type the final response declared (`text/html`, parameters left out,
+    /// lower-cased): named when the body is no image.
+    public var mediaType: String?
     /// Redirect hops curl followed, and the URL of the last one (for `-v`).
     public var redirectCount = 0
     public var finalURL: String?

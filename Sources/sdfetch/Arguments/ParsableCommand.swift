@@ -47,7 +47,8 @@ extension ParsableCommand {
             },
             OptionSpec(
                 "quiet", short: "q",
-                help: "no progress, summary or notices, no line for a skipped URL: only results and errors"
+                help: "no progress, summary or notices, no line for a skipped URL or one the next run asks again "
+                    + "(timeout, refused, host down, 5xx): only results and new lasting failures"
             ) {
                 command, _, _ in
                 command.isQuiet = true

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import SDFetchCore
 
 /// What the process inherited and the CLI decides from: variables and which streams are terminals.
 ///
@@ -30,15 +31,9 @@ struct ProcessEnvironment: Sendable {
     }
 
     /// sdfetch(1) ENVIRONMENT: `SDFETCH_CACHE_DIR`; else `$XDG_CACHE_HOME/sdfetch`; else
-    /// `~/.cache/sdfetch`.
-    var defaultCacheDirectory: String {
-        if let explicit = variables["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
-        // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
-        if let xdg = variables["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch" }
-        let home =
-            variables["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
-        return home + "/.cache/sdfetch"
-    }
+    /// `~/.cache/sdfetch`: the library's rule (``DiskCache/defaultDirectory(environment:)``),
+    /// so a program sharing the command's cache finds the same folder.
+    var defaultCacheDirectory: String { DiskCache.defaultDirectory(environment: variables) }
 
     /// `path` itself when absolute, else joined to the working directory; `.` components are
     /// dropped so printed paths read `/work/images/a.png`, not `/work/./images/a.png` (`..` is

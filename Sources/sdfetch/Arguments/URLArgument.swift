@@ -21,11 +21,15 @@ enum URLArgument {
     /// argument, and the name neither ends in `/`, nor is an existing directory, nor starts
     /// with `.` (curl's `-o FILE`; `-o DIR/` keeps the folder meaning).
     static func namesOutputFile(_ output: String, sources: [InputSource]) -> Bool {
-        guard sources.count == 1, case .list(let name, let urls) = sources[0], name == sourceName, urls.count == 1,
-            !output.hasSuffix("/"), !fileName(of: output).hasPrefix(".")
-        else { return false }
+        guard isSingleURL(sources), !output.hasSuffix("/"), !fileName(of: output).hasPrefix(".") else { return false }
         var info = stat()
         return !(stat(output, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR)
+    }
+
+    /// Whether the input is exactly one URL argument.
+    static func isSingleURL(_ sources: [InputSource]) -> Bool {
+        guard sources.count == 1, case .list(let name, let urls) = sources[0] else { return false }
+        return name == sourceName && urls.count == 1
     }
 
     /// The folder `-o FILE` writes into (`.` for a bare name).

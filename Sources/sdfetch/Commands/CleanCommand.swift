@@ -75,11 +75,11 @@ extension CleanCommand {
                 "sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n"
             )
         }
-        let removedSomething = report.removedEntries + report.removedFailed + report.removedHosts + report.removedTemp > 0
-        // Cron mails whatever a job prints: nothing removed, nothing said.
+        // A person running clean is told what it did, "removed 0 entries" included; cron,
+        // which mails whatever a job prints, runs it with -q (README, "In CI and cron").
         if isJSON {
             FileDescriptorWriter.write(json(report), to: STDOUT_FILENO)
-        } else if !isQuiet && (removedSomething || isDryRun) {
+        } else if !isQuiet {
             FileDescriptorWriter.write(text(report), to: STDOUT_FILENO)
         }
         return .success

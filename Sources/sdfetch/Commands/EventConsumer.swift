@@ -26,6 +26,11 @@ struct EventConsumer {
     var notReached: Int? = 0
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
+    /// `-o FILE` without `--resize`, and the format FILE's extension names: an image of
+    /// another format is written as fetched, with a warning.
+    var outputFileFormat: (file: String, format: ImageFormat)?
+    /// `-v` with `--key-ignore-query`: the patterns no result's URL matched yet.
+    var keyPatterns: UnmatchedKeyPatterns?
     /// Repeated rows whose key's result came after the input's end (its fetch was under
     /// way): written after that result's line, memory bounded.
     private let waitingRows = WaitingRows()
@@ -81,6 +86,12 @@ struct EventConsumer {
 
     private mutating func handle(_ result: FetchResult) {
         let isInterrupted = result.failure?.kind == .interrupted
+        keyPatterns?.note(result)
+        if let named = outputFileFormat, result.status.isSuccess, let actual = result.format, actual != named.format {
+            console.error(
+                "sdfetch: warning: \(Escaping.terminal(named.file)) holds the \(actual.rawValue.uppercased()) image "
+                    + "as fetched, not \(named.format.rawValue.uppercased()) as its name says (--resize converts)\n")
+        }
         let line = ResultPrinter.line(result, path: result.path, json: isJSON)
         if let heldJSON {
             heldJSON.hold(line, digest: result.key?.digest)
@@ -93,8 +104,7 @@ struct EventConsumer {
         // After Ctrl-C every unfinished URL ends `interrupted`: one notice and the summary say it, not a line each.
         guard !isInterrupted else { return }
         let hostLine = hosts.note(result)  // every result: "most URLs" is a share of the run
-        // `-q` for cron: a known-bad URL was reported on the run that recorded it, not again daily.
-        guard !(isQuiet && result.status == .skipped) else { return }
+        guard !(isQuiet && Self.isLeftToLaterRuns(result)) else { return }
         guard var problem = ResultPrinter.problem(result, terminal: terminal) else { return }
         switch hostLine {
         case .own: break
@@ -103,6 +113,17 @@ struct EventConsumer {
         }
         if let hint = tableHint(for: result) { problem += hint }
         if terminal.showsBar { heldFailures.add(problem) } else { console.error(problem) }
+    }
+
+    /// `-q` for cron, which mails whatever a job prints: a known-bad URL was reported on the
+    /// run that recorded it, and a failure the next run asks again (a timeout, a refused
+    /// connection, a host found down, a 5xx) is that run's to report if it is for good, so
+    /// a host down for a day mails nothing every hour. Each stays in the result lines and
+    /// the exit status.
+    static func isLeftToLaterRuns(_ result: FetchResult) -> Bool {
+        if result.status == .skipped { return true }
+        guard result.status == .failed, let kind = result.failure?.kind else { return false }
+        return kind.isRetryable || kind == .hostDown
     }
 
     /// A hint after the first invalid line of a source read as lines that holds a comma or a

@@ -150,7 +150,8 @@ extension FetchCommand {
             },
             OptionSpec(
                 "output", short: "o", .value("DIR"),
-                help: "also place each image in DIR, named after its URL (one URL argument: a FILE, as curl's -o)"
+                help: "also place each image in DIR, named after its URL (one URL argument: a FILE, or - for "
+                    + "standard output, as curl's -o)"
             ) {
                 command, value, name in
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
@@ -215,11 +216,8 @@ extension FetchCommand {
         if let place = sources.firstIndex(of: .list(name: URLArgument.sourceName, [])) {
             sources[place] = .list(name: URLArgument.sourceName, urlArguments)
         }
-        if let outputDirectory, URLArgument.namesOutputFile(outputDirectory, sources: sources) {
-            outputFile = outputDirectory
-            self.outputDirectory = nil
-        }
-        resize.format = resolvedResizeFormat()
+        try resolveOutput()
+        resize.format = try resolvedResizeFormat()
         if sources.isEmpty {
             guard !environment.isStandardInputTerminal else {
                 throw UsageError("no input: give a FILE of URLs, or pipe the list on standard input", command: nil)

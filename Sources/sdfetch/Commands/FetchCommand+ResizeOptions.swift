@@ -7,15 +7,22 @@ extension FetchCommand {
     private static let resizeDefaults = ResizeOptions(size: 0)
     private static let autoFormat = "auto"
 
-    /// The copies' format: `--resize-format`'s, or else the one `-o FILE`'s extension names
-    /// (`a.png` holds PNG bytes), or else ``ResizeOptions``'s (JPEG).
-    func resolvedResizeFormat() -> ResizeFormat {
-        if let resizeFormat { return resizeFormat }
-        let name = outputFile.map(URLArgument.fileName(of:))?.lowercased() ?? ""
-        let formatsByExtension: [(String, ResizeFormat)] = [
-            (".png", .png), (".webp", .webp), (".jpg", .jpeg), (".jpeg", .jpeg),
-        ]
-        return formatsByExtension.first { name.hasSuffix($0.0) }?.1 ?? Self.resizeDefaults.format
+    /// The copies' format: the one `-o FILE`'s extension names (`a.png` holds PNG bytes),
+    /// else `--resize-format`'s, else ``ResizeOptions``'s (JPEG). A name asking for a
+    /// format `--resize` does not write (`t.gif`), or for another one than
+    /// `--resize-format`, is a usage error: the file would hold bytes its name denies.
+    func resolvedResizeFormat() throws(UsageError) -> ResizeFormat {
+        guard resize.size > 0, let file = outputFile, let named = OutputFileFormat.of(file) else {
+            return resizeFormat ?? Self.resizeDefaults.format
+        }
+        let what = "-o \(Escaping.terminal(file)) names a \(named.rawValue.uppercased()) file"
+        guard let written = OutputFileFormat.resizeFormat(for: named) else {
+            throw UsageError("\(what), but --resize writes \(OutputFileFormat.writtenByResize): name the file so")
+        }
+        if let resizeFormat, resizeFormat != written {
+            throw UsageError("\(what), but --resize-format is \(resizeFormat.rawValue)")
+        }
+        return written
     }
 
     static let resizeOptions: [OptionSpec<FetchCommand>] = [

@@ -15,6 +15,9 @@ struct FetchCommand: ParsableCommand {
     var outputDirectory: String?
     /// `-o FILE` with a single URL argument (curl's reading): the image goes to this file.
     var outputFile: String?
+    /// `-o -` with a single URL argument: the image goes to standard output, the result
+    /// line to standard error (``StandardOutputDelivery``).
+    var isStreaming = false
     /// URL arguments in order, gathered into one ``InputSource/list(name:_:)`` at validation.
     var urlArguments: [String] = []
     /// `--link`: hard links under `-o` instead of reflinks or copies.
@@ -51,6 +54,7 @@ struct FetchCommand: ParsableCommand {
             return cacheFailure(error)
         }
         warnIfUntrusted(cache)
+        if !isQuiet, let warning = resizeWithoutOutputWarning { StandardError.write(warning) }
         // A list long enough to touch most of the 256 index buckets: read them all at once,
         // in parallel with the run's start (64 KiB of URLs is about a thousand lines).
         if sources.contains(where: { $0.isLargeFile(over: 64 << 10) }) { cache.preloadIndex() }
@@ -87,7 +91,8 @@ struct FetchCommand: ParsableCommand {
         defer { trap.remove() }
         // The console's writer thread lives for the command: what is queued is written, and the
         // thread joined, before the exit status goes back to `@main`.
-        let status = await withConsole(environment: environment) { console in
+        let resultsDescriptor = isStreaming ? STDERR_FILENO : STDOUT_FILENO
+        let status = await withConsole(environment: environment, output: resultsDescriptor) { console in
             let started = ContinuousClock.now
             let (consumer, interrupted) = await fetch(
                 cache: cache, placer: placer, terminal: terminal, console: console, environment: environment,
@@ -124,10 +129,11 @@ struct FetchCommand: ParsableCommand {
                 let reader = URLListReader(sources: sources, options: input)
                 let resizer = resize.size > 0 ? ImageResizer(options: resize, maxPixels: options.maxPixels) : nil
                 let fileName = outputFile.map(URLArgument.fileName(of:))
-                let delivery = placer.map {
-                    OutputDelivery(
-                        placer: $0, cache: cache, fixedName: fileName, resizing: resizer.map { ($0, resizes) })
-                }
+                let resizing = resizer.map { ($0, resizes) }
+                let delivery: (any ResultDelivery)? =
+                    isStreaming
+                    ? StandardOutputDelivery(cache: cache, resizing: resizing)
+                    : placer.map { OutputDelivery(placer: $0, cache: cache, fixedName: fileName, resizing: resizing) }
                 let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
                 // On the signal path: nothing here may wait for the console's writer (blocked on a
                 // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher
@@ -142,6 +148,12 @@ struct FetchCommand: ParsableCommand {
                         started: started, hostsDown: { fetcher.downHostCount })
                     var consumer = EventConsumer(console: console, terminal: terminal, isJSON: isJSON, isQuiet: isQuiet)
                     consumer.hintsTables = input.format == nil
+                    if resize.size == 0, let outputFile, let format = OutputFileFormat.of(outputFile) {
+                        consumer.outputFileFormat = (outputFile, format)
+                    }
+                    if isVerbose && !options.keyQueryFilter.patterns.isEmpty {
+                        consumer.keyPatterns = UnmatchedKeyPatterns(options.keyQueryFilter)
+                    }
                     await fetchRun.run(reader: reader) { event in
                         await consumer.handle(event)
                         await console.waitForRoom()  // a blocked stdout holds the run back, not memory
@@ -183,6 +195,7 @@ struct FetchCommand: ParsableCommand {
             console.error(line)
             console.error(consumer.hosts.closingText)
         }
+        if !interrupted, let patterns = consumer.keyPatterns { console.error(patterns.text) }
         cache.flushUses()  // appends to index buckets: the page cache's, no lock
         var overflow: CacheOverflow?
         if !interrupted && !options.offline {

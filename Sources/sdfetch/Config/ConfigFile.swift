@@ -115,10 +115,12 @@ struct ConfigFile: Equatable {
 
     /// Splits `text` into option lines: blank lines and `#` comments are skipped; `name = value`,
     /// the name optionally with its `--`, the value optionally in double quotes; a flag may stand alone.
+    /// A `#` at the start of a line or after a space or tab starts a comment, on every line
+    /// and for every option (``withoutComment(_:)``).
     static func parse(_ text: String, path: String) throws(UsageError) -> ConfigFile {
         var lines: [Line] = []
         for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = Self.trimmed(raw) { $0.isWhitespace || $0 == "\u{FEFF}" }
+            let line = Self.trimmed(withoutComment(raw)) { $0.isWhitespace || $0 == "\u{FEFF}" }
             if line.isEmpty || line.hasPrefix("#") { continue }
             var name = line
             var value = ""
@@ -203,6 +205,25 @@ extension ParsableCommand {
 }
 
 extension ConfigFile {
+    /// `line` up to its comment: a `#` that starts the line or follows a space or tab,
+    /// outside double quotes. A `#` inside a word stays, so a URL's fragment
+    /// (`proxy = http://p:3128/#x`) or a header value like `X-Tag:#1` needs no quotes;
+    /// `"a #1"` keeps its `#` too.
+    static func withoutComment(_ line: Substring) -> Substring {
+        var isQuoted = false
+        var previous: Character = " "
+        for index in line.indices {
+            let character = line[index]
+            if character == "\"" {
+                isQuoted.toggle()
+            } else if character == "#", !isQuoted, previous == " " || previous == "\t" {
+                return line[..<index]
+            }
+            previous = character
+        }
+        return line
+    }
+
     /// `text` without the leading and trailing characters `isTrimmed` picks.
     static func trimmed(_ text: Substring, _ isTrimmed: (Character) -> Bool) -> String {
         guard let first = text.firstIndex(where: { !isTrimmed($0) }) else { return "" }

@@ -31,6 +31,11 @@ enum ManPage {
             whose lines are reported as \\fIarguments:N\\fR. With exactly one URL argument, \\fB\\-o\\fR
             names the output file, as curl's \\fB\\-o\\fR does (\\fBsdfetch https://host/cat.png \\-o cat.png\\fR),
             unless it ends in \\fB/\\fR, is an existing directory or starts with a dot; otherwise it is a folder.
+            \\fB\\-o \\-\\fR writes that one image to standard output, as curl's does
+            (\\fBsdfetch https://host/cat.png \\-o \\- | convert \\- ...\\fR), and the result line to
+            standard error. A name ending in an image extension (\\fItwo.png\\fR) with a list or several
+            URLs is a usage error, not a folder; \\fB\\-o x.png\\fR for a JPEG writes its bytes as fetched
+            and warns.
             .PP
             A URL is sent as a browser sends it (the WHATWG URL standard): a space inside it, and the
             other characters of the standard's percent\\-encode sets for the user name and password, the
@@ -46,12 +51,14 @@ enum ManPage {
             and the mean image of the run for URLs not yet answered, queued ones included; \\fB~\\fR marks
             such an estimate) and by URLs where not; then URLs done of all, failures (invalid lines and
             skipped URLs are counted apart), bytes received of the run's total, the rate and the time
-            left. A wider line adds hosts down, what is in flight, and the downloaded, cached, skipped
-            and invalid counts. When the line is too narrow those go first, from the end, before the
-            graphic shrinks below 30 columns; it keeps 10, and is never pushed out by them. The time
-            left blends what the byte rate and the URL rate say, as the fill does; when only transfers
-            waiting for an answer are left and none has finished for a second, it is at least the time
-            to the last one's timeout.
+            left. A wider line adds hosts down, the transfers in flight (under way on a connection) and
+            the URLs queued for a lane, and the downloaded, cached, skipped and invalid counts. When the
+            line is too narrow those go first, from the end, before the graphic shrinks below 30
+            columns; it keeps 10, is never pushed out by them, and never widens again while the
+            terminal keeps its width. The fill never goes back. The time left blends what the byte rate
+            and the URL rate say, as the fill does, and follows their changes over a few seconds rather
+            than jumping; when only transfers waiting for an answer are left and none has finished for
+            a second, it is at least the time to the last one's timeout.
             .SH PUBLISHER OPT\\-OUTS
             An image whose response carries \\fIX\\-Robots\\-Tag\\fR \\fBnoai\\fR or \\fBnoimageai\\fR (bare, or
             for \\fBsdfetch\\fR or \\fB*\\fR) is not stored: it fails as \\fBopted\\-out\\fR, is recorded like a
@@ -85,7 +92,10 @@ enum ManPage {
             applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
             is decoded at the smallest DCT scale covering SIZE; the resampler is Lanczos\\-3. An image that
             cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
-            \\fBtoo\\-many\\-pixels\\fR.
+            \\fBtoo\\-many\\-pixels\\fR. With \\fB\\-o\\fR \\fIFILE\\fR, the copy's format is the one FILE's
+            extension names (\\fI.jpg\\fR, \\fI.png\\fR, \\fI.webp\\fR); another image extension (\\fI.gif\\fR), or
+            one that disagrees with \\fB\\-\\-resize\\-format\\fR, is a usage error. Without \\fB\\-o\\fR,
+            \\fB\\-\\-resize\\fR resizes nothing and says so.
             .PP
             \\fBsdfetch \\-o thumbs \\-\\-resize 256 \\-\\-resize\\-mode crop \\-\\-resize\\-format webp urls.txt\\fR
             .SH SIGNED URLS
@@ -139,7 +149,10 @@ enum ManPage {
             .SH CONFIGURATION
             Options may be set in \\fI$XDG_CONFIG_HOME/sdfetch/config\\fR (else \\fI~/.config/sdfetch/config\\fR),
             or in the file named by \\fB\\-\\-config\\fR; \\fB\\-\\-no\\-config\\fR reads none. Each line is
-            \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false; \\fB#\\fR starts a comment.
+            \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false. A \\fB#\\fR
+            at the start of a line or after a space or tab starts a comment, on every line
+            (\\fBkey\\-ignore\\-query = X\\-Amz\\-*   # S3\\fR); a value with a space before a \\fB#\\fR
+            goes in double quotes.
             Options given on the command line win. One file serves every command, so \\fBfetch\\fR and
             \\fBclean\\fR share one \\fBmax\\-age\\fR. A config file owned by another user (other than root),
             writable by every user, or not a regular file is refused: it could turn off certificate checks.

@@ -69,8 +69,12 @@ struct HostReport {
         }
         let slow = slowHosts.filter { $0.transfers >= Self.slowMinimum }.prefix(Self.slowListed)
         if !slow.isEmpty {
-            let names = slow.map { "\(Escaping.terminal($0.host)) (\($0.transfers) answers, \(DecimalText.fixed($0.averageSeconds, places: 1)) s each)" }
-            text += "sdfetch: slow host\(slow.count == 1 ? "" : "s"): \(names.joined(separator: ", "))\n"
+            // Plain words: each host, how long its answers took, and of how many.
+            for host in slow {
+                text += "sdfetch: slow host: \(Escaping.terminal(host.host)) took "
+                    + "\(DecimalText.fixed(host.averageSeconds, places: 1)) s on average for each of "
+                    + "\(host.transfers) answers\n"
+            }
         }
         return text
     }

@@ -12,9 +12,4 @@ enum HumanReadable {
         let tail = DecimalText.twoDigits(secs)
         return hours > 0 ? "\(hours):" + DecimalText.twoDigits(minutes) + ":" + tail : "\(minutes):" + tail
     }
-
-    /// Seconds with one decimal: `4.2`.
-    static func seconds(_ duration: Duration) -> String {
-        DecimalText.fixed(duration.timeInterval, places: 1)
-    }
 }

@@ -37,10 +37,7 @@ struct OutputDelivery: ResultDelivery {
                 return try cache.openImage(for: key)
             }
         } catch {
-            result.status = .failed
-            result.failure = FetchFailure(.io, error.detail)
-            result.path = nil
-            result.entryWasRemoved = error.isEntryGone
+            result.failDelivery(FetchFailure(.io, error.detail), entryWasRemoved: error.isEntryGone)
         }
     }
 
@@ -49,25 +46,35 @@ struct OutputDelivery: ResultDelivery {
     private func placeResized(
         _ key: URLKey, _ resizer: ImageResizer, on resizes: BlockingPool, held: HeldImage?, result: inout FetchResult
     ) async throws(OutputError) -> String? {
-        let original: [UInt8]
-        do throws(CachedImage.Unreadable) {
-            // A file held since its check (a 304's, a pinned hit's) is the one to resize.
-            if let image = held?.opened() {
-                original = try image.readAll()
-            } else {
-                original = try cache.openImage(for: key).readAll()
-            }
-        } catch {
-            throw OutputError(detail: error.detail, isEntryGone: error.isGone)
-        }
+        let original = try Self.original(of: key, held: held, in: cache)
         switch await resizes.run({ resizer.resize(original) }) {
         case .success(let copy):
             return try placer.write(
                 copy.bytes, at: fixedName ?? placer.template.render(key, format: copy.format.imageFormat))
         case .failure(let failure):
-            result.status = .failed
-            result.failure = failure
+            result.failDelivery(failure)
             return nil
         }
+    }
+
+    /// The cached original's bytes: the file held since its check (a 304's, a pinned
+    /// hit's) when there is one, else the entry opened now.
+    static func original(of key: URLKey, held: HeldImage?, in cache: DiskCache) throws(OutputError) -> [UInt8] {
+        do throws(CachedImage.Unreadable) {
+            if let image = held?.opened() { return try image.readAll() }
+            return try cache.openImage(for: key).readAll()
+        } catch {
+            throw OutputError(detail: error.detail, isEntryGone: error.isGone)
+        }
+    }
+}
+
+extension FetchResult {
+    /// A success whose delivery failed: `failed` with `failure`, no path.
+    mutating func failDelivery(_ failure: FetchFailure, entryWasRemoved: Bool = false) {
+        status = .failed
+        self.failure = failure
+        path = nil
+        self.entryWasRemoved = entryWasRemoved
     }
 }

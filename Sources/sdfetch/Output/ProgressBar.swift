@@ -1,3 +1,4 @@
+import Glibc
 import SDFetchCore
 
 /// Renders one progress line from a ``RunProgress/Snapshot``, fitted to the terminal width.
@@ -7,12 +8,17 @@ import SDFetchCore
 ///
 ///     [=======>        ] 41%  412/1000  9 failed  3.2/~7.9 MiB  1.1 MiB/s  ETA 0:04
 ///
-/// and a wider terminal adds, in this order, hosts down, what is in flight, and the
-/// downloaded, cached, skipped and invalid counts. When the line is too narrow, parts go
-/// least useful first: invalid, skipped, cached, downloaded and in flight, before the
-/// graphic shrinks below its full size; then hosts down, the rate, the bytes, the failures
-/// and the percentage, while it keeps 10 columns; never the count and the ETA. The graphic
-/// goes only when even those need its room: a wrapped line could not be redrawn with `\r`.
+/// and a wider terminal adds, in this order, hosts down, the transfers in flight (under way
+/// on a connection) and the URLs queued behind them, and the downloaded, cached, skipped and
+/// invalid counts. When the line is too narrow, parts go least useful first: invalid,
+/// skipped, cached, downloaded, queued and in flight, before the graphic shrinks below its
+/// full size; then hosts down, the rate, the bytes, the failures and the percentage, while
+/// it keeps 10 columns; never the count and the ETA. The graphic goes only when even those
+/// need its room: a wrapped line could not be redrawn with `\r`.
+///
+/// What is drawn holds still: the fill never goes back (an estimate that grows its total
+/// would take it back), the ETA moves smoothly (``smoothedETA``), and the graphic keeps its
+/// width while the terminal does, only ever giving columns to numbers that grew.
 struct ProgressBar {
     let terminal: Terminal
     /// Recent (time, bytes, done) samples for the rate and the ETA, newest last. Seeded with
@@ -22,6 +28,15 @@ struct ProgressBar {
     private var lastDone: (at: Duration, done: Int) = (.zero, 0)
     /// How far back the rate looks, smoothing bursts without hiding a stall.
     private static let window = Duration.seconds(5)
+    /// The largest fraction drawn so far: the fill and the percentage never fall below it.
+    private var fractionDrawn = 0.0
+    /// The ETA drawn last and when, for ``smoothedETA(_:elapsed:)``.
+    private var etaDrawn: (at: Duration, seconds: Double)?
+    /// The graphic's columns and the terminal width they were chosen for.
+    private var graphicDrawn: (width: Int, columns: Int)?
+    /// How quickly the drawn ETA follows the estimate: about two thirds of the way in this
+    /// long, so one burst or pause moves it by a little, a lasting change fully.
+    private static let etaLag = 3.0
 
     init(terminal: Terminal) {
         self.terminal = terminal
@@ -42,7 +57,7 @@ struct ProgressBar {
 
     /// The line for `snapshot` at `elapsed`, at most `width - 1` columns, from the samples
     /// taken so far: a redraw between ticks (after result lines) shows fresh counts.
-    func line(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String {
+    mutating func line(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String {
         let oldest = samples[0]
         let span = max((elapsed - oldest.at).timeInterval, 0.001)
         let byteRate = Double(max(0, snapshot.bytes - oldest.bytes)) / span
@@ -52,11 +67,17 @@ struct ProgressBar {
             sinceLastDone: snapshot.done != lastDone.done ? .zero : elapsed - lastDone.at)
 
         var eta = "ETA --:--"
-        if snapshot.isTotalKnown, let seconds = estimate.secondsLeft {
+        if snapshot.isTotalKnown, let seconds = smoothedETA(estimate, elapsed: elapsed) {
             eta = "ETA " + HumanReadable.clock(seconds: seconds)
         }
+        if snapshot.isTotalKnown { fractionDrawn = max(fractionDrawn, estimate.fraction) }
+        let fraction = snapshot.isTotalKnown ? fractionDrawn : estimate.fraction
         let count = "\(snapshot.done)/\(snapshot.total)" + (snapshot.isTotalKnown ? "" : "+")
-        let percent = snapshot.isTotalKnown ? "\(Int((estimate.fraction * 100).rounded(.down)))%" : nil
+        let percent = snapshot.isTotalKnown ? "\(Int((fraction * 100).rounded(.down)))%" : nil
+        // Under way on a connection; the rest of the URLs on the network wait for a lane,
+        // a connection or a retry.
+        let underWay = min(snapshot.inFlight, snapshot.awaitingResponses + snapshot.bodiesUnderWay)
+        let queued = snapshot.inFlight - underWay
         // (text, colour, rank): shown in this order, dropped by rank, highest first.
         var parts: [Part] = [
             Part(percent, nil, rank: 3),
@@ -66,11 +87,12 @@ struct ProgressBar {
             Part(HumanReadable.bytes(Int64(byteRate)) + "/s", nil, rank: 6),
             Part(eta, nil, rank: 0),
             Part(hostsDown > 0 ? "\(hostsDown) host\(hostsDown == 1 ? "" : "s") down" : nil, .red, rank: 7),
-            Part(snapshot.inFlight > 0 ? "\(snapshot.inFlight) in flight" : nil, nil, rank: Self.optionalRank),
-            Part("\(snapshot.downloaded) downloaded", .green, rank: 10),
-            Part(snapshot.cached > 0 ? "\(snapshot.cached) cached" : nil, .cyan, rank: 11),
-            Part(snapshot.skipped > 0 ? "\(snapshot.skipped) skipped" : nil, .red, rank: 12),
-            Part(snapshot.invalid > 0 ? "\(snapshot.invalid) invalid" : nil, .red, rank: 13),
+            Part(underWay > 0 ? "\(underWay) in flight" : nil, nil, rank: Self.optionalRank),
+            Part(queued > 0 ? "\(queued) queued" : nil, nil, rank: 10),
+            Part("\(snapshot.downloaded) downloaded", .green, rank: 11),
+            Part(snapshot.cached > 0 ? "\(snapshot.cached) cached" : nil, .cyan, rank: 12),
+            Part(snapshot.skipped > 0 ? "\(snapshot.skipped) skipped" : nil, .red, rank: 13),
+            Part(snapshot.invalid > 0 ? "\(snapshot.invalid) invalid" : nil, .red, rank: 14),
         ].filter { !$0.text.isEmpty }
         let limit = max(10, width - 1)
         // The optional counts give way to a full-size graphic; the rest only to its 10 columns.
@@ -80,16 +102,41 @@ struct ProgressBar {
         Self.drop(from: &parts, above: 0, toFit: limit - minimumGraphic - 2)
         var line = parts.map { part in part.colour.map { terminal.paint(part.text, $0) } ?? part.text }
             .joined(separator: "  ")
-        // A fixed share of the width when there is room, so the bar does not jitter as the
-        // numbers grow; else what is left, down to 10.
-        let graphicWidth = min(preferredGraphic, limit - Self.plainWidth(parts) - 2)
+        // A fixed share of the width when there is room, else what is left, down to 10; and
+        // never wider than it was at this terminal width, so it does not jitter as numbers
+        // grow and shrink (a rate, an ETA).
+        var graphicWidth = min(preferredGraphic, limit - Self.plainWidth(parts) - 2)
+        if let drawn = graphicDrawn, drawn.width == width { graphicWidth = min(graphicWidth, drawn.columns) }
         if graphicWidth >= minimumGraphic {
+            graphicDrawn = (width, graphicWidth)
             let graphic = Self.graphicBar(
-                fraction: estimate.fraction, known: snapshot.isTotalKnown && snapshot.total > 0,
+                fraction: fraction, known: snapshot.isTotalKnown && snapshot.total > 0,
                 width: graphicWidth - 2)
             line = "[" + graphic + "] " + line
         }
         return line
+    }
+
+    /// The ETA to draw: the estimate's, followed gradually. Between draws the one before
+    /// counts down by the time gone; it then moves toward the new estimate by a share that
+    /// grows with that time (``etaLag``). A lower bound the estimate knows for certain (the
+    /// connects' timeouts) holds at once. Nil while the estimate has none.
+    private mutating func smoothedETA(_ estimate: ProgressEstimate, elapsed: Duration) -> Double? {
+        guard let target = estimate.secondsLeft else {
+            etaDrawn = nil
+            return nil
+        }
+        var seconds = target
+        if let drawn = etaDrawn, elapsed > drawn.at {
+            let gone = (elapsed - drawn.at).timeInterval
+            let counted = max(0, drawn.seconds - gone)
+            seconds = counted + (target - counted) * (1 - exp(-gone / Self.etaLag))
+        } else if let drawn = etaDrawn {
+            seconds = drawn.seconds  // a redraw at the same instant
+        }
+        seconds = max(seconds, estimate.certainSeconds ?? 0)
+        etaDrawn = (elapsed, seconds)
+        return seconds
     }
 
     /// `3.2 MiB`, or with the run's total: `3.2/~7.9 MiB` (`~`: partly estimated from the

@@ -19,6 +19,9 @@ struct ProgressEstimate: Equatable {
     var isExact = false
     /// Seconds left; nil while no rate says anything.
     var secondsLeft: Double?
+    /// The part of ``secondsLeft`` that is no guess: the time to the last timeout of the
+    /// connects the run's end waits for. Nil when nothing holds the end that way.
+    var certainSeconds: Double?
 
     /// A URL counts as finished "a while" ago past this: longer than a loopback or LAN
     /// answer takes, far shorter than a connect timeout.
@@ -67,6 +70,7 @@ struct ProgressEstimate: Equatable {
             snapshot.awaitingResponses > 0, sinceLastDone >= Self.stallAfter
         {
             seconds = max(seconds ?? 0, wait.timeInterval)
+            certainSeconds = wait.timeInterval
         }
         secondsLeft = seconds
     }

@@ -36,6 +36,31 @@ struct ConfigFileTests {
         #expect(fetch.options.userAgent == "bot 1.0")
     }
 
+    @Test("a # after a space ends the value of every option; one inside a word or in quotes stays")
+    func trailingComments() throws {
+        let environment = try environment(
+            config: """
+                key-ignore-query = X-Amz-*          # S3 presigned
+                key-ignore-query = Sig#1\t# a glob with a # inside
+                max-age = 2d   # two days
+                refresh = true # a switch
+                user-agent = bot#1
+                proxy = "http://proxy:3128" # quoted
+
+                """)
+        let fetch = try #require(try parse(["list.txt"], environment) as? FetchCommand)
+        #expect(fetch.options.keyQueryFilter.patterns == ["X-Amz-*", "Sig#1"])
+        #expect(fetch.options.maxAge == .seconds(2 * 86400))
+        #expect(fetch.options.refresh)
+        #expect(fetch.options.userAgent == "bot#1")
+        #expect(fetch.options.connection.proxy == "http://proxy:3128")
+        let quoted = try self.environment(config: "user-agent = \"bot #1\"  # a # inside quotes stays\n")
+        #expect((try #require(try parse(["list.txt"], quoted) as? FetchCommand)).options.userAgent == "bot #1")
+        // Not after a space: part of the value, which is then no number.
+        let glued = try self.environment(config: "concurrency = 12# twelve\n")
+        #expect(throws: UsageError.self) { try parse(["list.txt"], glued) }
+    }
+
     @Test("fetch and clean share one max-age, and options of the other command are left to it")
     func sharedAcrossCommands() throws {
         let environment = try environment(config: "max-age = 3h\nconcurrency = 4\ndry-run = yes\n")

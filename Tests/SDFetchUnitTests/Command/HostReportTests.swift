@@ -15,6 +15,14 @@ struct HostReportTests {
         #expect(mostlyUnresolved.contains("most URLs failed because their host names do not resolve (8 of 10)"))
     }
 
+    @Test("a slow host is named in plain words: how long its answers took, and how many")
+    func slowHostInPlainWords() {
+        var report = HostReport()
+        report.slowHosts = [SlowHost(host: "img.example.org", transfers: 32, nanoseconds: 112_000_000_000)]
+        #expect(
+            report.closingText == "sdfetch: slow host: img.example.org took 3.5 s on average for each of 32 answers\n")
+    }
+
     /// The consumer's closing text after `downloaded` successes and `unresolved` `dns` failures.
     private func closingText(downloaded: Int, unresolved: Int) async throws -> String {
         var results: [FetchResult] = []

@@ -140,7 +140,86 @@ struct RenderingTests {
                 #expect(line.contains("57 hosts down") && line.firstIndex(of: "]") == line.index(line.startIndex, offsetBy: 29), "\(line)")
             }
         }
-        #expect(bar.line(snapshot, elapsed: .seconds(10), width: 200, hostsDown: 57).contains("256 in flight"))
+        snapshot.awaitingResponses = 2
+        snapshot.bodiesUnderWay = 4
+        let wide = bar.line(snapshot, elapsed: .seconds(10), width: 200, hostsDown: 57)
+        #expect(wide.contains("6 in flight  250 queued"), "\(wide)")
+    }
+
+    /// A bar on a terminal that always draws one, and a snapshot of a known `total` of which
+    /// `done` were downloaded, bringing `bytes`.
+    private static func bar(total: Int, done: Int = 0, bytes: Int64 = 0) -> (ProgressBar, RunProgress.Snapshot) {
+        let terminal = Terminal(environment: .detached(), progress: .always, quiet: false)
+        let snapshot = RunProgress.Snapshot(
+            total: total, done: done, downloaded: done, cached: 0, failed: 0, bytes: bytes, pendingBytes: 0,
+            isTotalKnown: true)
+        return (ProgressBar(terminal: terminal), snapshot)
+    }
+
+    @Test("in flight counts transfers under way on a connection; URLs waiting for a lane are queued")
+    func inFlightIsUnderWay() {
+        var (bar, snapshot) = Self.bar(total: 100, done: 10, bytes: 1 << 20)
+        snapshot.inFlight = 41
+        snapshot.awaitingResponses = 2
+        snapshot.bodiesUnderWay = 4
+        let line = bar.render(snapshot, elapsed: .seconds(1), width: 160)
+        #expect(line.contains("6 in flight") && line.contains("35 queued") && !line.contains("41"), "\(line)")
+        snapshot.inFlight = 6
+        #expect(!bar.render(snapshot, elapsed: .seconds(2), width: 160).contains("queued"))
+    }
+
+    @Test("the fill and the percentage never fall, even when the estimated total grows")
+    func fractionNeverFalls() {
+        var (bar, snapshot) = Self.bar(total: 10, done: 2, bytes: 2 << 20)
+        snapshot.lookedUp = 10
+        snapshot.networkStarted = 10
+        snapshot.bodies = 2
+        snapshot.bodyBytes = 2 << 20
+        let before = bar.render(snapshot, elapsed: .seconds(1), width: 120)
+        #expect(before.contains("] 20%"), "\(before)")
+        // A huge body is announced: by bytes the run is now less far along than it was.
+        snapshot.bodies = 3
+        snapshot.bodyBytes = 12 << 20
+        snapshot.bodiesUnderWay = 1
+        snapshot.pendingBytes = 10 << 20
+        snapshot.inFlight = 1
+        let after = bar.render(snapshot, elapsed: .seconds(2), width: 120)
+        #expect(after.contains("] 20%"), "\(after)")
+        #expect(before.prefix { $0 != "]" } == after.prefix { $0 != "]" }, "the fill holds:\n\(before)\n\(after)")
+    }
+
+    @Test("the ETA follows a jump in the estimate gradually, and counts down between draws")
+    func etaIsSmoothed() throws {
+        var (bar, snapshot) = Self.bar(total: 100)
+        _ = bar.render(snapshot, elapsed: .zero, width: 120)
+        snapshot.done = 50
+        snapshot.downloaded = 50
+        #expect(bar.render(snapshot, elapsed: .seconds(5), width: 120).contains("ETA 0:05"))
+        // The next second brings 5 more: at 5 a second the raw estimate is 0:09 for the 45 left.
+        snapshot.done = 55
+        snapshot.downloaded = 55
+        let line = bar.render(snapshot, elapsed: .seconds(6), width: 120)
+        let eta = try #require(line.range(of: "ETA 0:0")).upperBound
+        let seconds = try #require(Int(String(line[eta])))
+        #expect((5...7).contains(seconds), "moves from 0:04 toward 0:09 by a part, not at once: \(line)")
+    }
+
+    @Test("the graphic keeps its width as the numbers beside it grow and shrink")
+    func steadyGraphic() {
+        var (bar, snapshot) = Self.bar(total: 100_000)
+        var widths: [Int] = []
+        for step in 1...8 {
+            snapshot.done = step * 9_000
+            snapshot.downloaded = snapshot.done
+            snapshot.failed = step % 2 == 0 ? 0 : step * 1_111
+            snapshot.bytes = Int64(step % 3 == 0 ? 900 : 90_000_000) * Int64(step)
+            let line = bar.render(snapshot, elapsed: .seconds(step), width: 80)
+            #expect(line.count < 80, "\(line)")
+            widths.append(line.distance(from: line.startIndex, to: line.firstIndex(of: "]") ?? line.startIndex))
+        }
+        // It may give columns to numbers that grew, never take them back and forth.
+        #expect(zip(widths, widths.dropFirst()).allSatisfy { $0 >= $1 }, "\(widths)")
+        #expect(Set(widths).count <= 2, "\(widths)")
     }
 
     @Test("failed counts failures only: invalid lines and skipped URLs are counted apart")

@@ -1,5 +1,4 @@
 internal import CSDFetchShims
-import Crypto
 import FoundationEssentials
 import Glibc
 
