@@ -48,10 +48,12 @@ INTEGRATION = ^(SDFetchCoreTests|sdfetchTests)\.
 STRESS = ^SDFetchStressTests\.
 
 # Integration suites that assert how long something took (a signal's exit, a --max-time, a
-# pool kept free): beside the others on two cores their clocks measure the machine, not
-# sdfetch, so they run after them, one test at a time.
-TIMED_SUITES = BlockedOutputSignalTests BlockingWorkTests FetchCommandTests FetchesInFlightTests \
-	HostileResponseTests LoopThreadsTests StreamingInputTests TransportTests
+# pool kept free, a first request made while the input is still open, a redraw): beside the others on
+# two cores their clocks measure the machine, not sdfetch, so they run after them, one test
+# at a time.
+TIMED_SUITES = BlockedOutputSignalTests BlockingWorkTests DeduplicationTests FetchCommandTests \
+	FetchesInFlightTests GettingStartedTests HostileResponseTests LoopThreadsTests ProgressTerminalTests \
+	StreamingInputTests TransportTests
 space := $(subst ,, )
 TIMED = ^(SDFetchCoreTests|sdfetchTests)\.($(subst $(space),|,$(strip $(TIMED_SUITES))))/
 
