@@ -41,6 +41,7 @@ extension CurlTransfer {
             lastModified: head.lastModified, retryAfter: head.retryAfter)
         response.spilled = body.spilled
         response.optsOut = head.optsOut
+        if overflow == nil, let failure { response.isRefusal = isRefusal(code, failure) }
         if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
             response.declaredSHA256 = head.digestSHA256
         }
@@ -59,6 +60,16 @@ extension CurlTransfer {
             }
         }
         return response
+    }
+
+    /// Whether `failure`, from curl's `code`, says the host turned the connection away:
+    /// refused, reset or closed before any answer byte (`connect`), or a handshake the
+    /// server broke off (`CURLE_SSL_CONNECT_ERROR`; a certificate that fails the check is
+    /// `CURLE_PEER_FAILED_VERIFICATION`, which a user's `--cacert` may mend, so not this).
+    /// Never through a proxy, whose refusals are its own and would take every host away.
+    private func isRefusal(_ code: CURLcode, _ failure: FetchFailure) -> Bool {
+        guard !receivedBytes, request.connection.proxy == nil, !HostProbes.proxyInEnvironment else { return false }
+        return failure.kind == .connect || (failure.kind == .tls && code == CURLE_SSL_CONNECT_ERROR)
     }
 
     /// A body that could not be written to its spill file (a full disk): this machine's fault.
