@@ -27,7 +27,7 @@ import Synchronization
 /// run only. A host that turns connections away is not given up for it in the run (each
 /// refusal is quick, and `--host-failures` counts them), but a re-run would retry each of
 /// its URLs after the backoff's waits, and a re-run over a warm cache has nothing else to
-/// do meanwhile (`Scripts/bench.d/README.md`, "A warm re-run").
+/// do meanwhile (`Scripts/bench.d/README.md`, "A warm re-run, and CPU per URL").
 ///
 /// The ``CurlEngine`` loop records every outcome and consults it just before starting a
 /// transfer (so requests queued behind the failures do not dial); the fetcher's retry
