@@ -121,16 +121,32 @@ struct HostDownMemoryTests {
 
         // The default backoff (0.5 s, then 1 s): a retry would show as a `-v` note.
         let notes = Mutex<[FetchNote]>([])
-        let rerun = Fetcher(options: FetchOptions(), cache: try cache(), notes: { note in notes.withLock { $0.append(note) } })
+        let rerun = Fetcher(
+            options: FetchOptions(), cache: try cache(), notes: { note in notes.withLock { $0.append(note) } })
         TestScope.onExit { await rerun.shutdown() }
         for url in urls {
             let result = try await rerun.fetch(url: url)
             #expect(result.failure?.kind == .hostDown)
             #expect(result.failure?.hostCause == .connect)
-            #expect(result.failure?.detail.contains("turned away 6 connections") == true, "\(String(describing: result.failure))")
+            let detail = result.failure?.detail ?? ""
+            #expect(detail.contains("turned away 6 connections"), "\(detail)")
         }
         #expect(closing.connections == dialled)
         #expect(notes.withLock { $0 }.isEmpty)
+    }
+
+    @Test("a port that refuses connections is remembered as its host turning them away")
+    func refusedPortIsRemembered() async throws {
+        let gone = try await RawResponseServer([])
+        let url = gone.url("/a.png")
+        try await gone.shutdown()
+        let fetcher = try Fetcher.forTesting(in: directory)
+        #expect(try await fetcher.fetch(url: url).failure?.kind == .connect)
+        await fetcher.shutdown()
+
+        let records = HostDownMemory(cache: try cache()).active(now: Date(), within: .seconds(3600))
+        #expect(records.map(\.host) == ["http://127.0.0.1:\(gone.port)"])
+        #expect(records.map(\.kind) == [.connect])
     }
 
     @Test("a record's cause is kept to 512 bytes; a longer one in a file is no record; 10,000 are read")

@@ -66,9 +66,16 @@ extension CurlTransfer {
     /// refused, reset or closed before any answer byte (`connect`), or a handshake the
     /// server broke off (`CURLE_SSL_CONNECT_ERROR`; a certificate that fails the check is
     /// `CURLE_PEER_FAILED_VERIFICATION`, which a user's `--cacert` may mend, so not this).
-    /// Never through a proxy, whose refusals are its own and would take every host away.
+    /// Never through a proxy, whose refusals are its own and would take every host away;
+    /// a connect that failed otherwise than refused (no route: this machine's network) is
+    /// not the host's answer either.
     private func isRefusal(_ code: CURLcode, _ failure: FetchFailure) -> Bool {
         guard !receivedBytes, request.connection.proxy == nil, !HostProbes.proxyInEnvironment else { return false }
+        if code == CURLE_COULDNT_CONNECT {
+            var osError = 0
+            _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
+            return osError == Int(ECONNREFUSED)
+        }
         return failure.kind == .connect || (failure.kind == .tls && code == CURLE_SSL_CONNECT_ERROR)
     }
 
