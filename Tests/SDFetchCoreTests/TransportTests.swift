@@ -50,16 +50,23 @@ struct TransportTests {
         #expect(server.connectionsAccepted == 1)
     }
 
-    @Test("with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
-    func busyRunClosesConnectionsNothingWaitsFor() async throws {
+    /// A host whose `/slow.png` answers after 4 s (two of them hold two slots of `-j 4`), and
+    /// `count` hosts whose `/a.png` answers at once.
+    private func busyAndQuickHosts(_ count: Int) async throws -> (busy: LoopbackServer, quick: [LoopbackServer]) {
         let busy = try await LoopbackServer()
         busy.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(4)))
-        var hosts: [LoopbackServer] = []
-        for _ in 0..<4 {
+        var quick: [LoopbackServer] = []
+        for _ in 0..<count {
             let server = try await LoopbackServer()
             server.route("/a.png", .ok(SampleImages.png()))
-            hosts.append(server)
+            quick.append(server)
         }
+        return (busy, quick)
+    }
+
+    @Test("with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
+    func busyRunClosesConnectionsNothingWaitsFor() async throws {
+        let (busy, hosts) = try await busyAndQuickHosts(4)
         let other = hosts[0]
         let engine = CurlEngine.scoped(maxTransfers: 4)
 
@@ -88,14 +95,7 @@ struct TransportTests {
         "under the same pressure an HTTPS connection is kept: a new one would cost a TLS handshake",
         .enabled(if: LocalNginx.isAvailable, "nginx or openssl is not installed, so no local HTTPS server"))
     func busyRunKeepsHTTPSConnections() async throws {
-        let busy = try await LoopbackServer()
-        busy.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(4)))
-        var hosts: [LoopbackServer] = []
-        for _ in 0..<3 {
-            let server = try await LoopbackServer()
-            server.route("/a.png", .ok(SampleImages.png()))
-            hosts.append(server)
-        }
+        let (busy, hosts) = try await busyAndQuickHosts(3)
         let nginx = try await LocalNginx.start(directory: directory.appending("nginx"))
         try nginx.serve(SampleImages.png(), as: "a.png")
         var secure = TransferRequest(url: nginx.url("a.png"))
