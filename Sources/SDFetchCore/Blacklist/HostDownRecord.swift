@@ -5,8 +5,8 @@ import FoundationEssentials
 ///
 /// On disk (`hosts/<digest>`, see ``LineRecord``), in this order: `sdfetch-host-down 2`, the
 /// origin (``URLKey/origin``), the record time (ns since 1970), the kind of the failure that
-/// ended it (`dns`, `timeout` or `connect`), its cause, `end`. The file's mtime mirrors the record time,
-/// so `clean` finds old records with `stat` alone.
+/// ended it (`dns`, `timeout` or `connect`), its cause, `end`. The file's mtime mirrors the
+/// record time, so `clean` finds old records with `stat` alone.
 public struct HostDownRecord: Sendable, Equatable {
     /// The origin, `scheme://host` or `scheme://host:port`.
     public var host: String
