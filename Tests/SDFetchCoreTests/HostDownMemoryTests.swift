@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SDFetchCore
 import SDFetchTestSupport
+import Synchronization
 import Testing
 
 /// `hosts/` in the cache directory (OnDiskFormat, "Host-down records"): what one run found
@@ -24,8 +25,8 @@ struct HostDownMemoryTests {
             [
                 DownHost(host: "gone.test", kind: .dns, cause: "its name does not resolve (x)"),
                 DownHost(host: "silent.test:8080", kind: .timeout, cause: "no answer"),
-                // Refused connections cost a re-run nothing: not remembered.
-                DownHost(host: "refused.test", kind: .connect, cause: "refused"),
+                // A certificate that fails the check may be mended by `--cacert`: not remembered.
+                DownHost(host: "untrusted.test", kind: .tls, cause: "certificate"),
             ], at: now.addingTimeInterval(-600))
 
         let active = memory.active(now: now, within: .seconds(3600)).sorted { $0.host < $1.host }
@@ -105,6 +106,47 @@ struct HostDownMemoryTests {
         let result = try await retrying.fetch(url: urls[0])
         #expect(result.failure?.kind == .timeout)
         #expect(silent.connections == 1)
+    }
+
+    @Test("a host that turned every connection away is remembered: a re-run neither dials it nor waits to retry")
+    func refusingHostIsRemembered() async throws {
+        // Reads each request, then closes without a byte: curl's "empty reply", `connect`.
+        let closing = try await RawResponseServer([])
+        let urls = (0..<2).map { closing.url("/\($0).png") }
+        let first = try Fetcher.forTesting(in: directory)
+        for url in urls { #expect(try await first.fetch(url: url).failure?.kind == .connect) }
+        await first.shutdown()
+        let dialled = closing.connections
+        #expect(dialled == 6, "two URLs, three tries each")
+
+        // The default backoff (0.5 s, then 1 s): a retry would show as a `-v` note.
+        let notes = Mutex<[FetchNote]>([])
+        let rerun = Fetcher(
+            options: FetchOptions(), cache: try cache(), notes: { note in notes.withLock { $0.append(note) } })
+        TestScope.onExit { await rerun.shutdown() }
+        for url in urls {
+            let result = try await rerun.fetch(url: url)
+            #expect(result.failure?.kind == .hostDown)
+            #expect(result.failure?.hostCause == .connect)
+            let detail = result.failure?.detail ?? ""
+            #expect(detail.contains("turned away 6 connections"), "\(detail)")
+        }
+        #expect(closing.connections == dialled)
+        #expect(notes.withLock { $0 }.isEmpty)
+    }
+
+    @Test("a port that refuses connections is remembered as its host turning them away")
+    func refusedPortIsRemembered() async throws {
+        let gone = try await RawResponseServer([])
+        let url = gone.url("/a.png")
+        try await gone.shutdown()
+        let fetcher = try Fetcher.forTesting(in: directory)
+        #expect(try await fetcher.fetch(url: url).failure?.kind == .connect)
+        await fetcher.shutdown()
+
+        let records = HostDownMemory(cache: try cache()).active(now: Date(), within: .seconds(3600))
+        #expect(records.map(\.host) == ["http://127.0.0.1:\(gone.port)"])
+        #expect(records.map(\.kind) == [.connect])
     }
 
     @Test("a record's cause is kept to 512 bytes; a longer one in a file is no record; 10,000 are read")

@@ -50,16 +50,23 @@ struct TransportTests {
         #expect(server.connectionsAccepted == 1)
     }
 
-    @Test("with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
-    func busyRunClosesConnectionsNothingWaitsFor() async throws {
+    /// A host whose `/slow.png` answers after 4 s (two of them hold two slots of `-j 4`), and
+    /// `count` hosts whose `/a.png` answers at once.
+    private func busyAndQuickHosts(_ count: Int) async throws -> (busy: LoopbackServer, quick: [LoopbackServer]) {
         let busy = try await LoopbackServer()
         busy.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .seconds(4)))
-        var hosts: [LoopbackServer] = []
-        for _ in 0..<4 {
+        var quick: [LoopbackServer] = []
+        for _ in 0..<count {
             let server = try await LoopbackServer()
             server.route("/a.png", .ok(SampleImages.png()))
-            hosts.append(server)
+            quick.append(server)
         }
+        return (busy, quick)
+    }
+
+    @Test("with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
+    func busyRunClosesConnectionsNothingWaitsFor() async throws {
+        let (busy, hosts) = try await busyAndQuickHosts(4)
         let other = hosts[0]
         let engine = CurlEngine.scoped(maxTransfers: 4)
 
@@ -82,6 +89,35 @@ struct TransportTests {
         #expect(await slowToo.failure == nil)
         #expect(other.requests(for: "/a.png") == 6)
         #expect(other.connectionsAccepted == 3)
+    }
+
+    @Test(
+        "under the same pressure an HTTPS connection is kept: a new one would cost a TLS handshake",
+        .enabled(if: LocalNginx.isAvailable, "nginx or openssl is not installed, so no local HTTPS server"))
+    func busyRunKeepsHTTPSConnections() async throws {
+        let (busy, hosts) = try await busyAndQuickHosts(3)
+        let nginx = try await LocalNginx.start(directory: directory.appending("nginx"))
+        try nginx.serve(SampleImages.png(), as: "a.png")
+        var secure = TransferRequest(url: nginx.url("a.png"))
+        secure.connection = ConnectionOptions(caCertificateFile: nginx.caFile)
+        let engine = CurlEngine.scoped(maxTransfers: 4)
+        for server in hosts {
+            #expect(await engine.perform(TransferRequest(url: server.url("/a.png"))).failure == nil)
+        }
+        #expect(await engine.perform(secure).failure == nil)
+
+        // As above: two of four slots taken, four idle connections beside them.
+        async let slow = engine.perform(TransferRequest(url: busy.url("/slow.png")))
+        async let slowToo = engine.perform(TransferRequest(url: busy.url("/slow.png")))
+        let deadline = ContinuousClock.now + .seconds(3)
+        while busy.totalRequests < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(busy.totalRequests == 2)
+        for _ in 0..<3 { #expect(await engine.perform(secure).failure == nil) }
+        #expect(await slow.failure == nil)
+        #expect(await slowToo.failure == nil)
+        let logged = nginx.loggedRequests
+        #expect(logged.count == 4)
+        #expect(Set(logged.map(\.connection)).count == 1, "\(logged)")
     }
 
     // MARK: - Headers

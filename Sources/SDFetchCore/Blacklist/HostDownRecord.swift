@@ -5,13 +5,14 @@ import FoundationEssentials
 ///
 /// On disk (`hosts/<digest>`, see ``LineRecord``), in this order: `sdfetch-host-down 2`, the
 /// origin (``URLKey/origin``), the record time (ns since 1970), the kind of the failure that
-/// ended it (`dns` or `timeout`), its cause, `end`. The file's mtime mirrors the record time,
-/// so `clean` finds old records with `stat` alone.
+/// ended it (`dns`, `timeout` or `connect`), its cause, `end`. The file's mtime mirrors the
+/// record time, so `clean` finds old records with `stat` alone.
 public struct HostDownRecord: Sendable, Equatable {
     /// The origin, `scheme://host` or `scheme://host:port`.
     public var host: String
-    /// `dns` (its name does not resolve) or `timeout` (no connection, or no answer, within
-    /// the timeout): the failures that cost a re-run a wait; a refused connection does not.
+    /// `dns` (its name does not resolve), `timeout` (no connection, or no answer, within
+    /// the timeout) or `connect` (it turned connections away and answered nothing): the
+    /// failures that cost a re-run a wait, a timeout's or the retries' backoff.
     public var kind: FetchFailure.Kind
     /// Lower-case, as ``DownHost/cause``: "its name does not resolve (...)".
     public var cause: String
@@ -24,9 +25,10 @@ public struct HostDownRecord: Sendable, Equatable {
         self.recordedAt = recordedAt
     }
 
-    /// Whether a host given up for `kind` is worth remembering: only what costs a wait.
+    /// Whether a host found down for `kind` is worth remembering: only what costs a wait
+    /// (``HostHealth/newlyDownForMemory`` judges the evidence).
     static func isRemembered(_ kind: FetchFailure.Kind) -> Bool {
-        kind == .dns || kind == .timeout
+        kind == .dns || kind == .timeout || kind == .connect
     }
 
     /// The record file's name: the digest of the host, so any host text names a safe file.

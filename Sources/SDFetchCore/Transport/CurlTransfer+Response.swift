@@ -44,6 +44,7 @@ extension CurlTransfer {
         var contentType: UnsafePointer<CChar>?
         _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_CONTENT_TYPE, &contentType)
         response.mediaType = contentType.flatMap(Self.mediaType(of:))
+        if overflow == nil, let failure { response.isRefusal = isRefusal(code, failure) }
         if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
             response.declaredSHA256 = head.digestSHA256
         }
@@ -62,6 +63,23 @@ extension CurlTransfer {
             }
         }
         return response
+    }
+
+    /// Whether `failure`, from curl's `code`, says the host turned the connection away:
+    /// refused, reset or closed before any answer byte (`connect`), or a handshake the
+    /// server broke off (`CURLE_SSL_CONNECT_ERROR`; a certificate that fails the check is
+    /// `CURLE_PEER_FAILED_VERIFICATION`, which a user's `--cacert` may mend, so not this).
+    /// Never through a proxy, whose refusals are its own and would take every host away;
+    /// a connect that failed otherwise than refused (no route: this machine's network) is
+    /// not the host's answer either.
+    private func isRefusal(_ code: CURLcode, _ failure: FetchFailure) -> Bool {
+        guard !receivedBytes, request.connection.proxy == nil, !HostProbes.proxyInEnvironment else { return false }
+        if code == CURLE_COULDNT_CONNECT {
+            var osError = 0
+            _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
+            return osError == Int(ECONNREFUSED)
+        }
+        return failure.kind == .connect || (failure.kind == .tls && code == CURLE_SSL_CONNECT_ERROR)
     }
 
     /// A body that could not be written to its spill file (a full disk): this machine's fault.

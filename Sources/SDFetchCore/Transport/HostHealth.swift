@@ -20,9 +20,14 @@ import Synchronization
 /// kept, so memory follows the hosts of the run, not the length of the list.
 ///
 /// Only evidence about the host itself is remembered across runs (``newlyDownForMemory``):
-/// its name does not resolve, no connection was made within the timeout, or two different
-/// URLs met silence after connecting. One URL's silence may be that URL's slowness (a
-/// thumbnail rendered on demand under `-t 1`): it gives the origin up for this run only.
+/// its name does not resolve, no connection was made within the timeout, two different
+/// URLs met silence after connecting, or it turned away two connections or more (refused,
+/// reset, a handshake broken off) and answered nothing. One URL's silence may be that URL's
+/// slowness (a thumbnail rendered on demand under `-t 1`): it gives the origin up for this
+/// run only. A host that turns connections away is not given up for it in the run (each
+/// refusal is quick, and `--host-failures` counts them), but a re-run would retry each of
+/// its URLs after the backoff's waits, and a re-run over a warm cache has nothing else to
+/// do meanwhile (`Scripts/bench.d/README.md`, "A warm re-run, and CPU per URL").
 ///
 /// The ``CurlEngine`` loop records every outcome and consults it just before starting a
 /// transfer (so requests queued behind the failures do not dial); the fetcher's retry
@@ -53,6 +58,8 @@ final class HostHealth: Sendable {
         var nameChecked: Set<String> = []
         /// Per origin, its transfers that took ``HostHealth/slowTransfer`` or longer.
         var slow: [String: (transfers: Int, nanoseconds: UInt64)] = [:]
+        /// Per origin, connections it turned away and the last one's failure.
+        var refusals: [String: (count: Int, last: FetchFailure)] = [:]
 
         /// Marks `origin` down with `cause`, unless it is down already; then only evidence
         /// found later is added to its cause.
@@ -88,15 +95,20 @@ final class HostHealth: Sendable {
     ///   - answered: the transfer came to an end with the server's answer (a complete
     ///     response, whatever its status, or a redirect followed), not cut by a timeout.
     ///   - failure: how the request failed, nil for a success or an interruption.
+    ///   - refused: the host turned the connection away (``TransferResponse/isRefusal``).
     ///   - limit: `--host-failures`; 0 records nothing.
     func record(
-        _ origin: String, url: String, reachedServer: Bool, answered: Bool = false, failure: FetchFailure?, limit: Int
+        _ origin: String, url: String, reachedServer: Bool, answered: Bool = false, failure: FetchFailure?,
+        refused: Bool = false, limit: Int
     ) {
         guard limit > 0 else { return }
         state.withLock { state in
             let hasAnswered = state.answered.contains(origin)
             if answered { state.answered.insert(origin) }
             if reachedServer { state.reached.insert(origin) }
+            if refused, !answered, let failure {
+                state.refusals[origin] = ((state.refusals[origin]?.count ?? 0) + 1, failure)
+            }
             // A first timeout of an origin that never answered ends it, connected or not.
             if let failure, failure.kind == .timeout, !answered, !hasAnswered {
                 // No connection is evidence about the host; silence after connecting is only
@@ -167,14 +179,29 @@ final class HostHealth: Sendable {
     /// nothing in it, not those the cache already remembered: what a re-run is spared.
     var newlyDownForMemory: [DownHost] {
         state.withLock { state in
-            state.causes.filter { origin, cause in
-                cause.isEvidence && cause.foundMinutesAgo == nil && !state.answered.contains(origin)
-                    && HostDownRecord.isRemembered(cause.kind)
+            var down: [String: (kind: FetchFailure.Kind, text: String)] = [:]
+            for (origin, cause) in state.causes where cause.isEvidence && cause.foundMinutesAgo == nil {
+                guard [.dns, .timeout].contains(cause.kind), !state.answered.contains(origin) else { continue }
+                down[origin] = (cause.kind, cause.text)
             }
-            .map { DownHost(host: $0.key, kind: $0.value.kind, cause: $0.value.text) }
-            .sorted { $0.host < $1.host }
+            for (origin, refusals) in state.refusals where refusals.count >= Self.refusalsRemembered {
+                // Remembered from an earlier run: its record stays as it was.
+                guard down[origin] == nil, state.causes[origin]?.foundMinutesAgo == nil,
+                    !state.answered.contains(origin)
+                else { continue }
+                let text = "turned away \(refusals.count) connections and answered nothing, "
+                    + "the last with \(refusals.last.kind.label): \(refusals.last.detail)"
+                down[origin] = (.connect, text)
+            }
+            return down.map { DownHost(host: $0.key, kind: $0.value.kind, cause: $0.value.text) }
+                .sorted { $0.host < $1.host }
         }
     }
+
+    /// Connections a host that answered nothing must have turned away to be remembered as
+    /// down: two, as two URLs must meet silence; one URL's three tries (`--retries 2`) are
+    /// three.
+    static let refusalsRemembered = 2
 
     /// Origins that answered in this run.
     var answeredOrigins: [String] { state.withLock { Array($0.answered) } }

@@ -152,8 +152,8 @@ struct HostProbes {
     }
 
     /// A proxy from the environment (libcurl's own reading, as `curl` does): probing the
-    /// hosts directly would tell nothing about the way requests go.
-    private static var proxyInEnvironment: Bool {
+    /// hosts directly would tell nothing about the way requests go, nor does a refusal.
+    static var proxyInEnvironment: Bool {
         let names: [String] = ["http_proxy", "https_proxy", "all_proxy", "HTTPS_PROXY", "ALL_PROXY"]
         return names.contains { (name: String) -> Bool in
             guard let value = getenv(name) else { return false }

@@ -242,7 +242,9 @@ final class TransferLoop {
         transfer.rateLimiter = rateLimiter
         transfer.sockets = sockets
         transfer.sendLog = sendLog
-        if hasIdleConnectionsToSpare, waitingPerHost[host] == nil, !scheduler.hasHeld(for: host) {
+        if hasIdleConnectionsToSpare, waitingPerHost[host] == nil, !scheduler.hasHeld(for: host),
+            !pending.request.url.hasPrefix("https:")
+        {
             transfer.closesConnectionWhenDone()
         }
         running[pending.id] = transfer
@@ -256,7 +258,12 @@ final class TransferLoop {
     /// connection it holds, once per new connection while its cache is full; on a list of many hosts most idle connections are
     /// never used again, and that walk took a sixth of the loop thread
     /// (<doc:Fetching#Connections>). A host's later URL opens a new connection. A run with
-    /// few transfers in flight (a slow producer, `-j 1`) or few hosts keeps every connection.
+    /// few transfers in flight (a slow producer, `-j 1`) or few hosts keeps every connection,
+    /// and so does every HTTPS transfer: a new TLS connection costs libcurl 7.88 an
+    /// `SSL_CTX` and a full handshake, about a millisecond of the loop thread, where the walk
+    /// costs microseconds; on the bench's web-like list the HTTPS names with two or three
+    /// URLs made a connection per URL (`Scripts/bench.d/README.md`, "A warm re-run, and CPU
+    /// per URL").
     private var hasIdleConnectionsToSpare: Bool {
         let share = engine.lanes.fairShare
         return running.count * 2 >= share && engine.openSockets.value > share
@@ -372,8 +379,7 @@ final class TransferLoop {
             let failure = response.failure.flatMap { $0.kind != .interrupted && $0.kind != .io ? $0 : nil }
             engine.hostHealth.record(
                 transfer.host, url: transfer.request.url, reachedServer: transfer.isConnected, answered: answered,
-                failure: failure,
-                limit: transfer.hostFailureLimit)
+                failure: failure, refused: response.isRefusal, limit: transfer.hostFailureLimit)
         }
         guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }
         finished.append((continuation, response))

@@ -24,6 +24,10 @@ public struct TransferResponse: Sendable {
     /// Redirect hops curl followed, and the URL of the last one (for `-v`).
     public var redirectCount = 0
     public var finalURL: String?
+    /// The connection was refused, reset or closed before any byte of an answer, or the
+    /// server broke off the TLS handshake (not a failed certificate check), with no proxy
+    /// in the way: evidence about the host itself (``HostHealth``).
+    var isRefusal = false
 
     public init(
         failure: FetchFailure? = nil, httpStatus: Int = 0, body: [UInt8] = [], etag: String? = nil,

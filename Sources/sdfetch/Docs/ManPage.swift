@@ -124,8 +124,9 @@ enum ManPage {
             \\fB\\-\\-json\\fR's \\fBhost_cause\\fR and \\fB\\-\\-summary\\fR's \\fBhost_causes\\fR, told in one
             line per host. A host is an origin here: scheme, name and port (a dead port 80 never takes
             the same name's HTTPS down). A host found down on evidence about the host itself (its name
-            does not resolve, no connection within the timeout, or two of its URLs met silence after
-            connecting) is remembered in the cache directory (\\fIhosts/\\fR) for
+            does not resolve, no connection within the timeout, two of its URLs met silence after
+            connecting, or it refused or reset two connections and answered nothing) is remembered
+            in the cache directory (\\fIhosts/\\fR) for
             \\fB\\-\\-host\\-down\\-for\\fR (1h): a run within that time reports its URLs \\fBhost\\-down\\fR
             at once without dialling it, and \\fB\\-\\-retry\\-failed\\fR tries it again. One slow URL is
             that URL's \\fBtimeout\\fR, asked again by the next run. A run reads up to 2048 lines ahead of its
