@@ -1,0 +1,214 @@
+import FoundationEssentials
+import Synchronization
+
+/// A run's remote caches, asked in order after a local miss and written to after a
+/// download (SDFetchCore.docc, Fetching, "Remote cache"), with their counts and health.
+///
+/// Nothing a remote sends is trusted here: a record must be well formed and name the key
+/// asked for, and the object must have the record's size and SHA-256; the caller then
+/// verifies the image as it does network bytes. A remote that fails ``errorLimit`` times
+/// is switched off for the rest of the run (one ``RemoteWarning``), so a remote that is
+/// down or hangs costs one round of timeouts, about a second, and never fails a URL.
+///
+/// Shared by every fetch of the run; its state is atomics and a mutex, its requests run on
+/// ``RemoteWorkers``' threads.
+public final class RemoteTier: Sendable {
+    private let remotes: [any RemoteCache]
+    private let health: [RemoteHealth]
+    private let workers: RemoteWorkers
+    let mode: RemoteCacheMode
+    private let hits = Atomic<Int>(0)
+    private let misses = Atomic<Int>(0)
+    private let uploads = Atomic<Int>(0)
+    private let errors = Atomic<Int>(0)
+    private let offWarnings = Mutex<[RemoteWarning]>([])
+
+    /// Failures after which a remote is switched off: one timeout can be a hiccup; three
+    /// in one run are a remote that costs more than it gives.
+    static let errorLimit = 3
+    /// Threads (so lookups at once): a lookup over loopback takes well under a millisecond,
+    /// so a few keep thousands of URLs a second going, and `-j` transfers to the origin wait
+    /// on none of them.
+    static let threads = 8
+    /// Uploads queued or running before a download's store waits for its own: bounds the
+    /// bodies held in memory for them.
+    static let uploadsInFlight = 32
+    /// How long a run's end waits for its uploads.
+    static let uploadWait: Duration = .seconds(10)
+    /// A record is small; more is not a record.
+    static let recordLimit: Int64 = 64 << 10
+    static let recordTimeout: Duration = .seconds(1)
+
+    convenience init(options: RemoteCacheOptions, connection: ConnectionOptions, userAgent: String) {
+        let remotes: [any RemoteCache] = options.urls.filter(RemoteCacheOptions.isSupported).map {
+            RemoteHTTPCache(url: $0, connection: connection, bearerToken: options.bearerToken, userAgent: userAgent)
+        }
+        self.init(remotes: remotes, mode: options.mode)
+    }
+
+    init(remotes: [any RemoteCache], mode: RemoteCacheMode) {
+        self.remotes = remotes
+        self.health = remotes.map { _ in RemoteHealth() }
+        self.mode = mode
+        self.workers = RemoteWorkers(threads: Self.threads, remotes: remotes)
+    }
+
+    /// This run's counts so far; final once the fetcher has shut down.
+    public var counts: RemoteCounts {
+        var counts = RemoteCounts()
+        counts.hits = hits.load(ordering: .relaxed)
+        counts.misses = misses.load(ordering: .relaxed)
+        counts.uploads = uploads.load(ordering: .relaxed)
+        counts.errors = errors.load(ordering: .relaxed)
+        return counts
+    }
+
+    /// The remotes switched off in this run, in the order it happened.
+    public var warnings: [RemoteWarning] { offWarnings.withLock { $0 } }
+
+    // MARK: - Lookups
+
+    /// An image a remote holds for a key: its bytes match the record's size and SHA-256,
+    /// not yet verified as an image.
+    struct Hit: Sendable {
+        let bytes: [UInt8]
+        let record: RemoteRecord
+        let remote: Int
+    }
+
+    /// The first remote's answer for `key` that `accepts` (freshness, `--max-bytes`, a pin)
+    /// allows, or nil (counted as a miss). A remote's failure counts against its health and
+    /// the next remote is asked.
+    func lookup(_ key: URLKey, accepts: @escaping @Sendable (RemoteRecord) -> Bool) async -> Hit? {
+        let live = remotes.indices.filter { !health[$0].isOff }
+        guard !live.isEmpty else {
+            misses.add(1, ordering: .relaxed)
+            return nil
+        }
+        let expected = key.redacted
+        let hit = await workers.lookup { [self] connections -> Hit? in
+            for index in live where !health[index].isOff {
+                do throws(RemoteFailure) {
+                    if let hit = try lookup(key.digest, expected: expected, on: connections[index], accepts: accepts) {
+                        return Hit(bytes: hit.1, record: hit.0, remote: index)
+                    }
+                } catch {
+                    failed(index, error.detail)
+                }
+            }
+            return nil
+        }
+        if hit == nil { misses.add(1, ordering: .relaxed) }
+        return hit
+    }
+
+    /// One remote's record and object for `digest`; nil when it has none that `accepts`
+    /// allows (or a record without its object: a remote evicts the two apart).
+    private func lookup(
+        _ digest: KeyDigest, expected: String, on connection: any RemoteConnection,
+        accepts: (RemoteRecord) -> Bool
+    ) throws(RemoteFailure) -> (RemoteRecord, [UInt8])? {
+        guard let text = try connection.read(.record(digest), maxBytes: Self.recordLimit, timeout: Self.recordTimeout)
+        else { return nil }
+        guard let record = RemoteRecord.decoded(text), record.isWellFormed else {
+            throw RemoteFailure("\(RemotePath.record(digest).text) is not a record")
+        }
+        guard record.key == expected, accepts(record) else { return nil }
+        let path = RemotePath.object(sha256: record.sha256)
+        guard let bytes = try connection.read(path, maxBytes: record.bytes, timeout: Self.timeout(for: record.bytes))
+        else { return nil }
+        guard Int64(bytes.count) == record.bytes, Fetcher.sha256Hex(bytes) == record.sha256 else {
+            throw RemoteFailure("\(path.text) does not hold the bytes its name and record give")
+        }
+        return (record, bytes)
+    }
+
+    /// The caller verified the hit's image and served it.
+    func served(_ hit: Hit) {
+        hits.add(1, ordering: .relaxed)
+    }
+
+    /// The caller refused the hit's bytes (not an image, too many pixels): the remote's
+    /// error, and the URL a miss.
+    func refused(_ hit: Hit, _ failure: FetchFailure) {
+        failed(hit.remote, "\(RemotePath.object(sha256: hit.record.sha256).text): \(failure.kind.label)")
+        misses.add(1, ordering: .relaxed)
+    }
+
+    /// The remote that answered `hit`, for `-v`.
+    func name(of hit: Hit) -> String { remotes[hit.remote].name }
+
+    // MARK: - Uploads
+
+    /// Writes a download to every remote still on (read-write mode): the object unless the
+    /// remote has it, then the record. Returns once queued; waits for the upload itself only
+    /// when ``uploadsInFlight`` are queued already.
+    func upload(_ entry: CacheEntry, key: URLKey, bytes: [UInt8]) async {
+        guard mode == .readWrite, health.contains(where: { !$0.isOff }) else { return }
+        let record = RemoteRecord(entry, key: key)
+        let job: RemoteWorkers.Job = { [self] connections in
+            var stored = false
+            for index in remotes.indices where !health[index].isOff {
+                do throws(RemoteFailure) {
+                    try upload(record, digest: key.digest, bytes: bytes, to: connections[index])
+                    stored = true
+                } catch {
+                    failed(index, error.detail)
+                }
+            }
+            if stored { uploads.add(1, ordering: .relaxed) }
+        }
+        if workers.pendingUploads >= Self.uploadsInFlight {
+            await workers.lookup(job)
+        } else {
+            workers.upload(job)
+        }
+    }
+
+    private func upload(
+        _ record: RemoteRecord, digest: KeyDigest, bytes: [UInt8], to connection: any RemoteConnection
+    ) throws(RemoteFailure) {
+        let object = RemotePath.object(sha256: record.sha256)
+        let timeout = Self.timeout(for: record.bytes)
+        if try !connection.contains(object, timeout: Self.recordTimeout) {
+            try connection.write(object, bytes, timeout: timeout)
+        }
+        // The record last: a runner that finds it finds the bytes.
+        try connection.write(.record(digest), record.encoded, timeout: Self.recordTimeout)
+    }
+
+    /// Waits for the queued uploads, at most ``uploadWait``; the fetcher's shutdown calls it.
+    func finish() async {
+        await workers.finish(within: Self.uploadWait)
+    }
+
+    // MARK: - Health
+
+    private func failed(_ index: Int, _ detail: String) {
+        errors.add(1, ordering: .relaxed)
+        guard health[index].failed() else { return }
+        let warning = RemoteWarning(remote: remotes[index].name, detail: Redaction.masked(detail))
+        offWarnings.withLock { $0.append(warning) }
+    }
+
+    /// A second for the request, plus the time the bytes take at 8 MB/s: a remote slower
+    /// than that is slower than most origins.
+    static func timeout(for bytes: Int64) -> Duration {
+        .seconds(1) + .milliseconds(bytes / 8_000)
+    }
+}
+
+/// One remote's failures in a run.
+final class RemoteHealth: Sendable {
+    private let failures = Atomic<Int>(0)
+    private let off = Atomic<Bool>(false)
+
+    var isOff: Bool { off.load(ordering: .relaxed) }
+
+    /// Counts a failure; true for the one that switches the remote off.
+    func failed() -> Bool {
+        let count = failures.add(1, ordering: .relaxed).newValue
+        guard count >= RemoteTier.errorLimit else { return false }
+        return off.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+    }
+}
