@@ -39,7 +39,7 @@ release: deps
 # run on their own, one test at a time, after the rest: run beside the CPU-heavy suites on
 # two cores their clocks measure the machine, not sdfetch. Tests that time a child process
 # (signals) do so from threads of their own and run with the rest.
-TIMED_SUITES = HostHealthTests|PacingTests|RetryTests|TransportFailureTests
+TIMED_SUITES = HostHealthTests|PacingTests|RemoteCacheDownTests|RetryTests|TransportFailureTests
 
 # Suites that work in the test process alone (no child process, server, cache directory or
 # fetcher), each test in milliseconds: they run first, their tests side by side.

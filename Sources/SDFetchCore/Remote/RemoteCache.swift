@@ -26,6 +26,12 @@ protocol RemoteConnection: AnyObject {
 /// Why a remote request did not give an answer: lower-case, names the cause, never a password.
 struct RemoteFailure: Error, Sendable {
     let detail: String
+    /// No connection, or no answer within the request's time: the remote is down or hangs,
+    /// not merely refusing one request.
+    let isUnanswered: Bool
 
-    init(_ detail: String) { self.detail = detail }
+    init(_ detail: String, isUnanswered: Bool = false) {
+        self.detail = detail
+        self.isUnanswered = isUnanswered
+    }
 }

@@ -43,7 +43,8 @@ struct RemoteHTTPCache: RemoteCache {
             case .status(200, let body): return body
             case .status(404, _): return nil
             case .status(let status, _): throw RemoteFailure("GET \(path.text): HTTP \(status)")
-            case .failed(let detail): throw RemoteFailure("GET \(path.text): \(detail)")
+            case .failed(let detail): throw RemoteFailure("GET \(path.text): \(detail)", isUnanswered: true)
+            case .tooLarge(let detail): throw RemoteFailure("GET \(path.text): \(detail)")
             }
         }
 
@@ -52,7 +53,8 @@ struct RemoteHTTPCache: RemoteCache {
             case .status(200, _): return true
             case .status(404, _): return false
             case .status(let status, _): throw RemoteFailure("HEAD \(path.text): HTTP \(status)")
-            case .failed(let detail): throw RemoteFailure("HEAD \(path.text): \(detail)")
+            case .failed(let detail): throw RemoteFailure("HEAD \(path.text): \(detail)", isUnanswered: true)
+            case .tooLarge(let detail): throw RemoteFailure("HEAD \(path.text): \(detail)")
             }
         }
 
@@ -60,7 +62,8 @@ struct RemoteHTTPCache: RemoteCache {
             switch connection.put(base + "/" + path.text, bytes, timeout: timeout) {
             case .status(200...299, _): return
             case .status(let status, _): throw RemoteFailure("PUT \(path.text): HTTP \(status)")
-            case .failed(let detail): throw RemoteFailure("PUT \(path.text): \(detail)")
+            case .failed(let detail): throw RemoteFailure("PUT \(path.text): \(detail)", isUnanswered: true)
+            case .tooLarge(let detail): throw RemoteFailure("PUT \(path.text): \(detail)")
             }
         }
     }

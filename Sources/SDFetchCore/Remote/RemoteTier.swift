@@ -6,9 +6,10 @@ import Synchronization
 ///
 /// Nothing a remote sends is trusted here: a record must be well formed and name the key
 /// asked for, and the object must have the record's size and SHA-256; the caller then
-/// verifies the image as it does network bytes. A remote that fails ``errorLimit`` times
-/// is switched off for the rest of the run (one ``RemoteWarning``), so a remote that is
-/// down or hangs costs one round of timeouts, about a second, and never fails a URL.
+/// verifies the image as it does network bytes. A remote that fails ``errorLimit`` times,
+/// or once without answering, is switched off for the rest of the run (one
+/// ``RemoteWarning``), so a remote that is down or hangs costs one round of timeouts,
+/// about a second, and never fails a URL.
 ///
 /// Shared by every fetch of the run; its state is atomics and a mutex, its requests run on
 /// ``RemoteWorkers``' threads.
@@ -93,7 +94,7 @@ public final class RemoteTier: Sendable {
                         return Hit(bytes: hit.1, record: hit.0, remote: index)
                     }
                 } catch {
-                    failed(index, error.detail)
+                    failed(index, error)
                 }
             }
             return nil
@@ -131,7 +132,7 @@ public final class RemoteTier: Sendable {
     /// The caller refused the hit's bytes (not an image, too many pixels): the remote's
     /// error, and the URL a miss.
     func refused(_ hit: Hit, _ failure: FetchFailure) {
-        failed(hit.remote, "\(RemotePath.object(sha256: hit.record.sha256).text): \(failure.kind.label)")
+        failed(hit.remote, RemoteFailure("\(RemotePath.object(sha256: hit.record.sha256).text): \(failure.kind.label)"))
         misses.add(1, ordering: .relaxed)
     }
 
@@ -153,7 +154,7 @@ public final class RemoteTier: Sendable {
                     try upload(record, digest: key.digest, bytes: bytes, to: connections[index])
                     stored = true
                 } catch {
-                    failed(index, error.detail)
+                    failed(index, error)
                 }
             }
             if stored { uploads.add(1, ordering: .relaxed) }
@@ -184,10 +185,10 @@ public final class RemoteTier: Sendable {
 
     // MARK: - Health
 
-    private func failed(_ index: Int, _ detail: String) {
+    private func failed(_ index: Int, _ failure: RemoteFailure) {
         errors.add(1, ordering: .relaxed)
-        guard health[index].failed() else { return }
-        let warning = RemoteWarning(remote: remotes[index].name, detail: Redaction.masked(detail))
+        guard health[index].failed(unanswered: failure.isUnanswered) else { return }
+        let warning = RemoteWarning(remote: remotes[index].name, detail: Redaction.masked(failure.detail))
         offWarnings.withLock { $0.append(warning) }
     }
 
@@ -205,10 +206,12 @@ final class RemoteHealth: Sendable {
 
     var isOff: Bool { off.load(ordering: .relaxed) }
 
-    /// Counts a failure; true for the one that switches the remote off.
-    func failed() -> Bool {
+    /// Counts a failure; true for the one that switches the remote off. `unanswered` (no
+    /// connection, or no answer in time) switches it off at once: that failure cost the
+    /// most a request may, and the threads would each pay it again meanwhile.
+    func failed(unanswered: Bool) -> Bool {
         let count = failures.add(1, ordering: .relaxed).newValue
-        guard count >= RemoteTier.errorLimit else { return false }
+        guard unanswered || count >= RemoteTier.errorLimit else { return false }
         return off.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
     }
 }

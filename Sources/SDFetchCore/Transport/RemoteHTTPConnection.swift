@@ -63,9 +63,11 @@ final class RemoteHTTPConnection {
     /// What a request met: an HTTP status and, for a GET, the body; or a transport error.
     enum Answer {
         case status(Int, body: [UInt8])
-        /// No HTTP answer (refused, timed out, TLS), or a body over the bound; the text
-        /// names the cause, never the URL's credentials (curl's messages carry no URL).
+        /// No HTTP answer (refused, timed out, TLS); the text names the cause, never the
+        /// URL's credentials (curl's messages carry no URL).
         case failed(String)
+        /// A body over the request's bound.
+        case tooLarge(String)
     }
 
     /// GET `url`, keeping at most `maxBytes` of body: a longer one fails the request.
@@ -135,7 +137,7 @@ final class RemoteHTTPConnection {
             code = curl_easy_perform(handle)
         }
         withExtendedLifetime(sink) {}
-        if sink.overflowed { return .failed("the body exceeds \(maxBytes) bytes") }
+        if sink.overflowed { return .tooLarge("the body exceeds \(maxBytes) bytes") }
         guard code == CURLE_OK else {
             let message = String(cString: errorBuffer)
             return .failed(message.isEmpty ? String(cString: curl_easy_strerror(code)) : message)
