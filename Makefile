@@ -45,7 +45,7 @@ TIMED_SUITES = HostHealthTests|PacingTests|RemoteCacheDownTests|RetryTests|Trans
 # fetcher), each test in milliseconds: they run first, their tests side by side.
 FAST_SUITES = ArgumentParsingTests BatchSplitTests BrowserQuirkTests ConfigFileTests ConsoleWriterTests \
 	CorruptInputTests DecodeBudgetTests HostReportTests HostSchedulerTests IndexRecordTests KeyQueryFilterTests \
-	NameCheckTests RedactionTests RemoteCacheOptionTests RenderingTests ResizePlanTests RetryAfterTests ShardAutoTests SniffingTests \
+	NameCheckTests RedactionTests RemoteCacheOptionTests RemoteRedisAddressTests RenderingTests ResizePlanTests RetryAfterTests ShardAutoTests SniffingTests \
 	StructureTests SyscallTests TabularInputTests URLKeyTests UnnamedFileLinkTests ValueParsingTests VerificationTests
 space := $(subst ,, )
 FAST = $(subst $(space),|,$(strip $(FAST_SUITES)))

@@ -45,6 +45,12 @@ let package = Package(
             pkgConfig: "libwebpdemux",
             providers: [.apt(["libwebp-dev"])]
         ),
+        // hiredis for `redis://` remote caches. No pkgConfig: Debian's hiredis.pc adds
+        // -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning on every build.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
@@ -52,7 +58,7 @@ let package = Package(
         .target(
             name: "SDFetchCore",
             dependencies: [
-                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CSDFetchShims",
+                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CHiredis", "CSDFetchShims",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -6,8 +6,8 @@ set -euo pipefail
 
 # parallel: the scale-out test runs GNU parallel with several shards on one cache;
 # zip, unzip, rsync: the cache portability tests; webp (cwebp, img2webp): the WebP fixtures;
-# nginx: the TLS tests and the remote cache tests (WebDAV PUT on loopback).
-packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev zlib1g-dev pkg-config python3 zip unzip rsync parallel webp nginx "$@")
+# nginx, redis-server: the TLS tests and the remote cache tests (WebDAV PUT, Redis, on loopback).
+packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev zlib1g-dev libhiredis-dev pkg-config python3 zip unzip rsync parallel webp nginx redis-server "$@")
 
 missing=()
 for package in "${packages[@]}"; do

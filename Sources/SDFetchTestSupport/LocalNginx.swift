@@ -155,7 +155,7 @@ public final class LocalNginx: Sendable {
     }
 
     /// A port the kernel just handed out and released (nginx binds it right after).
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw TLSServerError("socket failed") }
         defer { close(descriptor) }
@@ -172,7 +172,7 @@ public final class LocalNginx: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func accepts(port: Int) -> Bool {
+    static func accepts(port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }

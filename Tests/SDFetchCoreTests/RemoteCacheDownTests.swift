@@ -45,6 +45,28 @@ struct RemoteCacheDownTests {
         #expect(elapsed < .seconds(2))
     }
 
+    @Test("a Redis remote whose port refuses connections is switched off at once")
+    func refusedRedis() async throws {
+        let (origin, urls) = try await origin(40)
+        let gone = try await LoopbackServer()
+        let closed = gone.port
+        try await gone.shutdown()
+        let (results, tier, elapsed) = try await run(urls, remote: "redis://:hunter2@127.0.0.1:\(closed)")
+        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
+        #expect(tier?.warnings.count == 1 && tier?.warnings.first?.remote.contains("hunter2") == false)
+        #expect(elapsed < .seconds(2))
+    }
+
+    @Test("a Redis remote that never completes a connection costs under 2 s in all")
+    func blackholedRedis() async throws {
+        let (origin, urls) = try await origin(40)
+        let blackhole = try BlackholePort()
+        let (results, tier, elapsed) = try await run(urls, remote: "redis://127.0.0.1:\(blackhole.port)")
+        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
+        #expect(tier?.warnings.count == 1)
+        #expect(elapsed < .seconds(2))
+    }
+
     @Test("a remote that never completes a connection costs under 2 s in all")
     func blackholedConnections() async throws {
         let (origin, urls) = try await origin(40)

@@ -3,7 +3,7 @@
 /// URL records, under the names ``RemotePath`` gives them.
 ///
 /// Two conformers: ``RemoteHTTPCache`` (GET, HEAD and PUT, as a WebDAV nginx or
-/// bazel-remote accepts) and the Redis one. The tier (``RemoteTier``) gives each of its
+/// bazel-remote accepts) and ``RemoteRedisCache``. The tier (``RemoteTier``) gives each of its
 /// worker threads one ``RemoteConnection`` per remote, so a connection is kept alive
 /// across requests and never shared between threads.
 protocol RemoteCache: Sendable {
@@ -18,9 +18,12 @@ protocol RemoteConnection: AnyObject {
     /// The bytes stored at `path`; nil when nothing is. `maxBytes` bounds what is read: a
     /// larger value is a failure, never a partial read.
     func read(_ path: RemotePath, maxBytes: Int64, timeout: Duration) throws(RemoteFailure) -> [UInt8]?
-    /// Whether something is stored at `path` (an object need not be sent twice).
-    func contains(_ path: RemotePath, timeout: Duration) throws(RemoteFailure) -> Bool
-    func write(_ path: RemotePath, _ bytes: [UInt8], timeout: Duration) throws(RemoteFailure)
+    /// Stores `bytes` at `object` unless the remote holds it (a name is its content), then
+    /// `record` at `recordPath`: last, so a runner that finds the record finds the bytes.
+    /// `timeout` bounds the object's request; the record's take ``RemoteTier/recordTimeout``.
+    func upload(
+        _ bytes: [UInt8], at object: RemotePath, record: [UInt8], at recordPath: RemotePath, timeout: Duration
+    ) throws(RemoteFailure)
 }
 
 /// Why a remote request did not give an answer: lower-case, names the cause, never a password.

@@ -1,7 +1,7 @@
 /// `--remote-cache`, `--remote-cache-mode` and the bearer token (README, "A cache shared
 /// by a fleet").
 public struct RemoteCacheOptions: Sendable, Equatable {
-    /// The remotes' URLs, asked in this order: `http://`, `https://`.
+    /// The remotes' URLs, asked in this order: `http://`, `https://`, `redis://`.
     public var urls: [String] = []
     public var mode = RemoteCacheMode.readWrite
     /// Sent as `Authorization: Bearer ...` to HTTP remotes; the CLI reads it from
@@ -11,11 +11,14 @@ public struct RemoteCacheOptions: Sendable, Equatable {
     public init() {}
 
     /// The URL schemes a remote may have.
-    public static let schemes = ["http://", "https://"]
+    public static let schemes = ["http://", "https://", "redis://"]
 
-    /// Whether `url` names a remote sdfetch can use (its scheme).
+    /// Whether `url` names a remote sdfetch can use: an `http://` or `https://` URL, or a
+    /// `redis://` one ``RemoteRedisAddress`` reads.
     public static func isSupported(_ url: String) -> Bool {
-        schemes.contains { url.lowercased().hasPrefix($0) }
+        let lowered = url.lowercased()
+        if lowered.hasPrefix("redis://") { return RemoteRedisAddress(parsing: url) != nil }
+        return schemes.contains { lowered.hasPrefix($0) }
     }
 }
 

@@ -48,7 +48,16 @@ struct RemoteHTTPCache: RemoteCache {
             }
         }
 
-        func contains(_ path: RemotePath, timeout: Duration) throws(RemoteFailure) -> Bool {
+        /// `HEAD` the object, `PUT` it if missing, then `PUT` the record: three requests on
+        /// the kept-alive connection.
+        func upload(
+            _ bytes: [UInt8], at object: RemotePath, record: [UInt8], at recordPath: RemotePath, timeout: Duration
+        ) throws(RemoteFailure) {
+            if try !contains(object, timeout: RemoteTier.recordTimeout) { try write(object, bytes, timeout: timeout) }
+            try write(recordPath, record, timeout: RemoteTier.recordTimeout)
+        }
+
+        private func contains(_ path: RemotePath, timeout: Duration) throws(RemoteFailure) -> Bool {
             switch connection.head(base + "/" + path.text, timeout: timeout) {
             case .status(200, _): return true
             case .status(404, _): return false
@@ -58,7 +67,7 @@ struct RemoteHTTPCache: RemoteCache {
             }
         }
 
-        func write(_ path: RemotePath, _ bytes: [UInt8], timeout: Duration) throws(RemoteFailure) {
+        private func write(_ path: RemotePath, _ bytes: [UInt8], timeout: Duration) throws(RemoteFailure) {
             switch connection.put(base + "/" + path.text, bytes, timeout: timeout) {
             case .status(200...299, _): return
             case .status(let status, _): throw RemoteFailure("PUT \(path.text): HTTP \(status)")

@@ -41,8 +41,11 @@ public final class RemoteTier: Sendable {
     static let recordTimeout: Duration = .seconds(1)
 
     convenience init(options: RemoteCacheOptions, connection: ConnectionOptions, userAgent: String) {
-        let remotes: [any RemoteCache] = options.urls.filter(RemoteCacheOptions.isSupported).map {
-            RemoteHTTPCache(url: $0, connection: connection, bearerToken: options.bearerToken, userAgent: userAgent)
+        let remotes: [any RemoteCache] = options.urls.compactMap { url in
+            if let address = RemoteRedisAddress(parsing: url) { return RemoteRedisCache(url: url, address: address) }
+            guard RemoteCacheOptions.isSupported(url) else { return nil }
+            return RemoteHTTPCache(
+                url: url, connection: connection, bearerToken: options.bearerToken, userAgent: userAgent)
         }
         self.init(remotes: remotes, mode: options.mode)
     }
@@ -151,7 +154,9 @@ public final class RemoteTier: Sendable {
             var stored = false
             for index in remotes.indices where !health[index].isOff {
                 do throws(RemoteFailure) {
-                    try upload(record, digest: key.digest, bytes: bytes, to: connections[index])
+                    try connections[index].upload(
+                        bytes, at: .object(sha256: record.sha256), record: record.encoded, at: .record(key.digest),
+                        timeout: Self.timeout(for: record.bytes))
                     stored = true
                 } catch {
                     failed(index, error)
@@ -164,18 +169,6 @@ public final class RemoteTier: Sendable {
         } else {
             workers.upload(job)
         }
-    }
-
-    private func upload(
-        _ record: RemoteRecord, digest: KeyDigest, bytes: [UInt8], to connection: any RemoteConnection
-    ) throws(RemoteFailure) {
-        let object = RemotePath.object(sha256: record.sha256)
-        let timeout = Self.timeout(for: record.bytes)
-        if try !connection.contains(object, timeout: Self.recordTimeout) {
-            try connection.write(object, bytes, timeout: timeout)
-        }
-        // The record last: a runner that finds it finds the bytes.
-        try connection.write(.record(digest), record.encoded, timeout: Self.recordTimeout)
     }
 
     /// Waits for the queued uploads, at most ``uploadWait``; the fetcher's shutdown calls it.

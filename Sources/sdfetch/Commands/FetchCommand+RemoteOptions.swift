@@ -6,11 +6,15 @@ extension FetchCommand {
     static let remoteOptions: [OptionSpec<FetchCommand>] = [
         OptionSpec(
             "remote-cache", .value("URL"),
-            help: "also look in this HTTP cache after a local miss, and store downloads there; repeatable"
+            help: "also look in this HTTP or Redis cache after a local miss, and store downloads there; repeatable"
         ) {
             command, value, name in
             guard RemoteCacheOptions.isSupported(value), value.count > 8 else {
-                throw UsageError("option \(name): the URL must start with http:// or https://")
+                if value.lowercased().hasPrefix("rediss://") {
+                    throw UsageError("option \(name): rediss:// (Redis over TLS) is not supported; use a TLS tunnel")
+                }
+                throw UsageError(
+                    "option \(name): the URL must be http://, https:// or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?ttl=DUR]")
             }
             command.options.remoteCache.urls.append(value)
         },
