@@ -36,13 +36,8 @@ public final class LocalNginx: Sendable {
     }
 
     private static func start(directory: String, isTLS: Bool) async throws -> LocalNginx {
-        let server = try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { try LocalNginx(directory: directory, isTLS: isTLS) })
-            }
-            thread.name = "LocalNginx"
-            thread.start()
-        }
+        // Off the cooperative pool: the start waits for the server's port.
+        let server = try await onOwnThread { Result { try LocalNginx(directory: directory, isTLS: isTLS) } }.get()
         TestScope.onExit { server.stop() }
         return server
     }

@@ -16,13 +16,8 @@ public final class LocalRedis: Sendable {
     /// Starts a server with `settings` added to its command line (`--maxmemory 1`...), and
     /// waits until it accepts connections.
     public static func start(directory: String, settings: [String] = []) async throws -> LocalRedis {
-        let server = try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(with: Result { try LocalRedis(directory: directory, settings: settings) })
-            }
-            thread.name = "LocalRedis"
-            thread.start()
-        }
+        // Off the cooperative pool: the start waits for the server's port.
+        let server = try await onOwnThread { Result { try LocalRedis(directory: directory, settings: settings) } }.get()
         TestScope.onExit { server.stop() }
         return server
     }

@@ -9,12 +9,6 @@ import Testing
 struct RemoteCacheDownTests {
     let directory = TemporaryDirectory("remote-down")
 
-    private func origin(_ count: Int) async throws -> (LoopbackServer, [String]) {
-        let server = try await LoopbackServer()
-        for index in 0..<count { server.route("/i/\(index).png", .ok(SampleImages.png(seed: index))) }
-        return (server, (0..<count).map { server.url("/i/\($0).png") })
-    }
-
     /// Runs `urls` concurrently (as a run's `-j` does) through one fetcher with `remote`.
     private func run(_ urls: [String], remote: String) async throws -> (results: [FetchResult], RemoteTier?, Duration) {
         var options = FetchOptions()
@@ -31,13 +25,21 @@ struct RemoteCacheDownTests {
         return (results, tier, ContinuousClock.now - started)
     }
 
-    @Test("a remote whose port refuses connections costs almost nothing and is named in one warning")
-    func refusedConnections() async throws {
-        let (origin, urls) = try await origin(40)
+    /// `scheme`'s remote URL on `port`, with a password when `password` is given.
+    private func remote(_ scheme: String, port: Int, password: String? = nil) -> String {
+        let userinfo = password.map { "user:\($0)@" } ?? ""
+        return scheme == "redis" ? "redis://\(userinfo)127.0.0.1:\(port)" : "http://\(userinfo)127.0.0.1:\(port)/cache"
+    }
+
+    @Test(
+        "a remote whose port refuses connections costs almost nothing and is named, password masked, in one warning",
+        arguments: ["http", "redis"])
+    func refusedConnections(scheme: String) async throws {
+        let (origin, urls) = try await RemoteRunner.origin(40)
         let gone = try await LoopbackServer()
         let closed = gone.port
         try await gone.shutdown()
-        let (results, tier, elapsed) = try await run(urls, remote: "http://user:hunter2@127.0.0.1:\(closed)/cache")
+        let (results, tier, elapsed) = try await run(urls, remote: remote(scheme, port: closed, password: "hunter2"))
         #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
         let warnings = try #require(tier?.warnings)
         #expect(warnings.count == 1)
@@ -45,33 +47,11 @@ struct RemoteCacheDownTests {
         #expect(elapsed < .seconds(2))
     }
 
-    @Test("a Redis remote whose port refuses connections is switched off at once")
-    func refusedRedis() async throws {
-        let (origin, urls) = try await origin(40)
-        let gone = try await LoopbackServer()
-        let closed = gone.port
-        try await gone.shutdown()
-        let (results, tier, elapsed) = try await run(urls, remote: "redis://:hunter2@127.0.0.1:\(closed)")
-        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
-        #expect(tier?.warnings.count == 1 && tier?.warnings.first?.remote.contains("hunter2") == false)
-        #expect(elapsed < .seconds(2))
-    }
-
-    @Test("a Redis remote that never completes a connection costs under 2 s in all")
-    func blackholedRedis() async throws {
-        let (origin, urls) = try await origin(40)
+    @Test("a remote that never completes a connection costs under 2 s in all", arguments: ["http", "redis"])
+    func blackholedConnections(scheme: String) async throws {
+        let (origin, urls) = try await RemoteRunner.origin(40)
         let blackhole = try BlackholePort()
-        let (results, tier, elapsed) = try await run(urls, remote: "redis://127.0.0.1:\(blackhole.port)")
-        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
-        #expect(tier?.warnings.count == 1)
-        #expect(elapsed < .seconds(2))
-    }
-
-    @Test("a remote that never completes a connection costs under 2 s in all")
-    func blackholedConnections() async throws {
-        let (origin, urls) = try await origin(40)
-        let blackhole = try BlackholePort()
-        let (results, tier, elapsed) = try await run(urls, remote: "http://127.0.0.1:\(blackhole.port)/cache")
+        let (results, tier, elapsed) = try await run(urls, remote: remote(scheme, port: blackhole.port))
         #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
         #expect(tier?.warnings.count == 1 && tier?.counts.uploads == 0)
         #expect(elapsed < .seconds(2))
@@ -79,11 +59,13 @@ struct RemoteCacheDownTests {
 
     @Test("a remote that answers a lookup's head and then hangs costs under 2 s in all")
     func hangingAnswers() async throws {
-        let (origin, urls) = try await origin(40)
+        let (origin, urls) = try await RemoteRunner.origin(40)
         let hanging = try await LoopbackServer()
         for url in urls {
             let path = "/cache/ac/" + (try URLKey(parsing: url)).digest.hex
-            hanging.route(path, ScriptedResponse(status: 200, body: Array(repeating: 0x20, count: 100), behavior: .stall(sentBytes: 1)))
+            hanging.route(
+                path,
+                ScriptedResponse(status: 200, body: Array(repeating: 0x20, count: 100), behavior: .stall(sentBytes: 1)))
         }
         let (results, tier, elapsed) = try await run(urls, remote: hanging.url("/cache"))
         #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)

@@ -13,20 +13,13 @@ import Testing
 struct RemoteCacheTests {
     let directory = TemporaryDirectory("remote")
 
-    /// An origin serving `count` distinct PNGs at `/i/N.png`, and their URLs.
-    private func origin(_ count: Int) async throws -> (LoopbackServer, [String]) {
-        let server = try await LoopbackServer()
-        for index in 0..<count { server.route("/i/\(index).png", .ok(SampleImages.png(seed: index))) }
-        return (server, (0..<count).map { server.url("/i/\($0).png") })
-    }
-
     private func remote() async throws -> LocalNginx {
         try await LocalNginx.startRemoteCache(directory: directory.appending("nginx"))
     }
 
     @Test("a second runner with an empty cache is served by the remote, and the origin sees each URL once")
     func secondRunnerHits() async throws {
-        let (origin, urls) = try await origin(6)
+        let (origin, urls) = try await RemoteRunner.origin(6)
         let nginx = try await remote()
         let first = try await RemoteRunner.run(urls, remotes: [nginx.url("cache")], in: directory, name: "a")
         #expect(first.count(.downloaded) == 6)
@@ -64,7 +57,7 @@ struct RemoteCacheTests {
 
     @Test("read-only mode looks up but uploads nothing")
     func readOnlyUploadsNothing() async throws {
-        let (origin, urls) = try await origin(3)
+        let (origin, urls) = try await RemoteRunner.origin(3)
         let nginx = try await remote()
         let run = try await RemoteRunner.run(urls, remotes: [nginx.url("cache")], in: directory, name: "a") {
             $0.remoteCache.mode = .readOnly
@@ -77,7 +70,7 @@ struct RemoteCacheTests {
 
     @Test("a remote that refuses writes (403, then 507) is switched off with one warning and costs no URL")
     func refusedWritesSwitchOff() async throws {
-        let (_, urls) = try await origin(8)
+        let (_, urls) = try await RemoteRunner.origin(8)
         let nginx = try await remote()
         for folder in ["refuse", "full"] {
             let run = try await RemoteRunner.run(urls, remotes: [nginx.url(folder)], in: directory, name: folder)
@@ -92,7 +85,7 @@ struct RemoteCacheTests {
 
     @Test("an object whose bytes are not its record's is a remote error and the origin answers")
     func corruptObjectIsRefused() async throws {
-        let (origin, urls) = try await origin(1)
+        let (origin, urls) = try await RemoteRunner.origin(1)
         let nginx = try await remote()
         _ = try await RemoteRunner.run(urls, remotes: [nginx.url("cache")], in: directory, name: "a")
         let object = try #require(nginx.storedNames(in: "cache/cas").first)
@@ -132,7 +125,7 @@ struct RemoteCacheTests {
 
     @Test("a record over --max-bytes is a miss: its object is never read")
     func oversizedRecordIsNotRead() async throws {
-        let (_, urls) = try await origin(1)
+        let (_, urls) = try await RemoteRunner.origin(1)
         let nginx = try await remote()
         _ = try await RemoteRunner.run(urls, remotes: [nginx.url("cache")], in: directory, name: "a")
         let run = try await RemoteRunner.run(urls, remotes: [nginx.url("cache")], in: directory, name: "b") {
@@ -144,7 +137,7 @@ struct RemoteCacheTests {
 
     @Test("remotes are asked in order: the second answers what the first lacks")
     func remotesInOrder() async throws {
-        let (origin, urls) = try await origin(2)
+        let (origin, urls) = try await RemoteRunner.origin(2)
         let nginx = try await remote()
         _ = try await RemoteRunner.run(urls, remotes: [nginx.url("second")], in: directory, name: "a")
         let run = try await RemoteRunner.run(
@@ -155,11 +148,14 @@ struct RemoteCacheTests {
 
     @Test("runners side by side on one remote all succeed, and what they stored serves a third")
     func concurrentRunners() async throws {
-        let (_, urls) = try await origin(30)
+        let (_, urls) = try await RemoteRunner.origin(30)
         let nginx = try await remote()
         let runs = try await withThrowingTaskGroup(of: RemoteRunner.self) { group in
             for name in ["a", "b", "c"] {
-                group.addTask { try await RemoteRunner.run(urls.shuffled(), remotes: [nginx.url("cache")], in: directory, name: name) }
+                group.addTask {
+                    try await RemoteRunner.run(
+                        urls.shuffled(), remotes: [nginx.url("cache")], in: directory, name: name)
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

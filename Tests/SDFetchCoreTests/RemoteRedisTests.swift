@@ -13,19 +13,13 @@ import Testing
 struct RemoteRedisTests {
     let directory = TemporaryDirectory("remote-redis")
 
-    private func origin(_ count: Int) async throws -> (LoopbackServer, [String]) {
-        let server = try await LoopbackServer()
-        for index in 0..<count { server.route("/i/\(index).png", .ok(SampleImages.png(seed: index))) }
-        return (server, (0..<count).map { server.url("/i/\($0).png") })
-    }
-
     private func redis(_ settings: [String] = []) async throws -> LocalRedis {
         try await LocalRedis.start(directory: directory.appending("redis"), settings: settings)
     }
 
     @Test("a second runner is served from Redis, and the origin sees each URL once")
     func secondRunnerHits() async throws {
-        let (origin, urls) = try await origin(5)
+        let (origin, urls) = try await RemoteRunner.origin(5)
         let redis = try await redis()
         let first = try await RemoteRunner.run(urls, remotes: [redis.url()], in: directory, name: "a")
         #expect(first.count(.downloaded) == 5 && first.counts.uploads == 5)
@@ -35,13 +29,14 @@ struct RemoteRedisTests {
         #expect(second.results.allSatisfy { $0.remote == redis.url() })
         #expect(origin.totalRequests == 5)
         for (index, result) in second.results.enumerated() {
-            #expect(FileManager.default.contents(atPath: try #require(result.path)) == Data(SampleImages.png(seed: index)))
+            #expect(
+                FileManager.default.contents(atPath: try #require(result.path)) == Data(SampleImages.png(seed: index)))
         }
     }
 
     @Test("?ttl= sets the keys' expiry")
     func ttlApplies() async throws {
-        let (_, urls) = try await origin(1)
+        let (_, urls) = try await RemoteRunner.origin(1)
         let redis = try await redis()
         _ = try await RemoteRunner.run(urls, remotes: [redis.url("?ttl=1h")], in: directory, name: "a")
         for key in try redis.keys("") {
@@ -52,7 +47,7 @@ struct RemoteRedisTests {
 
     @Test("the password and database in the URL are used, and the password is never named")
     func passwordAndDatabase() async throws {
-        let (_, urls) = try await origin(2)
+        let (_, urls) = try await RemoteRunner.origin(2)
         let redis = try await redis(["--requirepass", "s3cret"])
         let remote = redis.url("/3").replacingOccurrences(of: "redis://", with: "redis://:s3cret@")
         let first = try await RemoteRunner.run(urls, remotes: [remote], in: directory, name: "a")
@@ -70,7 +65,7 @@ struct RemoteRedisTests {
 
     @Test("a server out of memory refuses the uploads: counted as errors, switched off, no URL failed")
     func refusedWrites() async throws {
-        let (_, urls) = try await origin(6)
+        let (_, urls) = try await RemoteRunner.origin(6)
         let redis = try await redis(["--maxmemory", "1", "--maxmemory-policy", "noeviction"])
         let run = try await RemoteRunner.run(urls, remotes: [redis.url()], in: directory, name: "a")
         #expect(run.count(.downloaded) == 6 && run.counts.uploads == 0)
@@ -80,7 +75,7 @@ struct RemoteRedisTests {
 
     @Test("a value that is not its record's bytes is a remote error and the origin answers")
     func corruptValue() async throws {
-        let (origin, urls) = try await origin(1)
+        let (origin, urls) = try await RemoteRunner.origin(1)
         let redis = try await redis()
         _ = try await RemoteRunner.run(urls, remotes: [redis.url()], in: directory, name: "a")
         let object = try #require(try redis.keys("cas/").first)
@@ -92,7 +87,7 @@ struct RemoteRedisTests {
 
     @Test("read-only mode writes no key")
     func readOnly() async throws {
-        let (_, urls) = try await origin(2)
+        let (_, urls) = try await RemoteRunner.origin(2)
         let redis = try await redis()
         let run = try await RemoteRunner.run(urls, remotes: [redis.url()], in: directory, name: "a") {
             $0.remoteCache.mode = .readOnly

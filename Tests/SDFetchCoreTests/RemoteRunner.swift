@@ -31,6 +31,13 @@ struct RemoteRunner {
             elapsed: ContinuousClock.now - started)
     }
 
+    /// An origin serving `count` distinct PNGs at `/i/N.png`, and their URLs.
+    static func origin(_ count: Int) async throws -> (LoopbackServer, [String]) {
+        let server = try await LoopbackServer()
+        for index in 0..<count { server.route("/i/\(index).png", .ok(SampleImages.png(seed: index))) }
+        return (server, (0..<count).map { server.url("/i/\($0).png") })
+    }
+
     /// Results of each status.
     func count(_ status: FetchStatus) -> Int { results.count { $0.status == status } }
 }

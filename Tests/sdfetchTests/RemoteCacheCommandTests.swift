@@ -53,7 +53,9 @@ struct RemoteCacheCommandTests {
                 origin.url("/a.png"),
             ])
         #expect(run.status == 0 && run.standardOutput.hasPrefix("downloaded"))
-        let warnings = run.standardError.split(separator: "\n").filter { $0.hasPrefix("sdfetch: warning: remote cache") }
+        let warnings = run.standardError.split(separator: "\n").filter {
+            $0.hasPrefix("sdfetch: warning: remote cache")
+        }
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("http://u:***@127.0.0.1:\(port)/c switched off") == true)
         #expect(!run.standardError.contains("pw@"))

@@ -27,7 +27,9 @@ extension Fetcher {
         case .success(let verified): image = verified
         case .failure(let failure):
             remote.refused(hit, failure)
-            note(spelling, "the remote cache \(remote.name(of: hit)) sent bytes that fail verification: \(failure.kind.label)")
+            note(
+                spelling,
+                "the remote cache \(remote.name(of: hit)) sent bytes that fail verification: \(failure.kind.label)")
             return nil
         }
         let record = hit.record

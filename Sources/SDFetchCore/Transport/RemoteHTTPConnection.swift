@@ -128,7 +128,8 @@ final class RemoteHTTPConnection {
             setLong(CURLOPT_POSTFIELDSIZE, upload.count)
             code = upload.withUnsafeBytes { raw in
                 // COPYPOSTFIELDS would copy every upload; the buffer outlives the perform.
-                _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress))
+                _ = CSDFetch_curl_easy_setopt_pointer(
+                    handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress))
                 defer { _ = CSDFetch_curl_easy_setopt_pointer(handle, CURLOPT_POSTFIELDS, nil) }
                 return curl_easy_perform(handle)
             }

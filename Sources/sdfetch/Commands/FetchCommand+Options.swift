@@ -209,8 +209,8 @@ extension FetchCommand {
     /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
-        if !options.remoteCache.urls.isEmpty, let token = environment.variables[Self.remoteTokenVariable], !token.isEmpty {
-            options.remoteCache.bearerToken = token
+        if !options.remoteCache.urls.isEmpty, let token = environment.variables[Self.remoteTokenVariable] {
+            options.remoteCache.bearerToken = token.isEmpty ? nil : token
         }
         if resize.size > 0 && isLinking {
             throw UsageError("--link and --resize cannot be combined: a resized copy is a file of its own")

@@ -14,7 +14,8 @@ extension FetchCommand {
                     throw UsageError("option \(name): rediss:// (Redis over TLS) is not supported; use a TLS tunnel")
                 }
                 throw UsageError(
-                    "option \(name): the URL must be http://, https:// or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?ttl=DUR]")
+                    "option \(name): the URL must be http://, https:// or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB][?ttl=DUR]"
+                )
             }
             command.options.remoteCache.urls.append(value)
         },

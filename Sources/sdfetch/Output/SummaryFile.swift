@@ -41,8 +41,9 @@ enum SummaryFile {
         object.add("evicted_run_entries", overflow?.removedEntries ?? 0)
         object.add("run_cache_bytes", overflow?.runBytes)
         if let remote = consumer.remote?.counts {
-            let counts = ["hits": remote.hits, "misses": remote.misses, "uploads": remote.uploads, "errors": remote.errors]
-            object.add("remote", counts: counts)
+            object.add(
+                "remote",
+                counts: ["hits": remote.hits, "misses": remote.misses, "uploads": remote.uploads, "errors": remote.errors])
         }
         object.add("warnings", strings: (overflow.map { [$0.sentence] } ?? []) + consumer.remoteWarnings)
         return object.text
