@@ -176,6 +176,11 @@ class Fleet:
 
     def run(self):
         remote = RemoteNginx(os.path.join(self.work, "remote"))
+        # In a fleet the remote is another machine; here it shares the runners' disk and two
+        # cores. Its PUTs (a temporary file written, renamed) on that disk are charged to the
+        # runners' walls, so the cold-run target is measured against a tmpfs remote as well.
+        shm = "/dev/shm/sdfetch-fleet-%d" % os.getpid()
+        remote_tmpfs = RemoteNginx(shm) if os.path.isdir("/dev/shm") else None
         try:
             rows = [self.way("none", [], together=True)]
             rows.append(self.way("remote", ["--remote-cache", remote.url], together=False))
@@ -192,23 +197,30 @@ class Fleet:
                                  before=lambda cache: "mkdir -p %s && tar xf %s -C %s" % (
                                      shlex_quote(cache), shlex_quote(archive), shlex_quote(cache))))
             # targets: a cold runner with and without an empty remote, interleaved; hits/s over a filled one
-            cold, cold_remote, warm = [], [], []
+            cold, cold_remote, cold_tmpfs, warm = [], [], [], []
             for rep in range(self.a.runs):
                 cold.append(self.single("cold-%d" % rep, []))
                 remote.empty()
                 cold_remote.append(self.single("cold-remote-%d" % rep, ["--remote-cache", remote.url]))
                 warm.append(self.single("warm-remote-%d" % rep, ["--remote-cache", remote.url]))
+                if remote_tmpfs:
+                    remote_tmpfs.empty()
+                    cold_tmpfs.append(self.single("cold-remote-tmpfs-%d" % rep, ["--remote-cache", remote_tmpfs.url]))
             dead_port = free_port()
             dead = self.single("dead-remote", ["--remote-cache", "http://127.0.0.1:%d/cache" % dead_port])
             targets = {
                 "cold_wall_median": statistics.median(cold),
                 "cold_remote_wall_median": statistics.median(cold_remote),
                 "cold_ratio": statistics.median(cold_remote) / statistics.median(cold),
+                "cold_tmpfs_wall_median": statistics.median(cold_tmpfs) if cold_tmpfs else None,
                 "remote_hits_per_second": len(self.urls) / statistics.median(warm),
                 "dead_remote_extra": dead - statistics.median(cold),
             }
         finally:
             remote.stop()
+            if remote_tmpfs:
+                remote_tmpfs.stop()
+                shutil.rmtree(shm, ignore_errors=True)
         return rows, targets
 
     def single(self, tag, extra):
@@ -243,6 +255,10 @@ def table(rows, targets, urls, runners):
             "- cold run against an empty remote: %.2f s vs %.2f s without (%.2fx; target <= 1.15x): %s"
             % (t["cold_remote_wall_median"], t["cold_wall_median"], t["cold_ratio"],
                "met" if t["cold_ratio"] <= 1.15 else "NOT met"),
+            "- the same against an empty remote on tmpfs: %s"
+            % ("%.2f s (%.2fx): %s" % (t["cold_tmpfs_wall_median"], t["cold_tmpfs_wall_median"] / t["cold_wall_median"],
+                                       "met" if t["cold_tmpfs_wall_median"] <= 1.15 * t["cold_wall_median"] else "NOT met")
+               if t["cold_tmpfs_wall_median"] else "not measured (no /dev/shm)"),
             "- a dead remote (a closed port): %+.2f s over the cold run (target < 2 s): %s"
             % (t["dead_remote_extra"], "met" if t["dead_remote_extra"] < 2 else "NOT met")]
     return "\n".join(out) + "\n"

@@ -2,7 +2,7 @@
 /// (SDFetchCore.docc, Fetching, "Remote cache"): content-addressed image bytes and small
 /// URL records, under the names ``RemotePath`` gives them.
 ///
-/// Two conformers: ``RemoteHTTPCache`` (GET, HEAD and PUT, as a WebDAV nginx or
+/// Two conformers: ``RemoteHTTPCache`` (GET and PUT, as a WebDAV nginx or
 /// bazel-remote accepts) and ``RemoteRedisCache``. The tier (``RemoteTier``) gives each of its
 /// worker threads one ``RemoteConnection`` per remote, so a connection is kept alive
 /// across requests and never shared between threads.

@@ -1,4 +1,4 @@
-/// A remote cache on an HTTP server that stores what it is sent: `GET`, `HEAD` and `PUT`
+/// A remote cache on an HTTP server that stores what it is sent: `GET` and `PUT`
 /// of `BASE/cas/<sha256>` and `BASE/ac/<key digest>` (nginx with `dav_methods PUT` and
 /// `create_full_put_path on`, bazel-remote, an object store's HTTP gateway).
 ///
@@ -48,23 +48,14 @@ struct RemoteHTTPCache: RemoteCache {
             }
         }
 
-        /// `HEAD` the object, `PUT` it if missing, then `PUT` the record: three requests on
-        /// the kept-alive connection.
+        /// `PUT` the object, then the record: two requests on the kept-alive connection. No
+        /// `HEAD` first: a name is its content, so writing it again changes nothing, and on
+        /// a cold remote a `HEAD` would be a third request per URL.
         func upload(
             _ bytes: [UInt8], at object: RemotePath, record: [UInt8], at recordPath: RemotePath, timeout: Duration
         ) throws(RemoteFailure) {
-            if try !contains(object, timeout: RemoteTier.recordTimeout) { try write(object, bytes, timeout: timeout) }
+            try write(object, bytes, timeout: timeout)
             try write(recordPath, record, timeout: RemoteTier.recordTimeout)
-        }
-
-        private func contains(_ path: RemotePath, timeout: Duration) throws(RemoteFailure) -> Bool {
-            switch connection.head(base + "/" + path.text, timeout: timeout) {
-            case .status(200, _): return true
-            case .status(404, _): return false
-            case .status(let status, _): throw RemoteFailure("HEAD \(path.text): HTTP \(status)")
-            case .failed(let detail): throw RemoteFailure("HEAD \(path.text): \(detail)", isUnanswered: true)
-            case .tooLarge(let detail): throw RemoteFailure("HEAD \(path.text): \(detail)")
-            }
         }
 
         private func write(_ path: RemotePath, _ bytes: [UInt8], timeout: Duration) throws(RemoteFailure) {

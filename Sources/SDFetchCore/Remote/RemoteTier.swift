@@ -22,6 +22,8 @@ public final class RemoteTier: Sendable {
     private let misses = Atomic<Int>(0)
     private let uploads = Atomic<Int>(0)
     private let errors = Atomic<Int>(0)
+    /// Bytes of the uploads queued or running.
+    private let uploadBytes = Atomic<Int>(0)
     private let offWarnings = Mutex<[RemoteWarning]>([])
 
     /// Failures after which a remote is switched off: one timeout can be a hiccup; three
@@ -31,9 +33,12 @@ public final class RemoteTier: Sendable {
     /// so a few keep thousands of URLs a second going, and `-j` transfers to the origin wait
     /// on none of them.
     static let threads = 8
-    /// Uploads queued or running before a download's store waits for its own: bounds the
-    /// bodies held in memory for them.
-    static let uploadsInFlight = 32
+    /// Uploads queued or running, and their bytes, before a download's store waits for its
+    /// own: bounds the bodies held in memory for them, while a cold run's downloads go on
+    /// ahead of a remote that stores more slowly than the origin serves (a WebDAV `PUT` is a
+    /// file written and renamed).
+    static let uploadsInFlight = 256
+    static let uploadBytesInFlight = 64 << 20
     /// How long a run's end waits for its uploads.
     static let uploadWait: Duration = .seconds(10)
     /// A record is small; more is not a record.
@@ -144,13 +149,15 @@ public final class RemoteTier: Sendable {
 
     // MARK: - Uploads
 
-    /// Writes a download to every remote still on (read-write mode): the object unless the
-    /// remote has it, then the record. Returns once queued; waits for the upload itself only
-    /// when ``uploadsInFlight`` are queued already.
+    /// Writes a download to every remote still on (read-write mode): the object, then the
+    /// record. Returns once queued; waits for the upload itself only when
+    /// ``uploadsInFlight`` uploads or ``uploadBytesInFlight`` bytes are queued already.
     func upload(_ entry: CacheEntry, key: URLKey, bytes: [UInt8]) async {
         guard mode == .readWrite, health.contains(where: { !$0.isOff }) else { return }
         let record = RemoteRecord(entry, key: key)
+        uploadBytes.add(bytes.count, ordering: .relaxed)
         let job: RemoteWorkers.Job = { [self] connections in
+            defer { uploadBytes.subtract(bytes.count, ordering: .relaxed) }
             var stored = false
             for index in remotes.indices where !health[index].isOff {
                 do throws(RemoteFailure) {
@@ -164,7 +171,9 @@ public final class RemoteTier: Sendable {
             }
             if stored { uploads.add(1, ordering: .relaxed) }
         }
-        if workers.pendingUploads >= Self.uploadsInFlight {
+        if workers.pendingUploads >= Self.uploadsInFlight
+            || uploadBytes.load(ordering: .relaxed) > Self.uploadBytesInFlight
+        {
             await workers.lookup(job)
         } else {
             workers.upload(job)

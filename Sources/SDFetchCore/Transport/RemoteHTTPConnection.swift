@@ -7,7 +7,7 @@ import FoundationEssentials
 ///
 /// Why not the ``CurlEngine``: its loops pace requests per host (`--per-host`), judge hosts
 /// by the origin rules (`--host-failures`) and count `--summary`'s `requests`; a remote
-/// cache is none of those, and its few request shapes (GET, HEAD, PUT of one buffer) need
+/// cache is none of those, and its two request shapes (GET, and PUT of one buffer) need
 /// none of the engine's machinery. The remote's worker threads each own one
 /// (``RemoteHTTPCache``); the class is not `Sendable`, so a handle never changes thread.
 ///
@@ -75,11 +75,6 @@ final class RemoteHTTPConnection {
         perform(url, method: .get, upload: nil, maxBytes: maxBytes, timeout: timeout)
     }
 
-    /// HEAD `url`: the status only.
-    func head(_ url: String, timeout: Duration) -> Answer {
-        perform(url, method: .head, upload: nil, maxBytes: 0, timeout: timeout)
-    }
-
     /// PUT `bytes` to `url`.
     func put(_ url: String, _ bytes: [UInt8], timeout: Duration) -> Answer {
         perform(url, method: .put, upload: bytes, maxBytes: 1 << 20, timeout: timeout)
@@ -87,7 +82,7 @@ final class RemoteHTTPConnection {
 
     // MARK: - The transfer
 
-    private enum Method { case get, head, put }
+    private enum Method { case get, put }
 
     /// The body as it arrives, and its bound: the write callback's data.
     private final class Sink {
@@ -105,9 +100,8 @@ final class RemoteHTTPConnection {
         let context = Unmanaged.passUnretained(sink).toOpaque()
         setString(CURLOPT_URL, url)
         setLong(CURLOPT_TIMEOUT_MS, Int(timeout / .milliseconds(1)))
-        // HTTPGET undoes a previous PUT's POSTFIELDS, and clears NOBODY: set that after it.
-        if method != .put { setLong(CURLOPT_HTTPGET, 1) }
-        setLong(CURLOPT_NOBODY, method == .head ? 1 : 0)
+        // HTTPGET undoes a previous PUT's POSTFIELDS.
+        if method == .get { setLong(CURLOPT_HTTPGET, 1) }
         _ = CSDFetch_curl_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, userData in
             let sink = Unmanaged<Sink>.fromOpaque(userData!).takeUnretainedValue()
             let length = size * count
