@@ -407,7 +407,7 @@ public final class Fetcher: Sendable {
             if stored == nil { stored = try await files.run { () throws(FetchFailure) in try store(true) } }
             guard let entry = stored else { preconditionFailure("a store that may wait always stores") }
             if clearingRecord { blacklist.remove([key]) }
-            await remote?.upload(entry, key: key, bytes: body)
+            remote?.upload(entry, key: key, bytes: body)
             var result = cachedResult(entry, key: key, spelling: spelling, status: .downloaded)
             result.httpStatus = response.httpStatus
             return result

@@ -41,6 +41,9 @@ public struct RemoteCounts: Sendable, Equatable {
     public var uploads = 0
     /// Requests that failed and answers that were refused (bad digest, not an image).
     public var errors = 0
+    /// Downloads not uploaded because the remote was that far behind (``RemoteTier``'s
+    /// bound on queued uploads).
+    public var skippedUploads = 0
 
     public init() {}
 }

@@ -22,6 +22,7 @@ public final class RemoteTier: Sendable {
     private let misses = Atomic<Int>(0)
     private let uploads = Atomic<Int>(0)
     private let errors = Atomic<Int>(0)
+    private let skippedUploads = Atomic<Int>(0)
     /// Bytes of the uploads queued or running.
     private let uploadBytes = Atomic<Int>(0)
     private let offWarnings = Mutex<[RemoteWarning]>([])
@@ -33,10 +34,10 @@ public final class RemoteTier: Sendable {
     /// so a few keep thousands of URLs a second going, and `-j` transfers to the origin wait
     /// on none of them.
     static let threads = 8
-    /// Uploads queued or running, and their bytes, before a download's store waits for its
-    /// own: bounds the bodies held in memory for them, while a cold run's downloads go on
-    /// ahead of a remote that stores more slowly than the origin serves (a WebDAV `PUT` is a
-    /// file written and renamed).
+    /// Uploads queued or running, and their bytes, past which a download is not uploaded:
+    /// bounds the bodies held in memory for them, and a remote that stores more slowly than
+    /// the origin serves (a WebDAV `PUT` is a file written and renamed) never holds a run
+    /// back. What it missed, a later runner uploads.
     static let uploadsInFlight = 256
     static let uploadBytesInFlight = 64 << 20
     /// How long a run's end waits for its uploads.
@@ -69,6 +70,7 @@ public final class RemoteTier: Sendable {
         counts.misses = misses.load(ordering: .relaxed)
         counts.uploads = uploads.load(ordering: .relaxed)
         counts.errors = errors.load(ordering: .relaxed)
+        counts.skippedUploads = skippedUploads.load(ordering: .relaxed)
         return counts
     }
 
@@ -149,11 +151,17 @@ public final class RemoteTier: Sendable {
 
     // MARK: - Uploads
 
-    /// Writes a download to every remote still on (read-write mode): the object, then the
-    /// record. Returns once queued; waits for the upload itself only when
-    /// ``uploadsInFlight`` uploads or ``uploadBytesInFlight`` bytes are queued already.
-    func upload(_ entry: CacheEntry, key: URLKey, bytes: [UInt8]) async {
+    /// Queues a download's upload to every remote still on (read-write mode): the object,
+    /// then the record. Returns at once; nothing is queued when ``uploadsInFlight`` uploads
+    /// or ``uploadBytesInFlight`` bytes already are (counted in ``RemoteCounts/skippedUploads``).
+    func upload(_ entry: CacheEntry, key: URLKey, bytes: [UInt8]) {
         guard mode == .readWrite, health.contains(where: { !$0.isOff }) else { return }
+        guard workers.pendingUploads < Self.uploadsInFlight,
+            uploadBytes.load(ordering: .relaxed) + bytes.count <= Self.uploadBytesInFlight
+        else {
+            skippedUploads.add(1, ordering: .relaxed)
+            return
+        }
         let record = RemoteRecord(entry, key: key)
         uploadBytes.add(bytes.count, ordering: .relaxed)
         let job: RemoteWorkers.Job = { [self] connections in
@@ -171,13 +179,7 @@ public final class RemoteTier: Sendable {
             }
             if stored { uploads.add(1, ordering: .relaxed) }
         }
-        if workers.pendingUploads >= Self.uploadsInFlight
-            || uploadBytes.load(ordering: .relaxed) > Self.uploadBytesInFlight
-        {
-            await workers.lookup(job)
-        } else {
-            workers.upload(job)
-        }
+        workers.upload(job)
     }
 
     /// Waits for the queued uploads, at most ``uploadWait``; the fetcher's shutdown calls it.

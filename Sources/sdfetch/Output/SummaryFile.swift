@@ -43,7 +43,10 @@ enum SummaryFile {
         if let remote = consumer.remote?.counts {
             object.add(
                 "remote",
-                counts: ["hits": remote.hits, "misses": remote.misses, "uploads": remote.uploads, "errors": remote.errors])
+                counts: [
+                    "hits": remote.hits, "misses": remote.misses, "uploads": remote.uploads,
+                    "skipped_uploads": remote.skippedUploads, "errors": remote.errors,
+                ])
         }
         object.add("warnings", strings: (overflow.map { [$0.sentence] } ?? []) + consumer.remoteWarnings)
         return object.text
