@@ -94,22 +94,10 @@ public final class LocalNginx: Sendable {
 
             """
         try Data(configuration.utf8).write(to: URL(fileURLWithPath: directory + "/nginx.conf"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["-p", directory, "-e", directory + "/error.log", "-c", directory + "/nginx.conf"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !Self.accepts(port: port) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
-                let log = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
-                throw TLSServerError("nginx did not start: \(log)")
-            }
-            usleep(10_000)
-        }
+        process = try startServerProcess(
+            Self.binary, ["-p", directory, "-e", directory + "/error.log", "-c", directory + "/nginx.conf"], port: port,
+            name: "nginx"
+        ) { (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "" }
     }
 
     /// `https://127.0.0.1:PORT/name` (`http://` for a remote cache).

@@ -25,24 +25,13 @@ public final class LocalRedis: Sendable {
     private init(directory: String, settings: [String]) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try LocalNginx.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments =
+        let arguments =
             [
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory,
                 "--daemonize", "no", "--logfile", directory + "/redis.log",
             ] + settings
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !LocalNginx.accepts(port: port) {
-            guard process.isRunning, ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
-                throw TLSServerError("redis-server did not start")
-            }
-            usleep(10_000)
+        process = try startServerProcess(Self.binary, arguments, port: port, name: "redis-server") {
+            (try? String(contentsOfFile: directory + "/redis.log", encoding: .utf8)) ?? ""
         }
     }
 

@@ -44,7 +44,7 @@ final class RemoteWorkers: Sendable {
     /// started are dropped), and lets the threads end.
     func finish(within bound: Duration) async {
         let timer = Task { [queue] in
-            try? await Task.sleep(for: bound)
+            guard (try? await Task.sleep(for: bound)) != nil else { return }  // cancelled: drained in time
             queue.abandon()
         }
         await withCheckedContinuation { queue.whenDrained($0) }
