@@ -50,13 +50,19 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // hiredis for `redis://` remote caches. No pkgConfig: Debian's hiredis.pc adds
+        // -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a warning on every build.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
         ),
         .target(
             name: "SDFetchCore",
-            dependencies: ["CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CCrypto", "CSDFetchShims"]
+            dependencies: ["CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CCrypto", "CHiredis", "CSDFetchShims"]
         ),
         .executableTarget(
             name: "sdfetch",

@@ -60,9 +60,10 @@ module CSDFetchShims {
 }
 MAP
 c_modules=(-I "$root/Sources/CCurl" -I "$root/Sources/CPNG" -I "$root/Sources/CJPEG" -I "$root/Sources/CGIF"
-    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$root/Sources/CCrypto" -I "$build/shims" -Xcc -I/usr/include/libpng16)
+    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$root/Sources/CCrypto" -I "$root/Sources/CHiredis"
+    -I "$build/shims" -Xcc -I/usr/include/libpng16)
 swift_flags=(-parse-as-library -O -wmo -g -swift-version 6 -package-name sdfetch -I "$modules" "${c_modules[@]}")
-system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux -lcrypto)
+system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux -lcrypto -lhiredis)
 
 "$clang" -c -g -O1 -fsanitize=address,fuzzer-no-link \
     -I "$root/Sources/CSDFetchShims/include" \

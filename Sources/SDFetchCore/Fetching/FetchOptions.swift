@@ -43,6 +43,8 @@ public struct FetchOptions: Sendable {
     /// no answer within the timeout) is remembered in the cache directory, so a re-run
     /// does not wait for it again; zero remembers nothing. `retryFailed` ignores the memory.
     public var hostDownFor: Duration = .seconds(3600)
+    /// `--remote-cache`, `--remote-cache-mode`: a second cache tier shared by a fleet.
+    public var remoteCache = RemoteCacheOptions()
 
     public init() {}
 }

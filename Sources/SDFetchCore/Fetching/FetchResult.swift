@@ -22,6 +22,9 @@ public struct FetchResult: Sendable {
     /// the delivery step reads instead of opening the entry again: a `clean` meanwhile
     /// cannot take it away (``HeldImage``).
     public var heldImage: HeldImage?
+    /// The remote cache that answered (`--remote-cache`; its URL, any password masked): the
+    /// result is `cached`, from no local entry and no request to the origin.
+    public var remote: String?
     /// The last HTTP status seen, when a request was sent.
     public var httpStatus: Int?
     public var failure: FetchFailure?

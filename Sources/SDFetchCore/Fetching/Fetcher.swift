@@ -28,6 +28,8 @@ public final class Fetcher: Sendable {
     let notes: (@Sendable (FetchNote) -> Void)?
     /// Body bytes of this fetcher's requests as they arrive (the progress bar's byte count).
     public let meter = TransferMeter()
+    /// `--remote-cache`: the second tier a local miss asks before the origin; nil without one.
+    public let remote: RemoteTier?
     /// URLs waiting out a backoff before their next try, for ``networkActivity``.
     let retrying = Atomic<Int>(0)
     /// Hosts announced to the engine ahead of their URLs' turn (``expectNetwork(_:distant:)``),
@@ -49,6 +51,7 @@ public final class Fetcher: Sendable {
         pacing.retryAfterCap = options.retryPolicy.retryAfterCap
         self.engine = CurlEngine(maxTransfers: options.concurrency, pacing: pacing)
         self.files = BlockingPool(threads: Self.fileThreads, name: "sdfetch-files")
+        self.remote = RemoteTier(options: options)
         if usesHostMemory, !options.retryFailed {
             let remembered = HostDownMemory(cache: cache).active(now: now(), within: options.hostDownFor)
             engine.hostHealth.rememberDown(remembered, now: now(), limit: options.hostFailures)
@@ -106,6 +109,7 @@ public final class Fetcher: Sendable {
     /// and returns when all have
     /// ended; ``withFetcher(options:cache:now:notes:isolation:_:)`` calls it on every exit.
     public func shutdown() async {
+        await remote?.finish()
         await engine.shutdown()
         await files.shutdown()
         if usesHostMemory {
@@ -225,6 +229,9 @@ public final class Fetcher: Sendable {
                     url: spelling, key: key, status: .skipped, httpStatus: record.httpStatus, failure: record.failure)
             }
             hadRecord = true
+        }
+        if stale == nil, let served = await remoteResult(key, spelling: spelling, pin: pin, clearingRecord: hadRecord) {
+            return served
         }
         let result = await request(
             key, spelling: spelling, revalidating: stale.flatMap { cache.checked($0, for: key) },
@@ -404,6 +411,7 @@ public final class Fetcher: Sendable {
             if stored == nil { stored = try await files.run { () throws(FetchFailure) in try store(true) } }
             guard let entry = stored else { preconditionFailure("a store that may wait always stores") }
             if clearingRecord { blacklist.remove([key]) }
+            remote?.upload(entry, key: key, bytes: body)
             var result = cachedResult(entry, key: key, spelling: spelling, status: .downloaded)
             result.httpStatus = response.httpStatus
             return result
@@ -412,7 +420,7 @@ public final class Fetcher: Sendable {
         }
     }
 
-    private func cachedResult(
+    func cachedResult(
         _ entry: CacheEntry, key: URLKey, spelling: String, status: FetchStatus
     ) -> FetchResult {
         var result = FetchResult(
@@ -422,7 +430,7 @@ public final class Fetcher: Sendable {
         return result
     }
 
-    private func failedResult(
+    func failedResult(
         _ key: URLKey, spelling: String, _ failure: FetchFailure, httpStatus: Int?
     ) -> FetchResult {
         FetchResult(

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Synchronization
 
 /// `curl_global_init` must run once, before any handle exists and before other threads use curl.
-private let curlGlobalInit: Void = {
+let curlGlobalInit: Void = {
     _ = curl_global_init(3)  // CURL_GLOBAL_ALL = CURL_GLOBAL_SSL | CURL_GLOBAL_WIN32
 }()
 

@@ -24,6 +24,8 @@ struct EventConsumer {
     /// Input lines an interrupted run never reached (``RunProgress/linesNotReached``): 0
     /// for a run that read its input, nil when unknown (a pipe).
     var notReached: Int? = 0
+    /// `--remote-cache`'s tier, read once the fetcher has shut down (its uploads counted).
+    var remote: RemoteTier?
     /// JSON lines waiting for the input's end (their final `duplicates`); nil once it came, or without `--json`.
     private var heldJSON: HeldJSONLines?
     /// `-o FILE` without `--resize`, and the format FILE's extension names: an image of
@@ -138,5 +140,15 @@ struct EventConsumer {
         let name = source == "-" ? "standard input" : Escaping.terminal(String(source))
         return "sdfetch: hint: \(name) looks like a \(separator.uppercased()) table, read as one URL a line: "
             + "give --input-format \(separator) (and --url-column NAME if its URL column is not 'url')\n"
+    }
+}
+
+extension EventConsumer {
+    /// One sentence per remote cache switched off in the run (its URL's password masked).
+    var remoteWarnings: [String] {
+        (remote?.warnings ?? []).map {
+            "remote cache \($0.remote) switched off for this run after repeated errors (\($0.detail)); "
+                + "the origins were asked instead"
+        }
     }
 }

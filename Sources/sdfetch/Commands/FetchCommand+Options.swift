@@ -192,7 +192,7 @@ extension FetchCommand {
                 command, value, name in
                 command.progress = try ValueParsers.choice(value, option: name, of: ProgressMode.self)
             },
-        ] + resizeOptions + transportOptions
+        ] + resizeOptions + transportOptions + remoteOptions
 
     /// A FILE, `-`, or a URL: an absolute http or https URL is a URL to fetch, as curl, wget2
     /// and aria2c read it, even when a path spelt so exists (`./https:...` reads that file).
@@ -210,6 +210,9 @@ extension FetchCommand {
     /// No FILE: a piped standard input is the list; a terminal there means the user forgot the list.
     mutating func validate(in environment: ProcessEnvironment) throws(UsageError) {
         if isShardAuto { shard = try ShardEnvironment.shard(from: environment.variables) }
+        if !options.remoteCache.urls.isEmpty, let token = environment.variables[Self.remoteTokenVariable] {
+            options.remoteCache.bearerToken = token.isEmpty ? nil : token
+        }
         if resize.size > 0 && isLinking {
             throw UsageError("--link and --resize cannot be combined: a resized copy is a file of its own")
         }

@@ -159,6 +159,7 @@ struct FetchCommand: ParsableCommand {
                         await console.waitForRoom()  // a blocked stdout holds the run back, not memory
                     }
                     consumer.hosts.downHosts = fetcher.downHosts
+                    consumer.remote = fetcher.remote
                     if trap.wasInterrupted {
                         let summary = consumer.summary
                         let reported = FetchStatus.allCases.reduce(summary.interrupted) { $0 + summary.count($1) }
@@ -191,7 +192,7 @@ struct FetchCommand: ParsableCommand {
         if !isQuiet && !nothingRead {
             let line = RunReport.summary(
                 consumer.summary, elapsed: elapsed, interrupted: interrupted, notReached: consumer.notReached,
-                terminal: terminal)
+                remote: consumer.remote?.counts, terminal: terminal)
             console.error(line)
             console.error(consumer.hosts.closingText)
         }
@@ -206,6 +207,7 @@ struct FetchCommand: ParsableCommand {
         }
         // Not silenced by -q: the cache is failing at its job, run after run.
         if let overflow { console.error("sdfetch: warning: \(overflow.sentence)\n") }
+        for warning in consumer.remoteWarnings { console.error("sdfetch: warning: \(Escaping.terminal(warning))\n") }
         var summaryFailed = false
         if let summaryFile, let summaryTarget {
             let text = SummaryFile.json(

@@ -182,6 +182,10 @@ enum ManPage {
             CIRCLE_NODE_INDEX/CIRCLE_NODE_TOTAL, BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT,
             SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT
             .TP
+            .B SDFETCH_REMOTE_CACHE_TOKEN
+            bearer token sent to \\fB\\-\\-remote\\-cache\\fR servers (\\fIAuthorization: Bearer\\fR); Basic
+            credentials come from the URL or \\fI~/.netrc\\fR
+            .TP
             .B NO_COLOR, TERM=dumb
             no colour; TERM=dumb also means no redrawn progress bar
             .TP

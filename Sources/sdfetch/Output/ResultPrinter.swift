@@ -56,6 +56,8 @@ enum ResultPrinter {
         object.add("host_cause", result.failure?.hostCause?.label)
         object.add("duplicates", result.duplicates)
         object.add("ms", Int64(result.duration.timeInterval * 1000))
+        // The remote cache that answered a `cached` result, null for the rest.
+        object.add("remote", result.remote)
         return object.text.dropLast(2) + rowTail(source: result.source, fields: result.fields)
     }
 

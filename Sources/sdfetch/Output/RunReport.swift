@@ -7,7 +7,8 @@ enum RunReport {
     /// The words are the library's (``RunSummary/line(elapsed:notReached:paint:)``); the
     /// colours are the terminal's.
     static func summary(
-        _ summary: RunSummary, elapsed: Duration, interrupted: Bool, notReached: Int? = 0, terminal: Terminal
+        _ summary: RunSummary, elapsed: Duration, interrupted: Bool, notReached: Int? = 0, remote: RemoteCounts? = nil,
+        terminal: Terminal
     ) -> String {
         var summary = summary
         summary.wasInterrupted = interrupted
@@ -18,6 +19,12 @@ enum RunReport {
             case .failed, .skipped, .invalid: terminal.paint(text, .red)
             }
         }
-        return "sdfetch: " + line + "\n"
+        var text = "sdfetch: " + line
+        if let remote {
+            text += "; remote cache: \(remote.hits) hit\(remote.hits == 1 ? "" : "s"), \(remote.misses) missed, "
+            text += "\(remote.uploads) uploaded, \(remote.errors) error\(remote.errors == 1 ? "" : "s")"
+        }
+        return text + "
+"
     }
 }

@@ -40,7 +40,15 @@ enum SummaryFile {
         object.add("max_cache_size", maxCacheSize)
         object.add("evicted_run_entries", overflow?.removedEntries ?? 0)
         object.add("run_cache_bytes", overflow?.runBytes)
-        object.add("warnings", strings: overflow.map { [$0.sentence] } ?? [])
+        if let remote = consumer.remote?.counts {
+            object.add(
+                "remote",
+                counts: [
+                    "hits": remote.hits, "misses": remote.misses, "uploads": remote.uploads,
+                    "skipped_uploads": remote.skippedUploads, "errors": remote.errors,
+                ])
+        }
+        object.add("warnings", strings: (overflow.map { [$0.sentence] } ?? []) + consumer.remoteWarnings)
         return object.text
     }
 
