@@ -23,8 +23,9 @@ public struct RemoteRedisAddress: Sendable, Equatable {
             guard (1...65535).contains(port) else { return nil }
             self.port = port
         }
-        user = parts.user.flatMap { $0.isEmpty ? nil : $0.removingPercentEncoding }
-        password = parts.password.flatMap { $0.removingPercentEncoding }
+        // URLComponents' user and password come percent-decoded.
+        user = parts.user.flatMap { $0.isEmpty ? nil : $0 }
+        password = parts.password
         let path = parts.path.drop { $0 == "/" }
         if !path.isEmpty {
             guard let database = Int(path), database >= 0 else { return nil }

@@ -24,7 +24,6 @@ enum RunReport {
             text += "; remote cache: \(remote.hits) hit\(remote.hits == 1 ? "" : "s"), \(remote.misses) missed, "
             text += "\(remote.uploads) uploaded, \(remote.errors) error\(remote.errors == 1 ? "" : "s")"
         }
-        return text + "
-"
+        return text + "\n"
     }
 }
