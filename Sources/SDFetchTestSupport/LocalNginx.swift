@@ -38,7 +38,7 @@ public final class LocalNginx: Sendable {
     private static func start(directory: String, isTLS: Bool) async throws -> LocalNginx {
         // Off the cooperative pool: the start waits for the server's port.
         let server = try await onOwnThread { Result { try LocalNginx(directory: directory, isTLS: isTLS) } }.get()
-        TestScope.onExit { server.stop() }
+        TestScope.onExit { await server.stop() }
         return server
     }
 
@@ -132,9 +132,8 @@ public final class LocalNginx: Sendable {
         }
     }
 
-    public func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    public func stop() async {
+        await process.kill()
     }
 
     /// A port the kernel just handed out and released (nginx binds it right after).

@@ -18,7 +18,7 @@ public final class LocalRedis: Sendable {
     public static func start(directory: String, settings: [String] = []) async throws -> LocalRedis {
         // Off the cooperative pool: the start waits for the server's port.
         let server = try await onOwnThread { Result { try LocalRedis(directory: directory, settings: settings) } }.get()
-        TestScope.onExit { server.stop() }
+        TestScope.onExit { await server.stop() }
         return server
     }
 
@@ -49,8 +49,7 @@ public final class LocalRedis: Sendable {
         try command("KEYS", prefix + "*").split(separator: "\n").map(String.init).sorted()
     }
 
-    public func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    public func stop() async {
+        await process.kill()
     }
 }

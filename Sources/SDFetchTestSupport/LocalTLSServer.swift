@@ -71,7 +71,7 @@ public final class LocalTLSServer: Sendable {
             thread.name = "LocalTLSServer"
             thread.start()
         }
-        TestScope.onExit { server.stop() }
+        TestScope.onExit { await server.stop() }
         return server
     }
 
@@ -84,9 +84,8 @@ public final class LocalTLSServer: Sendable {
     }
 
     /// Kills the server: `s_server` ignores `SIGTERM` while it waits for a connection.
-    public func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    public func stop() async {
+        await process.kill()
     }
 
     /// EC keys: made in milliseconds, where RSA keys would load a machine whose other tests measure time.

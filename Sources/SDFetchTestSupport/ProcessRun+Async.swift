@@ -35,3 +35,26 @@ extension Process {
         }
     }
 }
+
+extension Process {
+    /// Kills a server a test started (SIGKILL) and waits, without parking a cooperative
+    /// thread, until the kernel shows it gone or a zombie, for 5 s at most.
+    /// Not `waitUntilExit()`: called from the pool by several tests at once, Foundation's wait
+    /// spun both cooperative threads forever and the test run never ended.
+    public func kill() async {
+        let pid = processIdentifier
+        _ = Glibc.kill(pid, SIGKILL)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while Self.isAlive(pid), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// The state letter of `/proc/PID/stat` (after the command name's closing parenthesis)
+    /// is neither Z nor X.
+    public static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")"),
+            let state = stat[stat.index(after: close)...].split(separator: " ").first
+        else { return false }
+        return state != "Z" && state != "X"
+    }
+}

@@ -60,19 +60,10 @@ struct BlockedOutputSignalTests {
     /// returns how long that took. Read from `/proc`, whoever reaps the child.
     private static func waitForExit(_ pid: Int32, within limit: Duration) -> Duration {
         let start = ContinuousClock.now
-        while ContinuousClock.now - start < limit, isRunning(pid) { usleep(1000) }
+        while ContinuousClock.now - start < limit, Process.isAlive(pid) { usleep(1000) }
         return ContinuousClock.now - start
     }
 
-    /// The state letter of `/proc/PID/stat` (after the command name's closing parenthesis)
-    /// is neither Z nor X.
-    private static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")"),
-            let state = stat[stat.index(after: close)...].split(separator: " ").first
-        else { return false }
-        return state != "Z" && state != "X"
-    }
 
     /// Sends SIGINT and times the exit, on a thread of the test's own; kills the process
     /// if it is still running after 10 s.
