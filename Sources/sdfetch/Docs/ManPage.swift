@@ -153,7 +153,7 @@ enum ManPage {
             \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false. A \\fB#\\fR
             at the start of a line or after a space or tab starts a comment, on every line
             (\\fBkey\\-ignore\\-query = X\\-Amz\\-*   # S3\\fR); a value with a space before a \\fB#\\fR
-            goes in double quotes.
+            goes in double quotes, the whole value (a \\fB"\\fR inside a value is text).
             Options given on the command line win. One file serves every command, so \\fBfetch\\fR and
             \\fBclean\\fR share one \\fBmax\\-age\\fR. A config file owned by another user (other than root),
             writable by every user, or not a regular file is refused: it could turn off certificate checks.
