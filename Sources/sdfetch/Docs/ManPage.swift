@@ -125,7 +125,8 @@ enum ManPage {
             line per host. A host is an origin here: scheme, name and port (a dead port 80 never takes
             the same name's HTTPS down). A host found down on evidence about the host itself (its name
             does not resolve, no connection within the timeout, two of its URLs met silence after
-            connecting, or it refused or reset two connections and answered nothing) is remembered
+            connecting, or it refused two connections, or reset those of two different URLs, and
+            answered nothing) is remembered
             in the cache directory (\\fIhosts/\\fR) for
             \\fB\\-\\-host\\-down\\-for\\fR (1h): a run within that time reports its URLs \\fBhost\\-down\\fR
             at once without dialling it, and \\fB\\-\\-retry\\-failed\\fR tries it again. One slow URL is
