@@ -266,7 +266,7 @@ final class HostHealth: Sendable {
         let cause = state.withLock { $0.causes[origin] }
         return FetchFailure(
             .hostDown, "\(origin) is down: \(cause.map(Self.describe) ?? "too many connections failed in a row")",
-            hostCause: cause?.kind ?? .connect)
+            hostCause: cause?.kind ?? .connect, isHostRemembered: cause?.foundMinutesAgo != nil)
     }
 
     /// A cause as its `host-down` failures tell it.
