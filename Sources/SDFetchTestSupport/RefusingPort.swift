@@ -8,24 +8,9 @@ public final class RefusingPort: Sendable {
     public let port: Int
 
     public init() throws {
-        // No SO_REUSEADDR: a server binding with it cannot share the port either.
-        let bound = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard bound >= 0 else { throw TLSServerError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let isBound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(bound, socketAddress, length) == 0 && getsockname(bound, socketAddress, &length) == 0
-            }
-        }
-        guard isBound else {
-            close(bound)
-            throw TLSServerError("bind failed")
-        }
+        let (descriptor, address) = try LoopbackSocket.bound()
         port = Int(UInt16(bigEndian: address.sin_port))
-        TestScope.onExit { [bound] in close(bound) }
+        TestScope.onExit { close(descriptor) }
     }
 
     /// `http://127.0.0.1:PORT` + `path`.
