@@ -8,7 +8,7 @@ import Synchronization
 /// A failure counts when no connection was ever made for the request (refused, DNS, TLS,
 /// connect timeout); any request that reached the server resets its origin's count. An origin
 /// that has not answered yet in this run (no transfer to it came to an end, see
-/// ``record(_:url:reachedServer:answered:failure:limit:)``) is given up at once, whatever the
+/// ``record(_:url:reachedServer:answered:failure:refusal:limit:)``) is given up at once, whatever the
 /// count, on its first timeout, before or after connecting (it swallows connections, or
 /// accepts and says nothing, or trickles: every retry would cost another full timeout, and
 /// the first wave of requests to it fails together anyway), and on a name the resolver says
