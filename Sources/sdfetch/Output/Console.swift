@@ -16,8 +16,9 @@ import SDFetchCore
 /// after each event, so a blocked stdout holds the run back instead of filling memory.
 ///
 /// Standard output is buffered: one hand-over per 64 KiB when it is a file or pipe (a warm
-/// run prints 50,000 lines a second), per line when it is a terminal, and whatever is
-/// pending at least every ``flushInterval`` via ``flushIfStale()``. Standard error carries
+/// run prints 50,000 lines a second), per line when it is a terminal or standard error
+/// itself (`-o -`, where the bar is erased first), and whatever is pending at least every
+/// ``flushInterval`` via ``flushIfStale()``. Standard error carries
 /// the redrawn progress line: any other text first erases it and then draws it again, so
 /// messages and results never land in the middle of the bar.
 ///
