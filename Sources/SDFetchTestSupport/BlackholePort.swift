@@ -9,22 +9,9 @@ public final class BlackholePort: Sendable {
     private let descriptors: [Int32]
 
     public init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw TLSServerError("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(listener, socketAddress, length) == 0 && listen(listener, 0) == 0
-                    && getsockname(listener, socketAddress, &length) == 0
-            }
-        }
-        guard listening else {
-            close(listener)
-            throw TLSServerError("bind or listen failed")
-        }
+        let bound = try LoopbackSocket.bound(listening: 0)
+        let listener = bound.descriptor
+        var address = bound.address
         // Fills the queue of one; its handshake completes in the kernel, never accepted.
         let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let connected = withUnsafeMutablePointer(to: &address) { pointer in

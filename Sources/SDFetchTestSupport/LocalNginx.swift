@@ -138,19 +138,8 @@ public final class LocalNginx: Sendable {
 
     /// A port the kernel just handed out and released (nginx binds it right after).
     static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw TLSServerError("socket failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(descriptor, socketAddress, length) == 0 && getsockname(descriptor, socketAddress, &length) == 0
-            }
-        }
-        guard bound else { throw TLSServerError("bind failed") }
+        let (descriptor, address) = try LoopbackSocket.bound()
+        close(descriptor)
         return Int(UInt16(bigEndian: address.sin_port))
     }
 

@@ -135,6 +135,27 @@ struct HostDownMemoryTests {
         #expect(notes.withLock { $0 }.isEmpty)
     }
 
+    @Test("one URL whose connections are reset on every try leaves its host unremembered; a second URL's does not")
+    func oneResetURLIsNotTheHost() async throws {
+        // Closes each connection without a byte: curl's "empty reply", `connect`, as a
+        // firewall's rule about one path would.
+        let closing = try await RawResponseServer([])
+        let origin = "http://127.0.0.1:\(closing.port)"
+        let first = try Fetcher.forTesting(in: directory)
+        #expect(try await first.fetch(url: closing.url("/a.png")).failure?.kind == .connect)
+        await first.shutdown()
+        #expect(closing.connections == 3, "one URL, three tries")
+        #expect(HostDownMemory(cache: try cache()).active(now: Date(), within: .seconds(3600)).isEmpty)
+
+        let second = try Fetcher.forTesting(in: directory)
+        for path in ["/a.png", "/b.png"] {
+            #expect(try await second.fetch(url: closing.url(path)).failure?.kind == .connect)
+        }
+        await second.shutdown()
+        let records = HostDownMemory(cache: try cache()).active(now: Date(), within: .seconds(3600))
+        #expect(records.map(\.host) == [origin])
+    }
+
     @Test("a port that refuses connections is remembered as its host turning them away")
     func refusedPortIsRemembered() async throws {
         let gone = try await RawResponseServer([])

@@ -48,6 +48,37 @@ struct CurlStyleOutputTests {
         #expect(ImageFormat.sniff(Array(run.standardOutputBytes)) == .png)
     }
 
+    @Test("-o - with a 404 writes nothing to standard output and exits 1; --json's line goes to standard error")
+    func streamFailureAndJSON() async throws {
+        let server = try await serving("bands.jpg")
+        let missing = try await sdfetch([server.url("/gone.jpg"), "-o", "-"])
+        #expect(missing.status == 1, "\(missing.standardError)")
+        #expect(missing.standardOutputBytes.isEmpty)
+        #expect(missing.standardError.contains("failed\t-\t\(server.url("/gone.jpg"))"), "\(missing.standardError)")
+        let json = try await sdfetch([server.url("/bands.jpg"), "-o", "-", "--json"])
+        #expect(json.status == 0, "\(json.standardError)")
+        #expect(Array(json.standardOutputBytes) == ImageFixture.bytes("bands.jpg"))
+        let line = try #require(json.standardError.split(separator: "\n").first { $0.hasPrefix("{") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["status"] as? String == "downloaded" && object["path"] as? String == "-")
+    }
+
+    @Test("-o - to a full standard output is the run's write failure (exit 3), not the URL's")
+    func streamToFullOutput() async throws {
+        let server = try await serving("bands.jpg")
+        let run = try await ProcessRun.launch(
+            "/bin/sh",
+            ["-c", "exec \"$@\" > /dev/full", "sh", BuiltProduct.path("sdfetch"), "--no-config", "--cache-dir", cache,
+             server.url("/bands.jpg"), "-o", "-"],
+            environment: ["HOME": directory.path])
+        #expect(run.status == 3, "\(run.standardError)")
+        #expect(run.standardError.contains("downloaded\t-\t\(server.url("/bands.jpg"))"), "\(run.standardError)")
+        #expect(run.standardError.contains("sdfetch: cannot write standard output: "), "\(run.standardError)")
+        #expect(!run.standardError.contains("failed\t"), "\(run.standardError)")
+        // The image was fetched and stored: a re-run is a hit.
+        #expect(try await sdfetch([server.url("/bands.jpg"), "-o", "-"]).standardError.contains("cached\t-\t"))
+    }
+
     @Test("-o - with several URLs is a usage error")
     func streamNeedsOneURL() async throws {
         let server = try await serving("bands.jpg")

@@ -103,11 +103,9 @@ struct FirstUseTests {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
         server.route("/dead.png", .status(404))
-        let refusing = try await LoopbackServer()
-        let refused = refusing.url("/r.png")
-        try await refusing.shutdown()  // nothing listens there any more
+        let refusing = try RefusingPort()  // bound for the test: no other test's server takes it
         let silent = try BlackholePort()
-        let urls = [server.url("/a.png"), server.url("/dead.png"), refused, "http://127.0.0.1:\(silent.port)/s.png"]
+        let urls = [server.url("/a.png"), server.url("/dead.png"), refusing.url("/r.png"), silent.url("/s.png")]
         let config = directory.appending(".config/sdfetch")
         for made in [folder, config] {
             try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
@@ -142,6 +140,9 @@ struct FirstUseTests {
                 let report = try String(contentsOfFile: folder + "/report.jsonl", encoding: .utf8)
                 #expect(report.split(separator: "\n").count == 4, "\(report)")
                 #expect(report.contains("\"status\":\(run == 1 ? "\"downloaded\"" : "\"cached\"")"))
+                // The refused and the silent host: remembered as down by the first run.
+                let hostDown = report.split(separator: "\n").filter { $0.contains("\"error\":\"host-down\"") }
+                #expect(hostDown.count == (run == 1 ? 0 : 2), "\(report)")
             }
             #expect(server.requests(for: "/dead.png") == 1)
             withExtendedLifetime(silent) {}
@@ -151,14 +152,17 @@ struct FirstUseTests {
         #expect(try await sdfetch(["--fail-on", "invalid", broken]).status == 1)
     }
 
-    @Test("the README's cron line prints a 404 once and never a refused or dead host")
+    @Test("the README's cron line prints a 404, a refused and a dead host once, and nothing while remembered")
     func cronRecipe() async throws {
         let folder = directory.appending("cron")
         let (_, silent) = try await listWithEveryFailure(in: folder)
         let first = try await recipe("# crontab -e", in: folder)
         let second = try await recipe("# crontab -e", in: folder)
-        #expect(first.standardError.contains("sdfetch: failed: ") && first.standardError.contains("dead.png"))
-        #expect(first.standardError.split(separator: "\n").count == 1, "\(first.standardError)")
+        let lines = first.standardError.split(separator: "\n")
+        #expect(lines.count == 3 && lines.allSatisfy { $0.hasPrefix("sdfetch: failed: ") }, "\(first.standardError)")
+        for path in ["/dead.png", "/r.png", "/s.png"] {
+            #expect(lines.contains { $0.contains(path) }, "\(path): \(first.standardError)")
+        }
         #expect(second.standardError.isEmpty, "\(second.standardError)")
         withExtendedLifetime(silent) {}
     }

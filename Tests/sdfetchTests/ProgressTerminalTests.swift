@@ -62,6 +62,23 @@ struct ProgressTerminalTests {
         #expect(!text.contains("\u{1B}[3"), "NO_COLOR must keep colour off")
     }
 
+    @Test("-o -'s result line shares the bar's terminal: the bar is erased before it and drawn again below it")
+    func resultLineUnderBar() async throws {
+        let server = try await LoopbackServer()
+        server.route("/slow.png", ScriptedResponse(status: 200, body: SampleImages.png(), delay: .milliseconds(1500)))
+        let (process, text) = try await onTerminalText(
+            ["--progress", "always", server.url("/slow.png"), "-o", "-"],
+            environment: ["TERM": "xterm", "NO_COLOR": "1"], seconds: 30)
+        #expect(process.terminationStatus == 0, "\(text.debugDescription)")
+        #expect(text.contains("/1"), "the bar was drawn: \(text.debugDescription)")
+        // Erased before the line, and drawn again below it when the line came (not at the end).
+        let line = "\r\u{1B}[Kdownloaded\t-\t\(server.url("/slow.png"))\n\r["
+        #expect(text.contains(line), "\(text.debugDescription)")
+        let result = try #require(text.range(of: "downloaded\t-\t"))
+        let summary = try #require(text.range(of: "sdfetch: 1 URL"), "\(text.debugDescription)")
+        #expect(result.lowerBound < summary.lowerBound, "\(text.debugDescription)")
+    }
+
     @Test("under --limit-rate the bar counts bytes as they arrive, before the first image is done")
     func bytesBeforeFirstImage() async throws {
         let server = try await LoopbackServer()

@@ -99,11 +99,15 @@ public struct FetchFailure: Error, Sendable, Equatable {
     /// not resolve, `timeout` for a host that gave no answer, `connect`...), so a domain
     /// that is gone and a server that does not answer stay apart; nil for other kinds.
     public let hostCause: Kind?
+    /// For `host-down`: an earlier run found the host down and the cache remembers it
+    /// (`--host-down-for`), so that run reported it; false when found down in this run.
+    public let isHostRemembered: Bool
 
-    public init(_ kind: Kind, _ detail: String, hostCause: Kind? = nil) {
+    public init(_ kind: Kind, _ detail: String, hostCause: Kind? = nil, isHostRemembered: Bool = false) {
         self.kind = kind
         // curl's messages quote the proxy URL, password and all: masked where they enter.
         self.detail = Redaction.masked(detail)
         self.hostCause = kind == .hostDown ? hostCause : nil
+        self.isHostRemembered = kind == .hostDown && isHostRemembered
     }
 }

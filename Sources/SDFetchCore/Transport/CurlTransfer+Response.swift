@@ -44,7 +44,7 @@ extension CurlTransfer {
         var contentType: UnsafePointer<CChar>?
         _ = CSDFetch_curl_easy_getinfo_string(handle, CURLINFO_CONTENT_TYPE, &contentType)
         response.mediaType = contentType.flatMap(Self.mediaType(of:))
-        if overflow == nil, let failure { response.isRefusal = isRefusal(code, failure) }
+        if overflow == nil, let failure { response.refusal = refusal(code, failure) }
         if head.contentEncoding.map({ $0.lowercased() == "identity" }) ?? true {
             response.declaredSHA256 = head.digestSHA256
         }
@@ -72,14 +72,15 @@ extension CurlTransfer {
     /// Never through a proxy, whose refusals are its own and would take every host away;
     /// a connect that failed otherwise than refused (no route: this machine's network) is
     /// not the host's answer either.
-    private func isRefusal(_ code: CURLcode, _ failure: FetchFailure) -> Bool {
-        guard !receivedBytes, request.connection.proxy == nil, !HostProbes.proxyInEnvironment else { return false }
+    private func refusal(_ code: CURLcode, _ failure: FetchFailure) -> HostRefusal? {
+        guard !receivedBytes, request.connection.proxy == nil, !HostProbes.proxyInEnvironment else { return nil }
         if code == CURLE_COULDNT_CONNECT {
             var osError = 0
             _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &osError)
-            return osError == Int(ECONNREFUSED)
+            return osError == Int(ECONNREFUSED) ? .refused : nil
         }
-        return failure.kind == .connect || (failure.kind == .tls && code == CURLE_SSL_CONNECT_ERROR)
+        let isTurnedAway = failure.kind == .connect || (failure.kind == .tls && code == CURLE_SSL_CONNECT_ERROR)
+        return isTurnedAway ? .turnedAway : nil
     }
 
     /// A body that could not be written to its spill file (a full disk): this machine's fault.

@@ -8,7 +8,7 @@ import Synchronization
 /// A failure counts when no connection was ever made for the request (refused, DNS, TLS,
 /// connect timeout); any request that reached the server resets its origin's count. An origin
 /// that has not answered yet in this run (no transfer to it came to an end, see
-/// ``record(_:url:reachedServer:answered:failure:limit:)``) is given up at once, whatever the
+/// ``record(_:url:reachedServer:answered:failure:refusal:limit:)``) is given up at once, whatever the
 /// count, on its first timeout, before or after connecting (it swallows connections, or
 /// accepts and says nothing, or trickles: every retry would cost another full timeout, and
 /// the first wave of requests to it fails together anyway), and on a name the resolver says
@@ -21,10 +21,12 @@ import Synchronization
 ///
 /// Only evidence about the host itself is remembered across runs (``newlyDownForMemory``):
 /// its name does not resolve, no connection was made within the timeout, two different
-/// URLs met silence after connecting, or it turned away two connections or more (refused,
-/// reset, a handshake broken off) and answered nothing. One URL's silence may be that URL's
-/// slowness (a thumbnail rendered on demand under `-t 1`): it gives the origin up for this
-/// run only. A host that turns connections away is not given up for it in the run (each
+/// URLs met silence after connecting, or it turned away two connections or more and
+/// answered nothing: refused two (nothing listens), or reset, closed or broke off the
+/// handshake of two different URLs' connections. One URL's silence may be that URL's
+/// slowness (a thumbnail rendered on demand under `-t 1`), and one URL's resets a firewall's
+/// rule about that URL (its retries meet it again): either gives the origin up for this run
+/// only. A host that turns connections away is not given up for it in the run (each
 /// refusal is quick, and `--host-failures` counts them), but a re-run would retry each of
 /// its URLs after the backoff's waits, and a re-run over a warm cache has nothing else to
 /// do meanwhile (`Scripts/bench.d/README.md`, "A warm re-run, and CPU per URL").
@@ -58,8 +60,8 @@ final class HostHealth: Sendable {
         var nameChecked: Set<String> = []
         /// Per origin, its transfers that took ``HostHealth/slowTransfer`` or longer.
         var slow: [String: (transfers: Int, nanoseconds: UInt64)] = [:]
-        /// Per origin, connections it turned away and the last one's failure.
-        var refusals: [String: (count: Int, last: FetchFailure)] = [:]
+        /// Per origin, the connections it turned away (``Refusals``).
+        var refusals: [String: Refusals] = [:]
 
         /// Marks `origin` down with `cause`, unless it is down already; then only evidence
         /// found later is added to its cause.
@@ -76,6 +78,33 @@ final class HostHealth: Sendable {
     /// A transfer this long from start to end makes its host a candidate for "slow" (at the
     /// 50-200 ms a far server takes per request, even a large image rarely needs it).
     static let slowTransfer: UInt64 = 1_000_000_000
+
+    /// Connections an origin turned away in the run: refused ones counted each, the others
+    /// by URL, at most ``HostHealth/refusalsRemembered`` digests kept.
+    private struct Refusals {
+        /// Every connection turned away, for the cause's text.
+        var connections = 0
+        var refused = 0
+        var turnedAwayURLs: [KeyDigest] = []
+        var last: FetchFailure
+
+        /// Enough to remember the origin: two refused, or two URLs' connections turned away.
+        var isEvidence: Bool {
+            max(refused, turnedAwayURLs.count) >= HostHealth.refusalsRemembered
+        }
+
+        mutating func add(_ refusal: HostRefusal, url: String, _ failure: FetchFailure) {
+            connections += 1
+            last = failure
+            switch refusal {
+            case .refused: refused += 1
+            case .turnedAway:
+                guard turnedAwayURLs.count < HostHealth.refusalsRemembered else { return }
+                let digest = KeyDigest(of: url)
+                if !turnedAwayURLs.contains(digest) { turnedAwayURLs.append(digest) }
+            }
+        }
+    }
 
     private let state = Mutex(State())
 
@@ -95,19 +124,19 @@ final class HostHealth: Sendable {
     ///   - answered: the transfer came to an end with the server's answer (a complete
     ///     response, whatever its status, or a redirect followed), not cut by a timeout.
     ///   - failure: how the request failed, nil for a success or an interruption.
-    ///   - refused: the host turned the connection away (``TransferResponse/isRefusal``).
+    ///   - refusal: how the host turned the connection away (``TransferResponse/refusal``).
     ///   - limit: `--host-failures`; 0 records nothing.
     func record(
         _ origin: String, url: String, reachedServer: Bool, answered: Bool = false, failure: FetchFailure?,
-        refused: Bool = false, limit: Int
+        refusal: HostRefusal? = nil, limit: Int
     ) {
         guard limit > 0 else { return }
         state.withLock { state in
             let hasAnswered = state.answered.contains(origin)
             if answered { state.answered.insert(origin) }
             if reachedServer { state.reached.insert(origin) }
-            if refused, !answered, let failure {
-                state.refusals[origin] = ((state.refusals[origin]?.count ?? 0) + 1, failure)
+            if let refusal, !answered, let failure {
+                state.refusals[origin, default: Refusals(last: failure)].add(refusal, url: url, failure)
             }
             // A first timeout of an origin that never answered ends it, connected or not.
             if let failure, failure.kind == .timeout, !answered, !hasAnswered {
@@ -184,12 +213,12 @@ final class HostHealth: Sendable {
                 guard [.dns, .timeout].contains(cause.kind), !state.answered.contains(origin) else { continue }
                 down[origin] = (cause.kind, cause.text)
             }
-            for (origin, refusals) in state.refusals where refusals.count >= Self.refusalsRemembered {
+            for (origin, refusals) in state.refusals where refusals.isEvidence {
                 // Remembered from an earlier run: its record stays as it was.
                 guard down[origin] == nil, state.causes[origin]?.foundMinutesAgo == nil,
                     !state.answered.contains(origin)
                 else { continue }
-                let text = "turned away \(refusals.count) connections and answered nothing, "
+                let text = "turned away \(refusals.connections) connections and answered nothing, "
                     + "the last with \(refusals.last.kind.label): \(refusals.last.detail)"
                 down[origin] = (.connect, text)
             }
@@ -199,8 +228,8 @@ final class HostHealth: Sendable {
     }
 
     /// Connections a host that answered nothing must have turned away to be remembered as
-    /// down: two, as two URLs must meet silence; one URL's three tries (`--retries 2`) are
-    /// three.
+    /// down: two refused, or those of two different URLs reset or broken off, as two URLs
+    /// must meet silence; one URL's three tries (`--retries 2`) are one URL.
     static let refusalsRemembered = 2
 
     /// Origins that answered in this run.
@@ -237,7 +266,7 @@ final class HostHealth: Sendable {
         let cause = state.withLock { $0.causes[origin] }
         return FetchFailure(
             .hostDown, "\(origin) is down: \(cause.map(Self.describe) ?? "too many connections failed in a row")",
-            hostCause: cause?.kind ?? .connect)
+            hostCause: cause?.kind ?? .connect, isHostRemembered: cause?.foundMinutesAgo != nil)
     }
 
     /// A cause as its `host-down` failures tell it.

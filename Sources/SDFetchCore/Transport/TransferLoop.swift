@@ -379,7 +379,7 @@ final class TransferLoop {
             let failure = response.failure.flatMap { $0.kind != .interrupted && $0.kind != .io ? $0 : nil }
             engine.hostHealth.record(
                 transfer.host, url: transfer.request.url, reachedServer: transfer.isConnected, answered: answered,
-                failure: failure, refused: response.isRefusal, limit: transfer.hostFailureLimit)
+                failure: failure, refusal: response.refusal, limit: transfer.hostFailureLimit)
         }
         guard let continuation = transfer.continuation else { preconditionFailure("running transfer without caller") }
         finished.append((continuation, response))

@@ -26,8 +26,8 @@ public struct TransferResponse: Sendable {
     public var finalURL: String?
     /// The connection was refused, reset or closed before any byte of an answer, or the
     /// server broke off the TLS handshake (not a failed certificate check), with no proxy
-    /// in the way: evidence about the host itself (``HostHealth``).
-    var isRefusal = false
+    /// in the way: evidence about the host itself (``HostHealth``); nil otherwise.
+    var refusal: HostRefusal?
 
     public init(
         failure: FetchFailure? = nil, httpStatus: Int = 0, body: [UInt8] = [], etag: String? = nil,

@@ -47,8 +47,8 @@ extension ParsableCommand {
             },
             OptionSpec(
                 "quiet", short: "q",
-                help: "no progress, summary or notices, no line for a skipped URL or one the next run asks again "
-                    + "(timeout, refused, host down, 5xx): only results and new lasting failures"
+                help: "no progress, summary or notices, no line for a skipped URL or a host an earlier run "
+                    + "found down: only results and failures"
             ) {
                 command, _, _ in
                 command.isQuiet = true

@@ -75,11 +75,13 @@ extension CleanCommand {
                 "sdfetch: clean: removed a cache of the previous on-disk format (1) from \(Escaping.terminal(directory))\n"
             )
         }
-        // A person running clean is told what it did, "removed 0 entries" included; cron,
-        // which mails whatever a job prints, runs it with -q (README, "In CI and cron").
+        let removedSomething =
+            report.removedEntries + report.removedFailed + report.removedHosts + report.removedTemp > 0
+        // Said when something was removed (or would be); cron mails whatever a job prints, and
+        // -q silences the rest (README, "In CI and cron").
         if isJSON {
             FileDescriptorWriter.write(json(report), to: STDOUT_FILENO)
-        } else if !isQuiet {
+        } else if !isQuiet && (removedSomething || isDryRun) {
             FileDescriptorWriter.write(text(report), to: STDOUT_FILENO)
         }
         return .success

@@ -9,7 +9,8 @@ struct EventConsumer {
     let console: Console
     let terminal: Terminal
     let isJSON: Bool
-    /// `-q`: no line on standard error for a `skipped` URL, reported when it was recorded.
+    /// `-q`: no line on standard error for a `skipped` URL or a host an earlier run found
+    /// down, each reported when it was recorded (``isLeftToLaterRuns(_:)``).
     let isQuiet: Bool
     /// No `--input-format` was given: a list read as lines that looks like a table gets a hint.
     var hintsTables = false
@@ -118,14 +119,14 @@ struct EventConsumer {
     }
 
     /// `-q` for cron, which mails whatever a job prints: a known-bad URL was reported on the
-    /// run that recorded it, and a failure the next run asks again (a timeout, a refused
-    /// connection, a host found down, a 5xx) is that run's to report if it is for good, so
-    /// a host down for a day mails nothing every hour. Each stays in the result lines and
-    /// the exit status.
+    /// run that recorded it, and so was a host an earlier run found down and the cache
+    /// remembers (`--host-down-for`): a host down for a day is told by the run that finds it
+    /// down, not again by each run within the memory. Every other failure is told, as `-q`
+    /// silences only the progress and the summary. Each stays in the result lines and the
+    /// exit status.
     static func isLeftToLaterRuns(_ result: FetchResult) -> Bool {
         if result.status == .skipped { return true }
-        guard result.status == .failed, let kind = result.failure?.kind else { return false }
-        return kind.isRetryable || kind == .hostDown
+        return result.status == .failed && result.failure?.isHostRemembered == true
     }
 
     /// A hint after the first invalid line of a source read as lines that holds a comma or a

@@ -205,21 +205,24 @@ extension ParsableCommand {
 }
 
 extension ConfigFile {
-    /// `line` up to its comment: a `#` that starts the line or follows a space or tab,
-    /// outside double quotes. A `#` inside a word stays, so a URL's fragment
-    /// (`proxy = http://p:3128/#x`) or a header value like `X-Tag:#1` needs no quotes;
-    /// `"a #1"` keeps its `#` too.
+    /// `line` up to its comment: a `#` that starts the line or follows a space or tab. A `#`
+    /// inside a word stays, so a URL's fragment (`proxy = http://p:3128/#x`) or a header
+    /// value like `X-Tag:#1` needs no quotes. Quotes count only around a whole value, as
+    /// ``parse(_:path:)`` strips them: `"a #1"` keeps its `#`, and only blanks or a comment
+    /// may follow its closing quote. A `"` inside an unquoted value (`5" # inch`) is text.
     static func withoutComment(_ line: Substring) -> Substring {
-        var isQuoted = false
+        let isBlank = { (character: Character) in character == " " || character == "\t" }
+        if let equals = line.firstIndex(of: "="),
+            let start = line[line.index(after: equals)...].firstIndex(where: { !isBlank($0) }), line[start] == "\"",
+            let close = line[line.index(after: start)...].firstIndex(of: "\"")
+        {
+            let rest = line[line.index(after: close)...].drop(while: isBlank)
+            if rest.isEmpty || rest.first == "#" { return line[...close] }
+        }
         var previous: Character = " "
         for index in line.indices {
-            let character = line[index]
-            if character == "\"" {
-                isQuoted.toggle()
-            } else if character == "#", !isQuoted, previous == " " || previous == "\t" {
-                return line[..<index]
-            }
-            previous = character
+            if line[index] == "#", isBlank(previous) { return line[..<index] }
+            previous = line[index]
         }
         return line
     }

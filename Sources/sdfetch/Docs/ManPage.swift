@@ -125,7 +125,8 @@ enum ManPage {
             line per host. A host is an origin here: scheme, name and port (a dead port 80 never takes
             the same name's HTTPS down). A host found down on evidence about the host itself (its name
             does not resolve, no connection within the timeout, two of its URLs met silence after
-            connecting, or it refused or reset two connections and answered nothing) is remembered
+            connecting, or it refused two connections, or reset those of two different URLs, and
+            answered nothing) is remembered
             in the cache directory (\\fIhosts/\\fR) for
             \\fB\\-\\-host\\-down\\-for\\fR (1h): a run within that time reports its URLs \\fBhost\\-down\\fR
             at once without dialling it, and \\fB\\-\\-retry\\-failed\\fR tries it again. One slow URL is
@@ -153,7 +154,7 @@ enum ManPage {
             \\fIoption\\fR = \\fIvalue\\fR with a long option name; switches take true or false. A \\fB#\\fR
             at the start of a line or after a space or tab starts a comment, on every line
             (\\fBkey\\-ignore\\-query = X\\-Amz\\-*   # S3\\fR); a value with a space before a \\fB#\\fR
-            goes in double quotes.
+            goes in double quotes, the whole value (a \\fB"\\fR inside a value is text).
             Options given on the command line win. One file serves every command, so \\fBfetch\\fR and
             \\fBclean\\fR share one \\fBmax\\-age\\fR. A config file owned by another user (other than root),
             writable by every user, or not a regular file is refused: it could turn off certificate checks.

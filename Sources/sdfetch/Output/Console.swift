@@ -16,8 +16,9 @@ import SDFetchCore
 /// after each event, so a blocked stdout holds the run back instead of filling memory.
 ///
 /// Standard output is buffered: one hand-over per 64 KiB when it is a file or pipe (a warm
-/// run prints 50,000 lines a second), per line when it is a terminal, and whatever is
-/// pending at least every ``flushInterval`` via ``flushIfStale()``. Standard error carries
+/// run prints 50,000 lines a second), per line when it is a terminal or standard error
+/// itself (`-o -`, where the bar is erased first), and whatever is pending at least every
+/// ``flushInterval`` via ``flushIfStale()``. Standard error carries
 /// the redrawn progress line: any other text first erases it and then draws it again, so
 /// messages and results never land in the middle of the bar.
 ///
@@ -71,7 +72,9 @@ final class Console: Sendable {
     /// hand-over to the writer would cost more (a thread's wake-up per 64 KiB: 4% of a warm
     /// run's CPU).
     private let writesInline: Bool
-    private let isOutputTerminal: Bool
+    /// Result lines are written one by one: standard output is a terminal, or the results go
+    /// to standard error (`-o -`), where they must keep their order with messages and the bar.
+    private let flushesEachLine: Bool
     /// Whether erasing uses `ESC [ K`; without it (`TERM=dumb`) the line is blanked with spaces.
     private let canEraseLine: Bool
     /// Output written to the same terminal as the bar must erase the bar first.
@@ -86,16 +89,19 @@ final class Console: Sendable {
         outputFD = output
         errorFD = error
         writesInline = Self.cannotBlock(output) && Self.cannotBlock(error)
-        isOutputTerminal = environment.isStandardOutputTerminal
+        // `-o -`: the results go to standard error, the bar's own stream.
+        let sharesError = output == error
+        flushesEachLine = sharesError || environment.isStandardOutputTerminal
         canEraseLine = !environment.isDumbTerminal
-        outputSharesBarTerminal = environment.isStandardOutputTerminal && environment.isStandardErrorTerminal
+        outputSharesBarTerminal =
+            sharesError || environment.isStandardOutputTerminal && environment.isStandardErrorTerminal
     }
 
     /// Queues a result line for standard output.
     func output(_ text: String) {
         change { state, writes in
             state.pending.append(contentsOf: text.utf8)
-            if isOutputTerminal || state.pending.count >= Self.bufferLimit {
+            if flushesEachLine || state.pending.count >= Self.bufferLimit {
                 let bar = outputSharesBarTerminal ? state.bar : nil
                 if bar != nil { erase(&state, &writes) }
                 flush(&state, &writes)

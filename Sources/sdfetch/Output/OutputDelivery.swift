@@ -22,8 +22,7 @@ struct OutputDelivery: ResultDelivery {
         let held = result.heldImage
         do throws(OutputError) {
             if let resizing {
-                result.path = try await placeResized(
-                    key, resizing.resizer, on: resizing.pool, held: held, result: &result)
+                result.path = try await placeResized(key, resizing, held: held, result: &result)
                 return
             }
             // A hit whose output file still has the entry's size and stamp is left alone.
@@ -44,13 +43,22 @@ struct OutputDelivery: ResultDelivery {
     /// Reads the cached original, resizes it and writes the copy under the name of its new
     /// format; nil, with the result failed, when the image cannot be resized.
     private func placeResized(
-        _ key: URLKey, _ resizer: ImageResizer, on resizes: BlockingPool, held: HeldImage?, result: inout FetchResult
+        _ key: URLKey, _ resizing: (resizer: ImageResizer, pool: BlockingPool), held: HeldImage?,
+        result: inout FetchResult
     ) async throws(OutputError) -> String? {
         let original = try Self.original(of: key, held: held, in: cache)
-        switch await resizes.run({ resizer.resize(original) }) {
-        case .success(let copy):
-            return try placer.write(
-                copy.bytes, at: fixedName ?? placer.template.render(key, format: copy.format.imageFormat))
+        guard let copy = await Self.resized(original, resizing, result: &result) else { return nil }
+        let name = fixedName ?? placer.template.render(key, format: copy.format.imageFormat)
+        return try placer.write(copy.bytes, at: name)
+    }
+
+    /// `original` resized on the resize pool; nil, with `result` failed, when it cannot be
+    /// (`corrupt-image`, `too-many-pixels`: the cached original stays, not blacklisted).
+    static func resized(
+        _ original: [UInt8], _ resizing: (resizer: ImageResizer, pool: BlockingPool), result: inout FetchResult
+    ) async -> ResizedImage? {
+        switch await resizing.pool.run({ resizing.resizer.resize(original) }) {
+        case .success(let copy): return copy
         case .failure(let failure):
             result.failDelivery(failure)
             return nil
@@ -66,15 +74,5 @@ struct OutputDelivery: ResultDelivery {
         } catch {
             throw OutputError(detail: error.detail, isEntryGone: error.isGone)
         }
-    }
-}
-
-extension FetchResult {
-    /// A success whose delivery failed: `failed` with `failure`, no path.
-    mutating func failDelivery(_ failure: FetchFailure, entryWasRemoved: Bool = false) {
-        status = .failed
-        self.failure = failure
-        path = nil
-        self.entryWasRemoved = entryWasRemoved
     }
 }

@@ -3,7 +3,9 @@ import SDFetchCore
 
 /// `-o -` with one URL, as curl's `-o -`: the image's bytes (or its resized copy) go to
 /// standard output, for a pipe (`sdfetch URL -o - | convert - ...`); the result line and
-/// messages go to standard error. The cache is filled as for any run.
+/// messages go to standard error. The cache is filled as for any run. A write that fails
+/// is the run's, as for result lines (``OutputFailure``: exit 3, a closed pipe being the
+/// reader's choice), not the URL's: its image was fetched and stored.
 struct StandardOutputDelivery: ResultDelivery {
     let cache: DiskCache
     /// `--resize`: the copy is written instead of the original (``OutputDelivery/resizing``).
@@ -22,18 +24,13 @@ struct StandardOutputDelivery: ResultDelivery {
             return
         }
         if let resizing {
-            let original = bytes
-            switch await resizing.pool.run({ resizing.resizer.resize(original) }) {
-            case .success(let copy): bytes = copy.bytes
-            case .failure(let failure):
-                result.failDelivery(failure)
-                return
-            }
+            guard let copy = await OutputDelivery.resized(bytes, resizing, result: &result) else { return }
+            bytes = copy.bytes
         }
-        guard FileIO.writeAll(bytes, to: STDOUT_FILENO) else {
-            result.failDelivery(FetchFailure(.io, "cannot write standard output: \(errnoText(errno))"))
-            return
-        }
+        // A pipe read slowly (or a terminal after Ctrl-S) blocks the write: off the cooperative pool.
+        let image = bytes
+        let code = await BlockingWork.run("sdfetch-stdout") { FileIO.writeAll(image, to: STDOUT_FILENO) ? 0 : errno }
+        if code != 0 { OutputFailure.note(fd: STDOUT_FILENO, errno: code) }
         result.path = Self.path
     }
 }

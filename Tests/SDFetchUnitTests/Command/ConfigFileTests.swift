@@ -61,6 +61,16 @@ struct ConfigFileTests {
         #expect(throws: UsageError.self) { try parse(["list.txt"], glued) }
     }
 
+    @Test("quotes keep a comment's # only around a whole value; a stray quote in a value does not")
+    func quotesAroundWholeValues() throws {
+        let quoted = try environment(config: "header = \"X: a #1\"\n")
+        #expect((try #require(try parse(["list.txt"], quoted) as? FetchCommand)).options.headers == ["X: a #1"])
+        let inch = try environment(config: "header = X-Size: 5\" # inch\n")
+        #expect((try #require(try parse(["list.txt"], inch) as? FetchCommand)).options.headers == ["X-Size: 5\""])
+        let trailing = try environment(config: "header = \"X: a\" #1\n")
+        #expect((try #require(try parse(["list.txt"], trailing) as? FetchCommand)).options.headers == ["X: a"])
+    }
+
     @Test("fetch and clean share one max-age, and options of the other command are left to it")
     func sharedAcrossCommands() throws {
         let environment = try environment(config: "max-age = 3h\nconcurrency = 4\ndry-run = yes\n")

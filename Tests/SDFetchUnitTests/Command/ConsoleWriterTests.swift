@@ -56,6 +56,26 @@ struct ConsoleWriterTests {
         }
     }
 
+    @Test("results sent to the bar's own stream (-o -) erase the bar, then it is drawn again below them")
+    func resultsOnTheBarsStream() async throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        var environment = ProcessEnvironment.detached(["TERM": "xterm"])
+        environment.isStandardErrorTerminal = true  // standard output is not: the bar's state must come from stderr
+        await withConsole(environment: environment, output: ends[1], error: ends[1]) { console in
+            console.showBar("[bar]")
+            console.output("downloaded\t-\thttp://h/a.png\n")
+        }
+        close(ends[1])
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while case let count = read(ends[0], &buffer, buffer.count), count > 0 { bytes += buffer[..<count] }
+        close(ends[0])
+        let text = String(decoding: bytes, as: UTF8.self)
+        let expected = "\r[bar]\u{1B}[K" + "\r\u{1B}[K" + "downloaded\t-\thttp://h/a.png\n" + "\r[bar]\u{1B}[K"
+        #expect(text == expected, "\(text.debugDescription)")
+    }
+
     /// About 1 KiB: `w<writer> <number> xxx…`.
     private static func line(writer: Int, number: Int) -> String {
         "w\(writer) \(number) " + String(repeating: "x", count: 1000) + "\n"

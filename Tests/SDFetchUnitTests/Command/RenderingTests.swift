@@ -45,6 +45,17 @@ struct RenderingTests {
         for text in ["héllo", "画像", "😀", "a\u{A0}b", "Ω≈ç√"] { #expect(Escaping.terminal(text) == text) }
     }
 
+    @Test("a clock reads any time: minutes, hours, capped, and 0:00 for no number instead of a trap")
+    func clockOfAnyTime() {
+        #expect(HumanReadable.clock(seconds: 6.2) == "0:07")
+        #expect(HumanReadable.clock(seconds: 3723) == "1:02:03")
+        #expect(HumanReadable.clock(seconds: 1e12) == "99:59:59")
+        #expect(HumanReadable.clock(seconds: .nan) == "0:00")
+        #expect(HumanReadable.clock(seconds: .infinity) == "99:59:59")
+        #expect(HumanReadable.clock(seconds: -.infinity) == "0:00")
+        #expect(HumanReadable.clock(seconds: -3) == "0:00")
+    }
+
     @Test("a text result line is status, path and URL, tab-separated, password masked, escaped")
     func textLine() throws {
         let key = try URLKey(parsing: "http://u:secret@h/x.png")
