@@ -126,7 +126,8 @@ struct FetchCommand: ParsableCommand {
                 let fileName = outputFile.map(URLArgument.fileName(of:))
                 let delivery = placer.map {
                     OutputDelivery(
-                        placer: $0, cache: cache, fixedName: fileName, resizing: resizer.map { ($0, resizes) })
+                        placer: $0, cache: cache, fixedName: fileName, resizing: resizer.map { ($0, resizes) },
+                        notes: notes)
                 }
                 let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
                 // On the signal path: nothing here may wait for the console's writer (blocked on a

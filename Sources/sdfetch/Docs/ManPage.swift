@@ -87,6 +87,13 @@ enum ManPage {
             cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
             \\fBtoo\\-many\\-pixels\\fR.
             .PP
+            A copy is never made twice: each carries a mark inside its file (a JPEG comment, a PNG
+            \\fBtEXt\\fR chunk, a WebP \\fBSDFR\\fR chunk) naming its options and the SHA\\-256 of its original,
+            sealed by a SHA\\-256 of the rest of the file. A run with the same options over the same
+            original finds the copy made and decodes nothing; other options, another original or a
+            changed file make it again. The mark survives a plain \\fBcp\\fR or \\fBtar\\fR, so a copied
+            folder, or a killed run run again, redoes nothing. \\fB\\-v\\fR says which copies were made.
+            .PP
             \\fBsdfetch \\-o thumbs \\-\\-resize 256 \\-\\-resize\\-mode crop \\-\\-resize\\-format webp urls.txt\\fR
             .SH SIGNED URLS
             \\fB\\-\\-key\\-ignore\\-query\\fR \\fIPATTERN\\fR (repeatable) leaves query parameters whose names match the

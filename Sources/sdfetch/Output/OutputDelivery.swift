@@ -16,6 +16,8 @@ struct OutputDelivery: ResultDelivery {
     /// (`sdfetch-resize`, a thread per core): a decode is up to seconds of CPU and may wait
     /// for its pixel budget, so never on the cooperative pool. Nil: the original.
     var resizing: (resizer: ImageResizer, pool: BlockingPool)?
+    /// `-v`: says for each resized copy whether it was made or found already made.
+    var notes: (@Sendable (FetchNote) -> Void)? = nil
 
     func deliver(_ result: inout FetchResult) async {
         guard let key = result.key, result.status.isSuccess else { return }
@@ -45,10 +47,20 @@ struct OutputDelivery: ResultDelivery {
     }
 
     /// Reads the cached original, resizes it and writes the copy under the name of its new
-    /// format; nil, with the result failed, when the image cannot be resized.
+    /// format; nil, with the result failed, when the image cannot be resized. A file already
+    /// there that is this copy (its mark says these options and this original, and its seal
+    /// holds: ``ImageResizer/isCopy(_:ofOriginal:)``) is kept, and nothing is decoded: a
+    /// re-run, or a killed run run again, costs about what a plain `-o` re-run does.
     private func placeResized(
         _ key: URLKey, _ resizer: ImageResizer, on resizes: BlockingPool, held: HeldImage?, result: inout FetchResult
     ) async throws(OutputError) -> String? {
+        let name = fixedName ?? placer.template.render(key, format: resizer.options.format.imageFormat)
+        if let digest = result.sha256, let existing = placer.existingFile(at: name, limit: Self.largestCopyRead),
+            resizer.isCopy(existing.bytes, ofOriginal: digest)
+        {
+            notes?(FetchNote(url: result.url, message: "resized copy already made: \(existing.path)"))
+            return existing.path
+        }
         let original: [UInt8]
         do throws(CachedImage.Unreadable) {
             // A file held since its check (a 304's, a pinned hit's) is the one to resize.
@@ -60,14 +72,20 @@ struct OutputDelivery: ResultDelivery {
         } catch {
             throw OutputError(detail: error.detail, isEntryGone: error.isGone)
         }
-        switch await resizes.run({ resizer.resize(original) }) {
+        let digest = result.sha256
+        switch await resizes.run({ digest.map { resizer.resize(original, originalSHA256: $0) } ?? resizer.resize(original) }) {
         case .success(let copy):
-            return try placer.write(
-                copy.bytes, at: fixedName ?? placer.template.render(key, format: copy.format.imageFormat))
+            let path = try placer.write(copy.bytes, at: name)
+            notes?(FetchNote(url: result.url, message: "resized copy made: \(path)"))
+            return path
         case .failure(let failure):
             result.status = .failed
             result.failure = failure
             return nil
         }
     }
+
+    /// The largest file read to see whether it is the copy already: past it (a `none`-mode
+    /// copy of a huge image) the copy is made again.
+    static let largestCopyRead = 64 << 20
 }
