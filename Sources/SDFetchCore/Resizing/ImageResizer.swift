@@ -3,7 +3,7 @@
 ///
 /// Every step that allocates pixels sizes them from a declared size already checked against
 /// `--max-pixels`, and so is the output (a thin strip made `shorter` could grow past it). A
-/// JPEG is decoded at the smallest DCT scale still covering the target (``JPEGPixels``); an
+/// JPEG is decoded at the smallest DCT scale still leaving twice the target (``JPEGPixels``); an
 /// animation's canvas (GIF screen, WebP canvas) is made already shrunk around its first
 /// frame (``CanvasShrink``); a large reduction of another format starts with an integer box
 /// shrink (``BoxShrink``); then Lanczos-3 (``Resampler``). A file that cannot be decoded, or

@@ -83,7 +83,7 @@ enum ManPage {
             margins of \\fB\\-\\-resize\\-background\\fR), \\fBnone\\fR (the original size, re\\-encoded). Smaller images
             are enlarged. JPEG, PNG, GIF (first frame) and WebP (first frame) are read; EXIF orientation is
             applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
-            is decoded at the smallest DCT scale covering SIZE; the resampler is Lanczos\\-3. An image that
+            is decoded at the smallest DCT scale leaving twice SIZE; the resampler is Lanczos\\-3. An image that
             cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
             \\fBtoo\\-many\\-pixels\\fR.
             .PP
