@@ -45,6 +45,13 @@ let package = Package(
             pkgConfig: "libwebpdemux",
             providers: [.apt(["libwebp-dev"])]
         ),
+        // libavif (with the AV1 decoders Debian builds it with): `--verify full` and `--resize`.
+        // No pkgConfig: libavif.pc's -DAVIF_DLL is a flag SwiftPM refuses (with a warning);
+        // the header is in /usr/include and the module map links "avif" directly.
+        .systemLibrary(
+            name: "CAvif",
+            providers: [.apt(["libavif-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
@@ -52,7 +59,7 @@ let package = Package(
         .target(
             name: "SDFetchCore",
             dependencies: [
-                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CSDFetchShims",
+                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CAvif", "CSDFetchShims",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -5,8 +5,9 @@
 set -euo pipefail
 
 # parallel: the scale-out test runs GNU parallel with several shards on one cache;
-# zip, unzip, rsync: the cache portability tests; webp (cwebp, img2webp): the WebP fixtures.
-packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev zlib1g-dev pkg-config python3 zip unzip rsync parallel webp "$@")
+# zip, unzip, rsync: the cache portability tests; webp (cwebp, img2webp): the WebP fixtures;
+# libavif-bin (avifenc): the AVIF fixtures.
+packages=(libcurl4-openssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev libavif-dev zlib1g-dev pkg-config python3 zip unzip rsync parallel webp libavif-bin "$@")
 
 missing=()
 for package in "${packages[@]}"; do

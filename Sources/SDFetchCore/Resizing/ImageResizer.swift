@@ -7,7 +7,7 @@
 /// animation's canvas (GIF screen, WebP canvas) is made already shrunk around its first
 /// frame (``CanvasShrink``); a large reduction of another format starts with an integer box
 /// shrink (``BoxShrink``); then Lanczos-3 (``Resampler``). A file that cannot be decoded, or
-/// a format sdfetch does not decode (TIFF, AVIF, SVG, ...), is a `corrupt-image` failure of
+/// a format sdfetch does not decode (TIFF, HEIC, SVG, ...), is a `corrupt-image` failure of
 /// that URL, never a trap.
 ///
 /// Memory: each decode takes its pixels from the process's one ``PixelBudget`` before it
@@ -63,9 +63,10 @@ public struct ImageResizer: Sendable {
         case .png: decoded = PNGPixels.decode(bytes, maxPixels: maxPixels, lease: lease)
         case .gif: decoded = GIFFirstFrame.decode(bytes, maxPixels: maxPixels, lease: lease, shrink: shrink)
         case .webp: decoded = WebPPixels.decode(bytes, maxPixels: maxPixels, lease: lease, shrink: shrink)
+        case .avif: decoded = AVIFPixels.decode(bytes, maxPixels: maxPixels, lease: lease)
         default:
             return .failure(
-                FetchFailure(.corruptImage, "\(format.name) cannot be resized (jpeg, png, gif and webp can)"))
+                FetchFailure(.corruptImage, "\(format.name) cannot be resized (jpeg, png, gif, webp and avif can)"))
         }
         return decoded.flatMap { pixels in
             resized(pixels.oriented(orientation).droppingOpaqueAlpha(), declared: declared)

@@ -48,7 +48,7 @@ struct ResizedCopySeal: Sendable {
     func sealing(_ encoded: [UInt8], as format: ResizeFormat) -> [UInt8] {
         var text = recipe + [UInt8](repeating: UInt8(ascii: "0"), count: Self.digitCount)
         let (head, tail, frame) = Self.split(encoded, format: format, textCount: text.count)
-        text.replaceSubrange(recipe.count..., with: seal(head: head, tail: tail))
+        text.replaceSubrange(recipe.count..., with: seal(head: head[...], tail: tail[...]))
         return head + frame.wrapping(text) + tail
     }
 
@@ -63,11 +63,11 @@ struct ResizedCopySeal: Sendable {
     }
 
     /// The hex digits of SHA-256 over the recipe and the file around the mark.
-    private func seal(head: some Collection<UInt8>, tail: some Collection<UInt8>) -> [UInt8] {
+    private func seal(head: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) -> [UInt8] {
         var hash = SHA256()
-        hash.update(data: recipe)
-        hash.update(data: Array(head))
-        hash.update(data: Array(tail))
+        for part in [recipe[...], head, tail] {
+            part.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        }
         let hex = Array("0123456789abcdef".utf8)
         return hash.finalize().flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }
     }
