@@ -5,7 +5,7 @@ SWIFT ?= swift
 RELEASE_FLAGS = -c release --product sdfetch
 # The installed binary carries the Swift runtime and FoundationEssentials inside it, so it
 # runs where Swift is not installed: ldd lists only system libraries (libcurl, libpng,
-# libjpeg, giflib, libwebp and libwebpdemux, zlib, libc).
+# libjpeg, giflib, libwebp and libwebpdemux, libavif, zlib, libc).
 # - Not the full Foundation: swift-crypto imports it, and its mere presence on the link line
 #   let the linker take shared symbols from it and drag in CoreFoundation and ICU's data
 #   (64 MB stripped instead of 20). No autolinking of those libraries: code that really
