@@ -8,24 +8,39 @@ import Testing
 /// than a 2x reduction does not.
 @Suite("Shrink-on-load leaves the resampler twice the target")
 struct ShrinkOnLoadQualityTests {
-    /// 1024x768 of concentric rings whose frequency rises to one cycle in two pixels at the
-    /// edges (a zone plate), a little shifted per channel: detail at every scale, as in a
+    /// Concentric rings whose frequency rises to one cycle in two pixels at the edges (a
+    /// zone plate), a little shifted per channel: detail at every scale, as in a
     /// photograph's foliage or fabric, and what a block average aliases.
     private static func zonePlate() throws -> [UInt8] {
-        let (width, height) = (1024, 768)
+        try encoded(1024, 768, as: .jpeg) { x, y, channel in
+            let dx = Double(x - 512 + channel * 7)
+            let dy = Double(y - 384 - channel * 5)
+            return Double.pi * (dx * dx + dy * dy) / 1024
+        }
+    }
+
+    /// Diagonal stripes 31 pixels apart, a little shifted per channel: detail a thumbnail
+    /// still shows, so any stretch of the image shows as a shift of its stripes.
+    private static func stripes(_ width: Int, _ height: Int) throws -> [UInt8] {
+        try encoded(width, height, as: .png) { x, y, channel in
+            2 * Double.pi * (Double(x) * 0.8 + Double(y) * 0.6 + Double(channel * 5)) / 31
+        }
+    }
+
+    /// An image whose every sample is the cosine of `phase(x, y, channel)`, encoded.
+    private static func encoded(
+        _ width: Int, _ height: Int, as format: ResizeFormat, phase: (Int, Int, Int) -> Double
+    ) throws -> [UInt8] {
         var data = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
                 for channel in 0..<3 {
-                    let dx = Double(x - width / 2 + channel * 7)
-                    let dy = Double(y - height / 2 - channel * 5)
-                    let phase = Double.pi * (dx * dx + dy * dy) / Double(width)
-                    data[(y * width + x) * 3 + channel] = UInt8(127.5 + 110 * cos(phase))
+                    data[(y * width + x) * 3 + channel] = UInt8(127.5 + 110 * cos(phase(x, y, channel)))
                 }
             }
         }
         return try PixelEncoder.encode(
-            Pixels(width: width, height: height, channels: 3, data: data), as: .jpeg, quality: 95
+            Pixels(width: width, height: height, channels: 3, data: data), as: format, quality: 95
         ).get()
     }
 
@@ -58,5 +73,27 @@ struct ShrinkOnLoadQualityTests {
         #expect((thumbnail.width, thumbnail.height) == (80, 60))
         // 46.4 dB decoded at 1/4 (a 3.2x reduction left to Lanczos-3); 39.9 dB at 1/8 (1.6x).
         #expect(quality > 44, "PSNR \(quality) dB against the full decode's Lanczos-3")
+    }
+
+    @Test("a PNG box-shrunk by 3 keeps its geometry though 643 rows are no multiple of 3")
+    func boxShrinkGeometry() throws {
+        let png = try Self.stripes(960, 643)
+        var options = ResizeOptions(size: 128)
+        options.format = .png
+        let budget = PixelBudget(capacity: 1 << 26)
+        let copy = try ImageResizer(options: options, maxPixels: 1 << 26, budget: budget).resize(png).get()
+        let lease = PixelLease(budget)
+        defer { lease.end() }
+        let thumbnail = try PNGPixels.decode(copy.bytes, maxPixels: 1 << 26, lease: lease).get()
+        let referenceLease = PixelLease(budget)
+        defer { referenceLease.end() }
+        let full = try PNGPixels.decode(png, maxPixels: 1 << 26, lease: referenceLease).get()
+        let reference = Resampler.resample(
+            full, box: Resampler.Box(x: 0, y: 0, width: 960, height: 643), width: 128, height: 86)
+
+        let quality = Self.psnr(thumbnail, reference)
+        // 46.5 dB; 33.1 dB when the 214 shrunk rows were taken for all 643 / 3 = 214.3.
+        #expect((thumbnail.width, thumbnail.height) == (128, 86))
+        #expect(quality > 42, "PSNR \(quality) dB against the full decode's Lanczos-3")
     }
 }

@@ -97,9 +97,13 @@ public struct ImageResizer: Sendable {
         if options.mode != .none || (pixels.width, pixels.height) != (plan.width, plan.height) {
             let factor = BoxShrink.factor(
                 forScale: min(Double(pixels.width) / Double(plan.width), Double(pixels.height) / Double(plan.height)))
+            // The image's extent in shrunk pixels, fractions kept: the box shrink drops a
+            // last partial block, and taking the shrunk size for the whole image would
+            // stretch it by that much (37 dB instead of 54 on a 1920x1280 photo at 256 px).
+            let extent = (width: Double(pixels.width) / Double(factor), height: Double(pixels.height) / Double(factor))
             pixels = BoxShrink.shrink(pixels, by: factor)
             pixels = Resampler.resample(
-                pixels, box: plan.sourceBox(width: pixels.width, height: pixels.height), width: plan.width,
+                pixels, box: plan.sourceBox(width: extent.width, height: extent.height), width: plan.width,
                 height: plan.height)
         }
         if options.format == .jpeg { pixels = pixels.flattened(on: options.background) }
