@@ -36,7 +36,9 @@ struct ResizedCopyRerunTests {
         return contents
     }
 
-    @Test("in each output format a second run decodes nothing and leaves every file as it was", arguments: ["jpeg", "png", "webp"])
+    @Test(
+        "in each output format a second run decodes nothing and leaves every file as it was",
+        arguments: ["jpeg", "png", "webp"])
     func secondRun(format: String) async throws {
         let server = try await LoopbackServer()
         let options = ["--resize", "48", "--resize-format", format]
@@ -77,9 +79,11 @@ struct ResizedCopyRerunTests {
     func neverStale() async throws {
         let server = try await LoopbackServer()
         _ = try await run("c", ["--resize", "40"], server: server)
-        for option in [["--resize", "41"], ["--resize", "40", "--resize-quality", "60"],
-                       ["--resize", "40", "--resize-background", "#000000"], ["--resize", "40", "--resize-mode", "crop"]]
-        {
+        let others = [
+            ["--resize", "41"], ["--resize", "40", "--resize-quality", "60"],
+            ["--resize", "40", "--resize-background", "#000000"], ["--resize", "40", "--resize-mode", "crop"],
+        ]
+        for option in others {
             let other = try await run("c-" + option.joined(), option, server: server)
             let again = try await run("c", option, server: server)
             #expect(other.made == names.count)

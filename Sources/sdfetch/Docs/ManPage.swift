@@ -81,11 +81,11 @@ enum ManPage {
             without a request. \\fB\\-\\-resize\\-mode\\fR: \\fBlonger\\fR (the longer side is SIZE; default),
             \\fBshorter\\fR (the shorter side), \\fBcrop\\fR (SIZE x SIZE from the centre), \\fBpad\\fR (SIZE x SIZE,
             margins of \\fB\\-\\-resize\\-background\\fR), \\fBnone\\fR (the original size, re\\-encoded). Smaller images
-            are enlarged. JPEG, PNG, GIF (first frame), WebP (first frame) and AVIF are read; EXIF orientation
-            (AVIF's \\fBirot\\fR and \\fBimir\\fR) is applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
-            is decoded at the smallest DCT scale leaving twice SIZE; the resampler is Lanczos\\-3. An image that
-            cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
-            \\fBtoo\\-many\\-pixels\\fR.
+            are enlarged. JPEG, PNG, GIF (first frame), WebP (first frame) and AVIF are read; EXIF
+            orientation (AVIF's \\fBirot\\fR and \\fBimir\\fR) is applied; alpha is kept in PNG and WebP copies
+            and laid on the background in JPEG ones. A JPEG is decoded at the smallest DCT scale leaving
+            twice SIZE; the resampler is Lanczos\\-3. An image that cannot be resized fails its URL as
+            \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as \\fBtoo\\-many\\-pixels\\fR.
             .PP
             A copy is never made twice: each carries a mark inside its file (a JPEG comment, a PNG
             \\fBtEXt\\fR chunk, a WebP \\fBSDFR\\fR chunk) naming its options and the SHA\\-256 of its original,

@@ -73,7 +73,10 @@ struct OutputDelivery: ResultDelivery {
             throw OutputError(detail: error.detail, isEntryGone: error.isGone)
         }
         let digest = result.sha256
-        switch await resizes.run({ digest.map { resizer.resize(original, originalSHA256: $0) } ?? resizer.resize(original) }) {
+        let made = await resizes.run {
+            digest.map { resizer.resize(original, originalSHA256: $0) } ?? resizer.resize(original)
+        }
+        switch made {
         case .success(let copy):
             let path = try placer.write(copy.bytes, at: name)
             notes?(FetchNote(url: result.url, message: "resized copy made: \(path)"))
