@@ -21,8 +21,8 @@ struct ShrinkOnLoadQualityTests {
 
     /// Diagonal stripes 31 pixels apart, a little shifted per channel: detail a thumbnail
     /// still shows, so any stretch of the image shows as a shift of its stripes.
-    private static func stripes(_ width: Int, _ height: Int) throws -> [UInt8] {
-        try encoded(width, height, as: .png) { x, y, channel in
+    private static func stripes(_ width: Int, _ height: Int, as format: ResizeFormat = .png) throws -> [UInt8] {
+        try encoded(width, height, as: format) { x, y, channel in
             2 * Double.pi * (Double(x) * 0.8 + Double(y) * 0.6 + Double(channel * 5)) / 31
         }
     }
@@ -94,6 +94,28 @@ struct ShrinkOnLoadQualityTests {
         let quality = Self.psnr(thumbnail, reference)
         // 46.5 dB; 33.1 dB when the 214 shrunk rows were taken for all 643 / 3 = 214.3.
         #expect((thumbnail.width, thumbnail.height) == (128, 86))
+        #expect(quality > 42, "PSNR \(quality) dB against the full decode's Lanczos-3")
+    }
+
+    @Test("a JPEG decoded at 1/2 keeps its geometry though 1365 columns make 683 pixels at that scale")
+    func dctScaleGeometry() throws {
+        let jpeg = try Self.stripes(1365, 1074, as: .jpeg)
+        var options = ResizeOptions(size: 256)
+        options.format = .png
+        let budget = PixelBudget(capacity: 1 << 26)
+        let copy = try ImageResizer(options: options, maxPixels: 1 << 26, budget: budget).resize(jpeg).get()
+        let lease = PixelLease(budget)
+        defer { lease.end() }
+        let thumbnail = try PNGPixels.decode(copy.bytes, maxPixels: 1 << 26, lease: lease).get()
+        let referenceLease = PixelLease(budget)
+        defer { referenceLease.end() }
+        let full = try JPEGPixels.decode(jpeg, denominator: 1, maxPixels: 1 << 26, lease: referenceLease).get()
+        let reference = Resampler.resample(
+            full, box: Resampler.Box(x: 0, y: 0, width: 1365, height: 1074), width: 256, height: 201)
+
+        let quality = Self.psnr(thumbnail, reference)
+        // 47.0 dB; 30.6 dB when the 683 decoded columns were taken for all 1365 / 2 = 682.5.
+        #expect((thumbnail.width, thumbnail.height) == (256, 201))
         #expect(quality > 42, "PSNR \(quality) dB against the full decode's Lanczos-3")
     }
 }

@@ -22,7 +22,7 @@ struct ResizedCopySeal: Sendable {
     /// Changes whenever the same options and original would give other pixels (the
     /// shrink-on-load rule, the filter, the encoder settings): copies of an older revision
     /// are made again once.
-    static let revision = 3
+    static let revision = 4
 
     /// What the mark's text says before the seal's hex digits.
     let recipe: [UInt8]
