@@ -53,45 +53,48 @@ struct ShrinkOnLoadQualityTests {
         return 10 * log10(255 * 255 / (squared / Double(a.data.count)))
     }
 
-    @Test("a 1024x768 zone plate at 80 px is within reach of the full decode's Lanczos-3 resize")
-    func nearTheFullDecode() throws {
-        let jpeg = try Self.zonePlate()
-        var options = ResizeOptions(size: 80)
+    /// `image`'s copy `size` px long (as PNG: no encoder loss) and its PSNR against the
+    /// Lanczos-3 resize of `full`'s decode of the whole image to the copy's size.
+    private static func copy(
+        of image: [UInt8], size: Int, full: (PixelLease) throws -> Pixels
+    ) throws -> (thumbnail: Pixels, psnr: Double) {
+        var options = ResizeOptions(size: size)
         options.format = .png
         let budget = PixelBudget(capacity: 1 << 26)
-        let copy = try ImageResizer(options: options, maxPixels: 1 << 26, budget: budget).resize(jpeg).get()
+        let copy = try ImageResizer(options: options, maxPixels: 1 << 26, budget: budget).resize(image).get()
         let lease = PixelLease(budget)
         defer { lease.end() }
         let thumbnail = try PNGPixels.decode(copy.bytes, maxPixels: 1 << 26, lease: lease).get()
         let referenceLease = PixelLease(budget)
         defer { referenceLease.end() }
-        let full = try JPEGPixels.decode(jpeg, denominator: 1, maxPixels: 1 << 26, lease: referenceLease).get()
+        let whole = try full(referenceLease)
         let reference = Resampler.resample(
-            full, box: Resampler.Box(x: 0, y: 0, width: 1024, height: 768), width: 80, height: 60)
+            whole, box: Resampler.Box(x: 0, y: 0, width: Double(whole.width), height: Double(whole.height)),
+            width: thumbnail.width, height: thumbnail.height)
+        return (thumbnail, psnr(thumbnail, reference))
+    }
 
-        let quality = Self.psnr(thumbnail, reference)
-        #expect((thumbnail.width, thumbnail.height) == (80, 60))
+    private static func jpegDecode(_ jpeg: [UInt8]) -> (PixelLease) throws -> Pixels {
+        { lease in try JPEGPixels.decode(jpeg, denominator: 1, maxPixels: 1 << 26, lease: lease).get() }
+    }
+
+    @Test("a 1024x768 zone plate at 80 px is within reach of the full decode's Lanczos-3 resize")
+    func nearTheFullDecode() throws {
+        let jpeg = try Self.zonePlate()
+        let (thumbnail, quality) = try Self.copy(of: jpeg, size: 80, full: Self.jpegDecode(jpeg))
+
         // 46.4 dB decoded at 1/4 (a 3.2x reduction left to Lanczos-3); 39.9 dB at 1/8 (1.6x).
+        #expect((thumbnail.width, thumbnail.height) == (80, 60))
         #expect(quality > 44, "PSNR \(quality) dB against the full decode's Lanczos-3")
     }
 
     @Test("a PNG box-shrunk by 3 keeps its geometry though 643 rows are no multiple of 3")
     func boxShrinkGeometry() throws {
         let png = try Self.stripes(960, 643)
-        var options = ResizeOptions(size: 128)
-        options.format = .png
-        let budget = PixelBudget(capacity: 1 << 26)
-        let copy = try ImageResizer(options: options, maxPixels: 1 << 26, budget: budget).resize(png).get()
-        let lease = PixelLease(budget)
-        defer { lease.end() }
-        let thumbnail = try PNGPixels.decode(copy.bytes, maxPixels: 1 << 26, lease: lease).get()
-        let referenceLease = PixelLease(budget)
-        defer { referenceLease.end() }
-        let full = try PNGPixels.decode(png, maxPixels: 1 << 26, lease: referenceLease).get()
-        let reference = Resampler.resample(
-            full, box: Resampler.Box(x: 0, y: 0, width: 960, height: 643), width: 128, height: 86)
+        let (thumbnail, quality) = try Self.copy(of: png, size: 128) { lease in
+            try PNGPixels.decode(png, maxPixels: 1 << 26, lease: lease).get()
+        }
 
-        let quality = Self.psnr(thumbnail, reference)
         // 46.5 dB; 33.1 dB when the 214 shrunk rows were taken for all 643 / 3 = 214.3.
         #expect((thumbnail.width, thumbnail.height) == (128, 86))
         #expect(quality > 42, "PSNR \(quality) dB against the full decode's Lanczos-3")
@@ -100,20 +103,8 @@ struct ShrinkOnLoadQualityTests {
     @Test("a JPEG decoded at 1/2 keeps its geometry though 1365 columns make 683 pixels at that scale")
     func dctScaleGeometry() throws {
         let jpeg = try Self.stripes(1365, 1074, as: .jpeg)
-        var options = ResizeOptions(size: 256)
-        options.format = .png
-        let budget = PixelBudget(capacity: 1 << 26)
-        let copy = try ImageResizer(options: options, maxPixels: 1 << 26, budget: budget).resize(jpeg).get()
-        let lease = PixelLease(budget)
-        defer { lease.end() }
-        let thumbnail = try PNGPixels.decode(copy.bytes, maxPixels: 1 << 26, lease: lease).get()
-        let referenceLease = PixelLease(budget)
-        defer { referenceLease.end() }
-        let full = try JPEGPixels.decode(jpeg, denominator: 1, maxPixels: 1 << 26, lease: referenceLease).get()
-        let reference = Resampler.resample(
-            full, box: Resampler.Box(x: 0, y: 0, width: 1365, height: 1074), width: 256, height: 201)
+        let (thumbnail, quality) = try Self.copy(of: jpeg, size: 256, full: Self.jpegDecode(jpeg))
 
-        let quality = Self.psnr(thumbnail, reference)
         // 47.0 dB; 30.6 dB when the 683 decoded columns were taken for all 1365 / 2 = 682.5.
         #expect((thumbnail.width, thumbnail.height) == (256, 201))
         #expect(quality > 42, "PSNR \(quality) dB against the full decode's Lanczos-3")
