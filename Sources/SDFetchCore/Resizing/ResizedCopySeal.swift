@@ -7,7 +7,8 @@ internal import CZlib
 /// Inside the file, not beside it: a plain `cp`, `tar` without `--xattrs`, `rsync` without
 /// `-X` or an upload drop an extended attribute, and a sidecar file is left behind by
 /// `cp *.jpg` and lies among the images that datasets are read from. A mark inside the file
-/// goes wherever the file goes. It is a JPEG comment segment after the start of image, a PNG
+/// goes wherever the file goes. It is a JPEG comment segment after the JFIF header (which
+/// must come first), a PNG
 /// `tEXt` chunk before `IEND`, or a WebP chunk `SDFR` at the end (the file turned into the
 /// extended format, which allows unknown chunks); every decoder skips it.
 ///
@@ -124,12 +125,19 @@ struct ResizedCopySeal: Sendable {
         let size = frame.lead + textCount + frame.trail(textCount: textCount)
         let start: Int
         switch format {
-        case .jpeg: start = 2
+        case .jpeg: start = jpegMarkOffset(file)
         case .png: start = file.count - 12 - size
         case .webp: start = file.count - size
         }
         guard start >= 2, start + size <= file.count else { return nil }
         return (start..<(start + size), (start + frame.lead)..<(start + frame.lead + textCount))
+    }
+
+    /// Where a JPEG's mark starts: after the start of image and the JFIF `APP0` segment
+    /// that follows it, when there is one.
+    private static func jpegMarkOffset(_ jpeg: [UInt8]) -> Int {
+        guard jpeg.count >= 6, jpeg[2] == 0xFF, jpeg[3] == 0xE0 else { return 2 }
+        return min(jpeg.count, 4 + (Int(jpeg[4]) << 8 | Int(jpeg[5])))
     }
 
     private static func frame(of format: ResizeFormat) -> Frame {
@@ -149,7 +157,8 @@ struct ResizedCopySeal: Sendable {
         let frame = frame(of: format)
         switch format {
         case .jpeg:
-            return (Array(encoded.prefix(2)), Array(encoded.dropFirst(2)), frame)
+            let offset = jpegMarkOffset(encoded)
+            return (Array(encoded.prefix(offset)), Array(encoded.dropFirst(offset)), frame)
         case .png:
             // libpng ends every file with the 12-byte IEND chunk.
             return (Array(encoded.dropLast(12)), Array(encoded.suffix(12)), frame)
