@@ -5,7 +5,7 @@ SWIFT ?= swift
 RELEASE_FLAGS = -c release --product sdfetch
 # The installed binary carries the Swift runtime and FoundationEssentials inside it, so it
 # runs where Swift is not installed: ldd lists only system libraries (libcurl, libpng,
-# libjpeg, giflib, libwebp and libwebpdemux, hiredis, zlib, libcrypto, libc).
+# libjpeg, giflib, libwebp and libwebpdemux, libavif, hiredis, zlib, libcrypto, libc).
 # - Not the full Foundation: the sources import FoundationEssentials only, but one library
 #   importing Foundation (swift-crypto did, before SHA-256 came from libcrypto) puts it on
 #   the link line, and the linker then takes shared symbols from it and drags in

@@ -56,13 +56,22 @@ let package = Package(
             name: "CHiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // libavif (with the AV1 decoders Debian builds it with): `--verify full` and `--resize`.
+        // No pkgConfig: libavif.pc's -DAVIF_DLL is a flag SwiftPM refuses (with a warning);
+        // the header is in /usr/include and the module map links "avif" directly.
+        .systemLibrary(
+            name: "CAvif",
+            providers: [.apt(["libavif-dev"])]
+        ),
         .target(
             name: "CSDFetchShims",
             dependencies: ["CCurl", "CJPEG"]
         ),
         .target(
             name: "SDFetchCore",
-            dependencies: ["CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CCrypto", "CHiredis", "CSDFetchShims"]
+            dependencies: [
+                "CCurl", "CPNG", "CJPEG", "CGIF", "CZlib", "CWebP", "CAvif", "CCrypto", "CHiredis", "CSDFetchShims",
+            ]
         ),
         .executableTarget(
             name: "sdfetch",

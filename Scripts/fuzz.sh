@@ -20,12 +20,14 @@
 #   CacheCountersFuzzer  usage/ counter files and the trim's arithmetic over them
 #   KeyQueryFilterFuzzer --key-ignore-query globs and the key text they keep
 #   ExifFuzzer           the EXIF Orientation in a JPEG, WebP or PNG, and the turn it asks for
+#   AVIFFuzzer           AVIF through libavif: the verify decode, the resize decode and its turns
 #
 # SDFetchCore (and for ConfigFuzzer the sdfetch module, without its entry point) is
 # compiled once with swiftc -sanitize=fuzzer,address into a static library, with
 # -enable-testing so a target reaches internal parsers. libcurl, libpng, libjpeg-turbo,
-# giflib, libwebp, zlib and libcrypto (SHA-256) are the system's uninstrumented builds: ASan
-# still catches our misuse of them, but coverage guidance sees only our code.
+# giflib, libwebp, libavif, zlib, libcrypto (SHA-256) and hiredis are the system's
+# uninstrumented builds: ASan still catches our misuse of them, but coverage guidance sees
+# only our code.
 #
 # Each target's corpus lives in ./fuzz-corpus/TARGET (git-ignored) and is seeded every run
 # by Scripts/fuzz-seeds.py (and the image fixtures for VerifyFuzzer), so it grows across
@@ -48,7 +50,7 @@ build="$root/.build/fuzz"
 modules="$build/modules"
 clang="$(dirname "$(command -v swiftc)")/clang"
 all_targets=(VerifyFuzzer IndexFuzzer FailureRecordFuzzer CacheFormatFuzzer TableInputFuzzer ConfigFuzzer URLFuzzer
-    ResizeFuzzer ResponseHeadFuzzer CacheCountersFuzzer KeyQueryFilterFuzzer ExifFuzzer)
+    ResizeFuzzer ResponseHeadFuzzer CacheCountersFuzzer KeyQueryFilterFuzzer ExifFuzzer AVIFFuzzer)
 targets=("${@:-${all_targets[@]}}")
 mkdir -p "$build/shims" "$modules" "$build/logs"
 
@@ -60,10 +62,10 @@ module CSDFetchShims {
 }
 MAP
 c_modules=(-I "$root/Sources/CCurl" -I "$root/Sources/CPNG" -I "$root/Sources/CJPEG" -I "$root/Sources/CGIF"
-    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$root/Sources/CCrypto" -I "$root/Sources/CHiredis"
-    -I "$build/shims" -Xcc -I/usr/include/libpng16)
+    -I "$root/Sources/CZlib" -I "$root/Sources/CWebP" -I "$root/Sources/CAvif" -I "$root/Sources/CCrypto"
+    -I "$root/Sources/CHiredis" -I "$build/shims" -Xcc -I/usr/include/libpng16)
 swift_flags=(-parse-as-library -O -wmo -g -swift-version 6 -package-name sdfetch -I "$modules" "${c_modules[@]}")
-system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux -lcrypto -lhiredis)
+system_libraries=(-lcurl -ljpeg -lpng16 -lgif -lz -lwebp -lwebpdemux -lavif -lcrypto -lhiredis)
 
 "$clang" -c -g -O1 -fsanitize=address,fuzzer-no-link \
     -I "$root/Sources/CSDFetchShims/include" \
@@ -89,6 +91,8 @@ fi
 corpus_root="$root/fuzz-corpus"
 python3 "$root/Scripts/fuzz-seeds.py" "$corpus_root"
 cp "$root"/Tests/SDFetchUnitTests/Fixtures/* "$corpus_root/VerifyFuzzer/"
+mkdir -p "$corpus_root/AVIFFuzzer"
+cp "$root"/Tests/sdfetchTests/Fixtures/*.avif "$root"/Tests/SDFetchUnitTests/Fixtures/*.avif "$corpus_root/AVIFFuzzer/"
 
 # -timeout: one input taking over 10 s is a hang. -rss_limit_mb: memory exhaustion is a
 # bug (-malloc_limit_mb: so is one allocation past it). -max_len: the parsers' interesting

@@ -7,9 +7,10 @@ set -euo pipefail
 # libssl-dev: libcrypto's headers, for SHA-256 (libcurl4-openssl-dev pulls it in today).
 # parallel: the scale-out test runs GNU parallel with several shards on one cache;
 # zip, unzip, rsync: the cache portability tests; webp (cwebp, img2webp): the WebP fixtures;
-# nginx, redis-server: the TLS tests and the remote cache tests (WebDAV PUT, Redis, on loopback).
-packages=(libcurl4-openssl-dev libssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev zlib1g-dev libhiredis-dev
-    pkg-config python3 zip unzip rsync parallel webp nginx redis-server "$@")
+# nginx, redis-server: the TLS tests and the remote cache tests (WebDAV PUT, Redis, on loopback);
+# libavif-bin (avifenc): the AVIF fixtures.
+packages=(libcurl4-openssl-dev libssl-dev libpng-dev libjpeg62-turbo-dev libgif-dev libwebp-dev libavif-dev zlib1g-dev
+    libhiredis-dev pkg-config python3 zip unzip rsync parallel webp libavif-bin nginx redis-server "$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -3,7 +3,7 @@
 # under /usr (the binary stripped on install). What Debian policy asks of a binary package,
 # and `lintian sdfetch_*.deb` checks:
 # - Depends from dpkg-shlibdeps: every shared library the binary links (libcurl, libpng,
-#   libjpeg, giflib, libwebp, hiredis, zlib, and libc, libstdc++, libgcc for the static Swift runtime), at
+#   libjpeg, giflib, libwebp, libavif, hiredis, zlib, and libc, libstdc++, libgcc for the static Swift runtime), at
 #   the versions its symbols need, so a library added later cannot be forgotten;
 # - Installed-Size from the staged files; folders 0755, files 0644, the binary 0755;
 # - /usr/share/doc/sdfetch/copyright from the top-level LICENSE (MIT when there is none yet),

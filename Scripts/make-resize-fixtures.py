@@ -8,8 +8,10 @@ quadrant (the top-left 150x100 of 300x200 red, the rest blue) stored with EXIF
 orientation 6, upright only when turned. Broken variants (truncated, corrupt) are made in
 the tests from these good bytes.
 
-Needs Pillow with WebP (pip install pillow; its wheels bundle libwebp) and img2webp
-(Debian's webp) for the animation. Usage: Scripts/make-resize-fixtures.py
+Needs Pillow with WebP (pip install pillow; its wheels bundle libwebp), img2webp
+(Debian's webp) for the animation and avifenc (Debian's libavif-bin) for the AVIF files:
+the bands, the bands with alpha, and the quadrant stored with an `irot` of three quarter
+turns anticlockwise (Exif 6's turn, so it shows as quadrant-exif6.jpg does). Usage: Scripts/make-resize-fixtures.py
 """
 import os
 import struct
@@ -69,6 +71,13 @@ def main():
         subprocess.run(
             ["img2webp", "-loop", "0", "-lossy", "-q", "80", "-d", "100", first, second, "-o",
              os.path.join(OUT, "animated.webp")], check=True, stdout=subprocess.DEVNULL)
+        for name, picture, extra in [("bands", image, []), ("bands-alpha", bands("RGBA", transparent_right=True), []),
+                                     ("quadrant-irot3", quadrant, ["--irot", "3"])]:
+            source = os.path.join(scratch, name + ".png")
+            picture.save(source)
+            subprocess.run(
+                ["avifenc", "-s", "8", "--min", "8", "--max", "16", "-y", "444"] + extra + [source, os.path.join(OUT, name + ".avif")],
+                check=True, stdout=subprocess.DEVNULL)
     for name in sorted(os.listdir(OUT)):
         print(f"{os.path.getsize(os.path.join(OUT, name)):8d}  {name}")
 

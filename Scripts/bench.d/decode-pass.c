@@ -1,9 +1,9 @@
 /*
- * decode-pass: decodes every PNG, JPEG and GIF file given on the command line (or listed
- * in the directories given) completely, with the same libraries and settings as
+ * decode-pass: decodes every PNG, JPEG, GIF and WebP file given on the command line (or
+ * listed in the directories given) completely, with the same libraries and settings as
  * `sdfetch --verify full`, and says how many decoded and how many failed. The bench runs
  * it after `curl --parallel` as the pipeline a user would otherwise script, and alone over
- * the corpus as the bare decoders' CPU floor. Build: cc -O2 decode-pass.c -lpng -ljpeg -lgif
+ * the corpus as the bare decoders' CPU floor. Build: cc -O2 decode-pass.c -lpng -ljpeg -lgif -lwebp -lwebpdemux
  */
 #include <setjmp.h>
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
@@ -13,6 +13,8 @@
 #include <gif_lib.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <webp/decode.h>
+#include <webp/demux.h>
 
 #include "each-file.h"
 
@@ -78,6 +80,36 @@ static int decode_gif(const unsigned char *data, size_t size) {
     return ok;
 }
 
+/* YUV with alpha, the loop filter skipped (it cannot fail): what WebPVerifier asks of
+ * libwebp; an animation frame by frame. */
+static int decode_webp_frame(const unsigned char *data, size_t size) {
+    WebPDecoderConfig config;
+    if (!WebPInitDecoderConfig(&config)) return 0;
+    config.output.colorspace = MODE_YUVA;
+    config.options.bypass_filtering = 1;
+    int ok = WebPDecode(data, size, &config) == VP8_STATUS_OK;
+    WebPFreeDecBuffer(&config.output);
+    return ok;
+}
+
+static int decode_webp(const unsigned char *data, size_t size) {
+    WebPBitstreamFeatures features;
+    if (WebPGetFeatures(data, size, &features) != VP8_STATUS_OK) return 0;
+    if (!features.has_animation) return decode_webp_frame(data, size);
+    WebPData whole = {data, size};
+    WebPDemuxer *demux = WebPDemux(&whole);
+    if (!demux) return 0;
+    WebPIterator frame;
+    int ok = WebPDemuxGetFrame(demux, 1, &frame);
+    while (ok) {
+        ok = decode_webp_frame(frame.fragment.bytes, frame.fragment.size);
+        if (!ok || !WebPDemuxNextFrame(&frame)) break;
+    }
+    WebPDemuxReleaseIterator(&frame);
+    WebPDemuxDelete(demux);
+    return ok;
+}
+
 static long decoded, failed, skipped;
 
 static void decode_file(const unsigned char *data, size_t size) {
@@ -85,6 +117,7 @@ static void decode_file(const unsigned char *data, size_t size) {
     if (size > 3 && data[0] == 0xFF && data[1] == 0xD8) ok = decode_jpeg(data, size);
     else if (size > 8 && memcmp(data, "\x89PNG", 4) == 0) ok = decode_png(data, size);
     else if (size > 6 && memcmp(data, "GIF8", 4) == 0) ok = decode_gif(data, size);
+    else if (size > 12 && memcmp(data, "RIFF", 4) == 0 && memcmp(data + 8, "WEBP", 4) == 0) ok = decode_webp(data, size);
     if (ok < 0) skipped++; else if (ok) decoded++; else failed++;
 }
 

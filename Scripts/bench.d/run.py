@@ -816,9 +816,9 @@ def main():
                 r.fetch_case('dup5-tmpfs', dup5, j, [sd_tool] + [(p, PEERS[p], False) for p in ('wget2',) if p in PEERS])
             shutil.rmtree(a.tmpfs_work, ignore_errors=True)
     if 'full' in cases:
-        decoder = build_helper(a, 'decode-pass', ['png', 'jpeg', 'gif'])
+        decoder = build_helper(a, 'decode-pass', ['png', 'jpeg', 'gif', 'webp', 'webpdemux'])
         if decoder is None:
-            header.append('full not run: Scripts/bench.d/decode-pass.c did not build (cc, libpng-dev, libjpeg62-turbo-dev, libgif-dev)')
+            header.append('full not run: Scripts/bench.d/decode-pass.c did not build (cc, libpng-dev, libjpeg62-turbo-dev, libgif-dev, libwebp-dev)')
         else:
             lst = write_list(os.path.join(lists_dir, 'unique.txt'), urls)
             full_tpl = sd_tpl.replace('{list}', '--verify full {list}')

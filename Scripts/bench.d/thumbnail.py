@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The bench's `thumbnail` case: the corpus made into 256 px thumbnails (JPEG quality 85,
-the longer side 256) by sdfetch from its cache, by vipsthumbnail, and by img2dataset's
-resizer, on the same files; then the resamplers' quality against a reference resize.
+the longer side 256) by sdfetch from its cache, by vipsthumbnail, by img2dataset's resizer,
+by OpenCV and by Pillow, on the same files; then the resamplers' quality against a
+reference resize. Run once over the bench corpus (small images) and once over the large
+photographs of bench.d/photos.py.
 
 Speed is images per CPU second (user + sys of the measured process and its children, from
 wait4): on a shared, loaded machine wall time measures the neighbours. Each tool runs
@@ -13,6 +15,10 @@ RUNS times, interleaved; the median is reported.
   vipsthumbnail -s 256 -o OUT/%s.jpg[Q=85], every file (in batches of 400 per process)
   img2dataset   img2dataset.resizer.Resizer(256, keep_ratio_largest, jpg, 85) called on
                 each file's bytes in one Python process; CPU counted around the loop only
+  OpenCV        cv2.imdecode, cv2.resize(INTER_AREA), cv2.imencode(q85): img2dataset's
+                resizer without img2dataset, in one Python process, CPU around the loop
+  Pillow        Image.open, thumbnail((256, 256), LANCZOS) (which asks the JPEG decoder for
+                a DCT scale first, `draft`, leaving reducing_gap 2), save(q85), likewise
 Quality: each tool again with lossless PNG output; every thumbnail (laid on white where it
 has alpha) against Pillow's LANCZOS resize of the same original to the same size (on
 white too), as PSNR in dB, mean and 5th percentile, for reductions and enlargements apart. Needs Pillow and numpy
@@ -32,12 +38,19 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-IMG2DATASET_LOOP = r'''
+# img2dataset's resizer, OpenCV and Pillow as a user would call them: one Python process over
+# every file, its CPU counted around the loop only (not Python's start or the imports).
+LIBRARY_LOOP = r'''
 import io, os, resource, sys
-from img2dataset.resizer import Resizer
-files, out, size, fmt = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-resizer = Resizer(image_size=size, resize_mode="keep_ratio_largest", resize_only_if_bigger=False,
-                  encode_format=fmt, encode_quality=1 if fmt == "png" else 85)  # png: zlib level 0-9
+tool, files, out, size, fmt = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+if tool == "img2dataset":
+    from img2dataset.resizer import Resizer
+    resizer = Resizer(image_size=size, resize_mode="keep_ratio_largest", resize_only_if_bigger=False,
+                      encode_format=fmt, encode_quality=1 if fmt == "png" else 85)  # png: zlib level 0-9
+elif tool == "opencv":
+    import cv2, numpy
+else:
+    from PIL import Image
 paths = open(files).read().split("\n")
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -45,13 +58,38 @@ def cpu():
 start = cpu()
 failed = 0
 for index, path in enumerate(paths):
-    with open(path, "rb") as f:
-        data, width, height, ow, oh, error = resizer(io.BytesIO(f.read()))
-    if error is not None:
+    name = os.path.join(out, "%d.%s" % (index, fmt))
+    try:
+        if tool == "img2dataset":
+            with open(path, "rb") as f:
+                data, width, height, ow, oh, error = resizer(io.BytesIO(f.read()))
+            if error is not None:
+                raise ValueError(error)
+            with open(name, "wb") as f:
+                f.write(data)
+        elif tool == "opencv":
+            image = cv2.imdecode(numpy.fromfile(path, dtype=numpy.uint8), cv2.IMREAD_UNCHANGED)
+            height, width = image.shape[:2]
+            scale = size / max(width, height)
+            image = cv2.resize(image, (max(1, round(width * scale)), max(1, round(height * scale))),
+                               interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LANCZOS4)
+            if fmt == "jpg" and image.ndim == 3 and image.shape[2] == 4:
+                image = cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+            ok, data = cv2.imencode("." + fmt, image, [cv2.IMWRITE_JPEG_QUALITY, 85] if fmt == "jpg" else [])
+            data.tofile(name)
+        else:
+            image = Image.open(path)
+            image.seek(0)
+            image.thumbnail((size, size), Image.LANCZOS)
+            if image.width < size and image.height < size:  # thumbnail() never enlarges
+                scale = size / max(image.size)
+                image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))), Image.LANCZOS)
+            if fmt == "jpg":
+                image.convert("RGB").save(name, quality=85)
+            else:
+                image.save(name)
+    except Exception:
         failed += 1
-        continue
-    with open(os.path.join(out, "%d.%s" % (index, "png" if fmt == "png" else "jpg")), "wb") as f:
-        f.write(data)
 print(cpu() - start, failed)
 '''
 
@@ -139,25 +177,34 @@ def main():
             total += seconds
         return total, 0
 
-    def img2dataset(out, fmt):
-        if not a.python:
+    def library(tool, out, fmt):
+        if tool == "img2dataset" and not a.python:
             return None, 1
-        run = subprocess.run([a.python, "-c", IMG2DATASET_LOOP, file_list, out, size, fmt], capture_output=True, text=True)
+        python = a.python or sys.executable
+        run = subprocess.run([python, "-c", LIBRARY_LOOP, tool, file_list, out, size, fmt], capture_output=True, text=True)
         if run.returncode != 0:
-            print("thumbnail: img2dataset: " + run.stderr[-300:], file=sys.stderr)
+            print("thumbnail: %s: %s" % (tool, run.stderr[-300:]), file=sys.stderr)
             return None, 1
         return float(run.stdout.split()[0]), 0
 
     tools = {
         "sdfetch --resize %s" % size: lambda out: sdfetch(out, ["--resize", size, "--resize-quality", "85"]),
+        "sdfetch --resize %s again" % size: None,
         "sdfetch -o (no resize)": lambda out: sdfetch(out, []),
         "vipsthumbnail -s %s" % size: lambda out: vips(out, ".jpg[Q=85]"),
-        "img2dataset Resizer": lambda out: img2dataset(out, "jpg"),
+        "img2dataset Resizer": lambda out: library("img2dataset", out, "jpg"),
+        "OpenCV INTER_AREA": lambda out: library("opencv", out, "jpg"),
+        "Pillow thumbnail": lambda out: library("pillow", out, "jpg"),
     }
     seconds = {name: [] for name in tools}
     for run in range(a.runs):
         for name, tool in tools.items():
-            spent, status = tool(fresh(os.path.join(a.work, "out")))
+            if tool is None:
+                # The same run again over its own output: every copy is there, made (the
+                # mark inside each file), and nothing is decoded.
+                spent, status = sdfetch(os.path.join(a.work, "out"), ["--resize", size, "--resize-quality", "85"])
+            else:
+                spent, status = tool(fresh(os.path.join(a.work, "out")))
             if spent is not None and status == 0:
                 seconds[name].append(spent)
             print("thumbnail: run %d %-26s %.2f s CPU" % (run + 1, name, spent or 0), file=sys.stderr)
@@ -172,9 +219,10 @@ def main():
     vp = fresh(os.path.join(a.work, "q-vips"))
     vips(vp, ".png")
     outputs["vipsthumbnail"] = [[f, os.path.join(vp, os.path.splitext(os.path.basename(f))[0] + ".png")] for f in files]
-    ip = fresh(os.path.join(a.work, "q-img2dataset"))
-    if img2dataset(ip, "png")[1] == 0:
-        outputs["img2dataset"] = [[f, os.path.join(ip, "%d.png" % i)] for i, f in enumerate(files)]
+    for tool, label in (("img2dataset", "img2dataset"), ("opencv", "OpenCV"), ("pillow", "Pillow")):
+        lp = fresh(os.path.join(a.work, "q-" + tool))
+        if library(tool, lp, "png")[1] == 0:
+            outputs[label] = [[f, os.path.join(lp, "%d.png" % i)] for i, f in enumerate(files)]
     pairs = os.path.join(a.work, "pairs.json")
     json.dump(outputs, open(pairs, "w"))
     quality_run = subprocess.run([a.python or sys.executable, "-c", QUALITY, pairs, size], capture_output=True, text=True)
@@ -187,7 +235,7 @@ def main():
         "|---|---|---|---|---|",
     ]
     short = {"sdfetch --resize %s" % size: "sdfetch", "vipsthumbnail -s %s" % size: "vipsthumbnail",
-             "img2dataset Resizer": "img2dataset"}
+             "img2dataset Resizer": "img2dataset", "OpenCV INTER_AREA": "OpenCV", "Pillow thumbnail": "Pillow"}
 
     def psnr(q, kind):
         part = q[kind]
@@ -204,8 +252,8 @@ def main():
             scores += " (%d of another size)" % q["size_off"]
         lines.append("| %s | %.2f | %.0f | %s |" % (name, median, len(files) / median if median else 0, scores))
     table = "\n".join(lines)
-    with open(os.path.join(a.results, "thumbnail.md"), "w") as f:
-        f.write("## thumbnail (%d images, %d px, JPEG q85; CPU = user + sys)\n\n%s\n" % (len(files), a.size, table))
+    with open(os.path.join(a.results, "thumbnail-%s.md" % a.corpus), "w") as f:
+        f.write("## thumbnail, %s (%d images, %d px, JPEG q85; CPU = user + sys)\n\n%s\n" % (a.corpus, len(files), a.size, table))
     print(table)
 
 

@@ -93,10 +93,10 @@ struct GeneratedDocsTests {
         #expect(bad.status == 2)
     }
 
-    @Test("--version lists libcurl, libpng, libjpeg-turbo, giflib and libwebp")
+    @Test("--version lists libcurl, libpng, libjpeg-turbo, giflib, libwebp and libavif")
     func versionListsLibraries() async throws {
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--version"])
-        for library in ["libcurl/", "libpng/", "libjpeg-turbo/", "giflib/", "libwebp/"] {
+        for library in ["libcurl/", "libpng/", "libjpeg-turbo/", "giflib/", "libwebp/", "libavif/"] {
             #expect(run.standardOutput.contains(library), "\(library)")
         }
     }

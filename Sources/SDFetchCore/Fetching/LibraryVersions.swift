@@ -1,6 +1,6 @@
 /// The C libraries sdfetch runs on and their versions, for `sdfetch --version`.
 public enum LibraryVersions {
-    /// `(name, version)` in a fixed order: libcurl, libpng, libjpeg-turbo, giflib, libwebp.
+    /// `(name, version)` in a fixed order: libcurl, libpng, libjpeg-turbo, giflib, libwebp, libavif.
     public static var all: [(name: String, version: String)] {
         [
             ("libcurl", CurlEngine.libraryVersion),
@@ -8,6 +8,7 @@ public enum LibraryVersions {
             ("libjpeg-turbo", CodecVersions.jpegTurbo),
             ("giflib", CodecVersions.gif),
             ("libwebp", CodecVersions.webp),
+            ("libavif", CodecVersions.avif),
         ]
     }
 }

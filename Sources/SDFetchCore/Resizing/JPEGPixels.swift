@@ -1,9 +1,12 @@
 internal import CSDFetchShims
 
 /// A JPEG's pixels through libjpeg-turbo (the C shim `CSDFetch_jpeg_decode_pixels`), decoded
-/// at the smallest DCT scale that still covers the target: shrink-on-load. A 4000 px photo
-/// made into a 256 px thumbnail is decoded at 1/8 (500 px): each 8x8 block's inverse DCT is
-/// its DC term, and 16 M pixels are never made.
+/// at the smallest DCT scale that still leaves twice the target: shrink-on-load. A 4000 px
+/// photo made into a 256 px thumbnail is decoded at 1/4 (1000 px), and 16 M pixels are
+/// never made. Twice, not once: a DCT scale is a block average that aliases fine detail
+/// (at 1/8 each block's inverse DCT is its DC term), so Lanczos-3 needs a 2x reduction of
+/// its own to filter it out, as libvips' thumbnail and Pillow's `reducing_gap` leave it
+/// (Scripts/bench.d/README.md, "The `thumbnail` case", has the quality columns).
 ///
 /// The shim contains libjpeg's `setjmp` error handling and its budgets (as for
 /// ``JPEGVerifier``); the declared size meets `--max-pixels` before any buffer exists.
@@ -12,10 +15,13 @@ enum JPEGPixels {
     /// The DCT scales libjpeg-turbo decodes fastest, largest reduction first.
     static let scaleDenominators = [8, 4, 2, 1]
 
-    /// The largest reduction whose output is still at least `scale` times the image
+    /// The reduction left to the resampler after the DCT scale: at least this.
+    static let reducingGap = 2.0
+
+    /// The largest reduction whose output is still at least ``reducingGap`` times the copy
     /// (`scale`: output pixels per source pixel, from ``ResizePlan``).
     static func denominator(forScale scale: Double) -> Int {
-        scaleDenominators.first { Double($0) * scale <= 1 } ?? 1
+        scaleDenominators.first { Double($0) * scale * reducingGap <= 1 } ?? 1
     }
 
     /// The pixels at 1/`denominator` of the stored size, RGB (CMYK converted).

@@ -51,10 +51,11 @@ struct ResizePlan: Equatable {
             && lhs.canvasHeight == rhs.canvasHeight && lhs.box == rhs.box
     }
 
-    /// The box in pixels of a source decoded at `width` x `height` (a JPEG at a DCT scale).
-    func sourceBox(width sourceWidth: Int, height sourceHeight: Int) -> Resampler.Box {
+    /// The box in pixels of a source whose whole image spans `width` x `height` pixels (a
+    /// JPEG at a DCT scale; a box-shrunk image, whose span is fractional).
+    func sourceBox(width sourceWidth: Double, height sourceHeight: Double) -> Resampler.Box {
         Resampler.Box(
-            x: box.x * Double(sourceWidth), y: box.y * Double(sourceHeight), width: box.width * Double(sourceWidth),
-            height: box.height * Double(sourceHeight))
+            x: box.x * sourceWidth, y: box.y * sourceHeight, width: box.width * sourceWidth,
+            height: box.height * sourceHeight)
     }
 }

@@ -1,3 +1,4 @@
+internal import CAvif
 internal import CGIF
 internal import CJPEG
 internal import CPNG
@@ -5,7 +6,7 @@ internal import CWebP
 
 /// Versions of the image libraries, for `--version` (as `curl -V` lists its libraries).
 ///
-/// libpng and libwebp report the library actually loaded; libjpeg-turbo and giflib only say which
+/// libpng, libwebp and libavif report the library actually loaded; libjpeg-turbo and giflib only say which
 /// headers sdfetch was built with (neither has a run-time query), which on Debian is the
 /// version the package `Depends` on.
 enum CodecVersions {
@@ -26,4 +27,7 @@ enum CodecVersions {
         let number = Int(WebPGetDecoderVersion())
         return "\(number >> 16).\(number >> 8 & 0xFF).\(number & 0xFF)"
     }
+
+    /// The loaded libavif's version.
+    static var avif: String { String(cString: avifVersion()) }
 }

@@ -6,7 +6,7 @@
 /// - `structure` (the default): PNG, JPEG, GIF and WebP walked byte by byte without
 ///   decoding pixels (``PNGStructure``, ``JPEGStructure``, ``GIFStructure``,
 ///   ``WebPStructure``); the other formats as in `header`.
-/// - `full`: `structure`, then PNG, JPEG, GIF and WebP decoded completely.
+/// - `full`: `structure`, then PNG, JPEG, GIF, WebP and AVIF decoded completely.
 ///
 /// Verdicts are a browser's at every level: quirks browsers display are accepted.
 /// Pure and thread-safe: call it from any task. A walk or decode is CPU work that blocks
@@ -76,6 +76,7 @@ public struct ImageVerifier: Sendable {
             if bytes.withUnsafeBytes(GIFStructure.needsWideLZWCodes) { return nil }
             return GIFVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
         case .webp: return WebPVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
+        case .avif: return AVIFVerifier.decode(bytes, maxPixels: maxPixels).map { $0 }
         default: return nil
         }
     }

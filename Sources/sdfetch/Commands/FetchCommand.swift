@@ -133,7 +133,9 @@ struct FetchCommand: ParsableCommand {
                 let delivery: (any ResultDelivery)? =
                     isStreaming
                     ? StandardOutputDelivery(cache: cache, resizing: resizing)
-                    : placer.map { OutputDelivery(placer: $0, cache: cache, fixedName: fileName, resizing: resizing) }
+                    : placer.map {
+                        OutputDelivery(placer: $0, cache: cache, fixedName: fileName, resizing: resizing, notes: notes)
+                    }
                 let fetchRun = FetchRun(fetcher: fetcher, sources: sources, shard: shard, delivery: delivery)
                 // On the signal path: nothing here may wait for the console's writer (blocked on a
                 // full stdout pipe, perhaps), hence ``Console/notice(_:)``. Over before the fetcher

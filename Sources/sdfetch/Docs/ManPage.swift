@@ -88,14 +88,21 @@ enum ManPage {
             without a request. \\fB\\-\\-resize\\-mode\\fR: \\fBlonger\\fR (the longer side is SIZE; default),
             \\fBshorter\\fR (the shorter side), \\fBcrop\\fR (SIZE x SIZE from the centre), \\fBpad\\fR (SIZE x SIZE,
             margins of \\fB\\-\\-resize\\-background\\fR), \\fBnone\\fR (the original size, re\\-encoded). Smaller images
-            are enlarged. JPEG, PNG, GIF (first frame) and WebP (first frame) are read; EXIF orientation is
-            applied; alpha is kept in PNG and WebP copies and laid on the background in JPEG ones. A JPEG
-            is decoded at the smallest DCT scale covering SIZE; the resampler is Lanczos\\-3. An image that
-            cannot be resized fails its URL as \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as
-            \\fBtoo\\-many\\-pixels\\fR. With \\fB\\-o\\fR \\fIFILE\\fR, the copy's format is the one FILE's
-            extension names (\\fI.jpg\\fR, \\fI.png\\fR, \\fI.webp\\fR); another image extension (\\fI.gif\\fR), or
-            one that disagrees with \\fB\\-\\-resize\\-format\\fR, is a usage error. Without \\fB\\-o\\fR,
-            \\fB\\-\\-resize\\fR resizes nothing and says so.
+            are enlarged. JPEG, PNG, GIF (first frame), WebP (first frame) and AVIF are read; EXIF
+            orientation (AVIF's \\fBirot\\fR and \\fBimir\\fR) is applied; alpha is kept in PNG and WebP copies
+            and laid on the background in JPEG ones. A JPEG is decoded at the smallest DCT scale leaving
+            twice SIZE; the resampler is Lanczos\\-3. An image that cannot be resized fails its URL as
+            \\fBcorrupt\\-image\\fR; a copy over \\fB\\-\\-max\\-pixels\\fR as \\fBtoo\\-many\\-pixels\\fR. With \\fB\\-o\\fR \\fIFILE\\fR,
+            the copy's format is the one FILE's extension names (\\fI.jpg\\fR, \\fI.png\\fR, \\fI.webp\\fR); another
+            image extension (\\fI.gif\\fR), or one that disagrees with \\fB\\-\\-resize\\-format\\fR, is a usage
+            error. Without \\fB\\-o\\fR, \\fB\\-\\-resize\\fR resizes nothing and says so.
+            .PP
+            A copy is never made twice: each carries a mark inside its file (a JPEG comment, a PNG
+            \\fBtEXt\\fR chunk, a WebP \\fBSDFR\\fR chunk) naming its options and the SHA\\-256 of its original,
+            sealed by a SHA\\-256 of the rest of the file. A run with the same options over the same
+            original finds the copy made and decodes nothing; other options, another original or a
+            changed file make it again. The mark survives a plain \\fBcp\\fR or \\fBtar\\fR, so a copied
+            folder, or a killed run run again, redoes nothing. \\fB\\-v\\fR says which copies were made.
             .PP
             \\fBsdfetch \\-o thumbs \\-\\-resize 256 \\-\\-resize\\-mode crop \\-\\-resize\\-format webp urls.txt\\fR
             .SH SIGNED URLS

@@ -16,6 +16,8 @@ struct OutputDelivery: ResultDelivery {
     /// (`sdfetch-resize`, a thread per core): a decode is up to seconds of CPU and may wait
     /// for its pixel budget, so never on the cooperative pool. Nil: the original.
     var resizing: (resizer: ImageResizer, pool: BlockingPool)?
+    /// `-v`: says for each resized copy whether it was made or found already made.
+    var notes: (@Sendable (FetchNote) -> Void)? = nil
 
     func deliver(_ result: inout FetchResult) async {
         guard let key = result.key, result.status.isSuccess else { return }
@@ -41,23 +43,42 @@ struct OutputDelivery: ResultDelivery {
     }
 
     /// Reads the cached original, resizes it and writes the copy under the name of its new
-    /// format; nil, with the result failed, when the image cannot be resized.
+    /// format; nil, with the result failed, when the image cannot be resized. A file already
+    /// at that name whose mark names these options and this original is the copy: kept,
+    /// nothing read or decoded.
     private func placeResized(
         _ key: URLKey, _ resizing: (resizer: ImageResizer, pool: BlockingPool), held: HeldImage?,
         result: inout FetchResult
     ) async throws(OutputError) -> String? {
+        let name = fixedName ?? placer.template.render(key, format: resizing.resizer.options.format.imageFormat)
+        if let digest = result.sha256, let existing = placer.existingFile(at: name, limit: Self.largestCopyRead),
+            resizing.resizer.isCopy(existing.bytes, ofOriginal: digest)
+        {
+            notes?(FetchNote(url: result.url, message: "resized copy already made: \(existing.path)"))
+            return existing.path
+        }
         let original = try Self.original(of: key, held: held, in: cache)
         guard let copy = await Self.resized(original, resizing, result: &result) else { return nil }
-        let name = fixedName ?? placer.template.render(key, format: copy.format.imageFormat)
-        return try placer.write(copy.bytes, at: name)
+        let path = try placer.write(copy.bytes, at: name)
+        notes?(FetchNote(url: result.url, message: "resized copy made: \(path)"))
+        return path
     }
 
-    /// `original` resized on the resize pool; nil, with `result` failed, when it cannot be
-    /// (`corrupt-image`, `too-many-pixels`: the cached original stays, not blacklisted).
+    /// The largest file read to see whether it is the copy already: past it (a `none`-mode
+    /// copy of a huge image) the copy is made again.
+    static let largestCopyRead = 64 << 20
+
+    /// `original` resized on the resize pool, marked with the original's SHA-256 when the
+    /// result has it; nil, with `result` failed, when it cannot be (`corrupt-image`,
+    /// `too-many-pixels`: the cached original stays, not blacklisted).
     static func resized(
         _ original: [UInt8], _ resizing: (resizer: ImageResizer, pool: BlockingPool), result: inout FetchResult
     ) async -> ResizedImage? {
-        switch await resizing.pool.run({ resizing.resizer.resize(original) }) {
+        let digest = result.sha256
+        let made = await resizing.pool.run {
+            digest.map { resizing.resizer.resize(original, originalSHA256: $0) } ?? resizing.resizer.resize(original)
+        }
+        switch made {
         case .success(let copy): return copy
         case .failure(let failure):
             result.failDelivery(failure)

@@ -84,7 +84,7 @@ struct OutputPlacer {
 
     /// Writes `bytes` (a resized copy, made from the cache's image) at `relativePath` in DIR,
     /// as ``place(at:placed:image:)`` writes a copy: complete before it has its name. Always
-    /// written afresh: whether a file there was made with the same options is unknown.
+    /// written afresh: the caller has already looked at what is there (``existingFile(at:limit:)``).
     func write(_ bytes: [UInt8], at relativePath: String) throws(OutputError) -> String {
         try inFolder(of: relativePath) { name, parent, target throws(OutputError) in
             if try placeUnnamed(.encoded(bytes), as: name, in: parent, target: target) { return target }
@@ -99,9 +99,9 @@ struct OutputPlacer {
     /// parts joined by `/`), the descriptor of the folder that holds it, and the whole path.
     /// Folders on the way are created inside DIR and entered only as real directories,
     /// never through a link.
-    private func inFolder(
-        of relativePath: String, _ body: (String, Int32, String) throws(OutputError) -> String
-    ) throws(OutputError) -> String {
+    func inFolder<T>(
+        of relativePath: String, _ body: (String, Int32, String) throws(OutputError) -> T
+    ) throws(OutputError) -> T {
         var target = String()
         target.reserveCapacity(directory.utf8.count + relativePath.utf8.count + 1)
         target += directory

@@ -21,12 +21,14 @@ struct ResizePlanTests {
         #expect((plan(4000, 3000, 256, .none).width, plan(4000, 3000, 256, .none).height) == (4000, 3000))
     }
 
-    @Test("the DCT scale is the smallest that still covers the target")
+    @Test("the DCT scale is the smallest that still leaves twice the target")
     func shrinkOnLoadScale() {
-        #expect(JPEGPixels.denominator(forScale: plan(4000, 3000, 256, .longer).scale) == 8)
-        #expect(JPEGPixels.denominator(forScale: plan(1000, 800, 256, .longer).scale) == 2)
+        #expect(JPEGPixels.denominator(forScale: plan(4000, 3000, 256, .longer).scale) == 4)
+        #expect(JPEGPixels.denominator(forScale: plan(8000, 6000, 256, .longer).scale) == 8)
+        #expect(JPEGPixels.denominator(forScale: plan(1100, 800, 256, .longer).scale) == 2)
+        #expect(JPEGPixels.denominator(forScale: plan(1000, 800, 256, .longer).scale) == 1)
         #expect(JPEGPixels.denominator(forScale: plan(600, 400, 256, .crop).scale) == 1)
-        #expect(JPEGPixels.denominator(forScale: 0.25) == 4)
+        #expect(JPEGPixels.denominator(forScale: 0.125) == 4)
     }
 
     @Test("orientation 6 turns a 3x2 image a quarter clockwise")
