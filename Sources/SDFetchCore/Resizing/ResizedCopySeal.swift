@@ -1,4 +1,3 @@
-import Crypto
 internal import CZlib
 
 /// The mark a resized copy carries inside its own file, so that a later run finds the copy
