@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "SDFetchCore", targets: ["SDFetchCore"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2")
     ],
     targets: [
         .systemLibrary(

@@ -19,7 +19,8 @@ public func configFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int)
         }
     } else {
         let arguments = input.rest.split(separator: 0, omittingEmptySubsequences: false).prefix(64)
-        _ = try? CommandLineParser.parse(arguments.map { String(decoding: $0, as: UTF8.self) }, environment: environment)
+        _ = try? CommandLineParser.parse(
+            arguments.map { String(decoding: $0, as: UTF8.self) }, environment: environment)
     }
     return 0
 }

@@ -37,7 +37,9 @@ public func indexFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
                 }
             }
             table.forEachLine(in: raw) { line, _ in
-                if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[line])) { digests.append(record.digest) }
+                if let record = IndexRecord(line: UnsafeRawBufferPointer(rebasing: raw[line])) {
+                    digests.append(record.digest)
+                }
             }
             for digest in digests.prefix(16) {
                 _ = table.firstRead(for: digest) { range -> Bool? in

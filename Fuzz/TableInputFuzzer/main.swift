@@ -45,7 +45,10 @@ public func tableInputFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: 
 /// `bytes` as a gzip stream (zlib's deflate with the gzip wrapper).
 private func gzip(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
     var stream = z_stream()
-    guard deflateInit2_(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+    guard
+        deflateInit2_(
+            &stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+            == Z_OK
     else { return [] }
     defer { deflateEnd(&stream) }
     var input = Array(bytes)

@@ -12,7 +12,8 @@ extension Fetcher {
         var options = FetchOptions()
         options.retryPolicy = RetryPolicy(baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
         configure(&options)
-        return scoped(options: options, cache: try DiskCache(directory: directory.appending("cache"), now: now), now: now)
+        return scoped(
+            options: options, cache: try DiskCache(directory: directory.appending("cache"), now: now), now: now)
     }
 
     /// A fetcher shut down when the current test ends (see ``TestScope``).

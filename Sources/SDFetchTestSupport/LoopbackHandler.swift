@@ -66,7 +66,8 @@ final class LoopbackHandler: ChannelInboundHandler {
             headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         }
         let status = HTTPResponseStatus(statusCode: response.status)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         switch response.behavior {
         case .normal:
             writeBody(response.body[...], path: path, context: context)

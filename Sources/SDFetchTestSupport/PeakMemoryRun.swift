@@ -28,10 +28,13 @@ public struct PeakMemoryRun: Sendable {
 
     /// Runs `executable` with `arguments` (stdin empty) and waits without parking a
     /// cooperative thread; `report` is a scratch file for the measured number.
-    public static func launch(_ executable: String, _ arguments: [String], report: String) async throws
+    public static func launch(
+        _ executable: String, _ arguments: [String], report: String
+    ) async throws
         -> PeakMemoryRun
     {
-        let run = try await ProcessRun.launch("/usr/bin/env", ["python3", "-c", parent, report, executable] + arguments)
+        let run = try await ProcessRun.launch(
+            "/usr/bin/env", ["python3", "-c", parent, report, executable] + arguments)
         let text = try String(contentsOfFile: report, encoding: .utf8)
         guard let peak = Int(text) else {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "no peak in \(report)"])

@@ -3,7 +3,7 @@ import SDFetchCore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A pseudo-terminal pair, so a test can give a child process a real TTY on one stream.

@@ -8,7 +8,9 @@ public enum SampleImages {
         for y in 0..<height {
             raw.append(0)  // filter: none
             for x in 0..<width {
-                raw += [UInt8(truncatingIfNeeded: seed), UInt8(truncatingIfNeeded: x), UInt8(truncatingIfNeeded: y), 255]
+                raw += [
+                    UInt8(truncatingIfNeeded: seed), UInt8(truncatingIfNeeded: x), UInt8(truncatingIfNeeded: y), 255,
+                ]
             }
         }
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]

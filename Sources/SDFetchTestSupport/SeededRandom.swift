@@ -10,7 +10,9 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     /// `label` names the test in the printed line.
     public init(_ label: String) {
         let given = ProcessInfo.processInfo.environment["SDFETCH_TEST_SEED"].flatMap { UInt64($0) }
-        seed = given ?? UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue) ^ UInt64(Date().timeIntervalSince1970 * 1e9)
+        seed =
+            given ?? UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue)
+            ^ UInt64(Date().timeIntervalSince1970 * 1e9)
         state = seed
         print("\(label): random seed \(seed) (SDFETCH_TEST_SEED=\(seed) replays it)")
     }

@@ -15,7 +15,8 @@ struct SDFetchMain {
         let environment = ProcessEnvironment.current
         let status: ExitStatus
         do throws(UsageError) {
-            let command = try CommandLineParser.parse(Array(CommandLine.arguments.dropFirst()), environment: environment)
+            let command = try CommandLineParser.parse(
+                Array(CommandLine.arguments.dropFirst()), environment: environment)
             status = await command.run(in: environment)
         } catch {
             StandardError.write("sdfetch: \(error.message)\n\(error.hint)\n")

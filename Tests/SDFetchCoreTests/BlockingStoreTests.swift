@@ -60,7 +60,9 @@ struct BlockingStoreTests {
     }
 
     /// `count` URLs on `server` whose keys fall in one cache bucket (the first's).
-    private static func urls(inOneBucket count: Int, server: LoopbackServer) -> [(path: String, text: String, bucket: String)] {
+    private static func urls(
+        inOneBucket count: Int, server: LoopbackServer
+    ) -> [(path: String, text: String, bucket: String)] {
         var found: [(path: String, text: String, bucket: String)] = []
         var candidate = 0
         while found.count < count {

@@ -12,8 +12,14 @@ struct CachePortabilityTests {
 
     /// The archive tools as CI cache steps call them: never with extended attributes.
     static let roundTrips: [(name: String, save: [[String]], restore: [[String]])] = [
-        ("tar", [["tar", "cf", "ARCHIVE", "-C", "SOURCE", "."]], [["mkdir", "-p", "TARGET"], ["tar", "xf", "ARCHIVE", "-C", "TARGET"]]),
-        ("zip", [["sh", "-c", "cd SOURCE && zip -qr ARCHIVE ."]], [["mkdir", "-p", "TARGET"], ["unzip", "-q", "ARCHIVE", "-d", "TARGET"]]),
+        (
+            "tar", [["tar", "cf", "ARCHIVE", "-C", "SOURCE", "."]],
+            [["mkdir", "-p", "TARGET"], ["tar", "xf", "ARCHIVE", "-C", "TARGET"]]
+        ),
+        (
+            "zip", [["sh", "-c", "cd SOURCE && zip -qr ARCHIVE ."]],
+            [["mkdir", "-p", "TARGET"], ["unzip", "-q", "ARCHIVE", "-d", "TARGET"]]
+        ),
         ("cp -r", [["cp", "-r", "SOURCE", "ARCHIVE"]], [["cp", "-r", "ARCHIVE", "TARGET"]]),
         ("rsync -a", [["rsync", "-a", "SOURCE/", "ARCHIVE/"]], [["rsync", "-a", "ARCHIVE/", "TARGET/"]]),
     ]
@@ -21,18 +27,23 @@ struct CachePortabilityTests {
     private func run(_ argv: [String], _ substitutions: [String: String]) async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = argv.map { word in substitutions.reduce(word) { $0.replacingOccurrences(of: $1.key, with: $1.value) } }
+        process.arguments = argv.map { word in
+            substitutions.reduce(word) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
+        }
         try process.run()
         await process.exited()
         #expect(process.terminationStatus == 0, "\(argv.joined(separator: " ")) failed")
     }
 
-    private func fetchAll(_ urls: [String], cache: String, _ configure: (inout FetchOptions) -> Void = { _ in })
+    private func fetchAll(
+        _ urls: [String], cache: String, _ configure: (inout FetchOptions) -> Void = { _ in }
+    )
         async throws -> [FetchResult]
     {
         var options = FetchOptions()
         configure(&options)
-        let fetcher = Fetcher.scoped(options: options, cache: try DiskCache(directory: cache, now: clock.read), now: clock.read)
+        let fetcher = Fetcher.scoped(
+            options: options, cache: try DiskCache(directory: cache, now: clock.read), now: clock.read)
         var results: [FetchResult] = []
         for url in urls { results.append(try await fetcher.fetch(url: url)) }
         return results
@@ -58,7 +69,10 @@ struct CachePortabilityTests {
 
         // Hours pass between the CI job that saved the cache and the one that restores it.
         clock.advance(by: .seconds(3 * 3600))
-        let substitutions = ["ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source, "TARGET": directory.appending("restored")]
+        let substitutions = [
+            "ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source,
+            "TARGET": directory.appending("restored"),
+        ]
         for argv in tool.save { try await run(argv, substitutions) }
         try FileManager.default.removeItem(atPath: source)
         for argv in tool.restore { try await run(argv, substitutions) }
@@ -78,7 +92,9 @@ struct CachePortabilityTests {
         #expect(server.recordedRequests.last?.header("If-None-Match") == "\"e11\"")
     }
 
-    @Test("entries sharing one file survive every copy: tar keeps the sharing, the others make plain files", arguments: [0, 1, 2, 3])
+    @Test(
+        "entries sharing one file survive every copy: tar keeps the sharing, the others make plain files",
+        arguments: [0, 1, 2, 3])
     func sharedFilesSurviveCopies(_ which: Int) async throws {
         let tool = Self.roundTrips[which]
         if tool.name == "rsync -a" && !FileManager.default.fileExists(atPath: "/usr/bin/rsync") {
@@ -91,13 +107,19 @@ struct CachePortabilityTests {
         for path in ["/cdn1/a.png", "/cdn2/a.png", "/other.png"] {
             server.route(path, .ok(path == "/other.png" ? SampleImages.png(seed: 41) : image))
         }
-        let urls = [server.url("/cdn1/a.png"), server.url("/cdn2/a.png"), server.url("/cdn1/a.png?v=2"), server.url("/other.png")]
+        let urls = [
+            server.url("/cdn1/a.png"), server.url("/cdn2/a.png"), server.url("/cdn1/a.png?v=2"),
+            server.url("/other.png"),
+        ]
         server.route("/cdn1/a.png?v=2", .ok(image))
         let source = directory.appending("source")
         #expect(try await fetchAll(urls, cache: source).allSatisfy { $0.status == .downloaded })
         #expect(try DiskCache.stats(directory: source).savedBytes == Int64(image.count) * 2)
 
-        let substitutions = ["ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source, "TARGET": directory.appending("restored")]
+        let substitutions = [
+            "ARCHIVE": directory.appending("archive-\(which)"), "SOURCE": source,
+            "TARGET": directory.appending("restored"),
+        ]
         for argv in tool.save { try await run(argv, substitutions) }
         try FileManager.default.removeItem(atPath: source)
         for argv in tool.restore { try await run(argv, substitutions) }

@@ -56,7 +56,8 @@ struct GettingStartedTests {
     func defaultCacheFolder() {
         #expect(DiskCache.defaultDirectory(environment: ["SDFETCH_CACHE_DIR": "/c", "HOME": "/h"]) == "/c")
         #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"]) == "/x/sdfetch")
-        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "rel", "HOME": "/h"]) == "/h/.cache/sdfetch")
+        #expect(
+            DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "rel", "HOME": "/h"]) == "/h/.cache/sdfetch")
     }
 
     @Test("an AsyncSequence of URLs is fetched as it yields them")
@@ -92,7 +93,8 @@ struct GettingStartedTests {
     func articleMatchesCompiledExamples() throws {
         let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let root = here.deletingLastPathComponent().deletingLastPathComponent()
-        let source = try String(contentsOf: here.appendingPathComponent("GettingStartedExamples.swift"), encoding: .utf8)
+        let source = try String(
+            contentsOf: here.appendingPathComponent("GettingStartedExamples.swift"), encoding: .utf8)
         let article = try String(
             contentsOf: root.appendingPathComponent("Sources/SDFetchCore/SDFetchCore.docc/GettingStarted.md"),
             encoding: .utf8)

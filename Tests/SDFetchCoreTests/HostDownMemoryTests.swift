@@ -51,7 +51,8 @@ struct HostDownMemoryTests {
         let good = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name)"))
         let digestLike = String(repeating: "ab", count: 16)
         // Truncated, then past the size any record has, then a link to the good one.
-        try good.prefix(good.count - 4).write(to: URL(fileURLWithPath: "\(folder)/\(String(repeating: "cd", count: 16))"))
+        try good.prefix(good.count - 4).write(
+            to: URL(fileURLWithPath: "\(folder)/\(String(repeating: "cd", count: 16))"))
         try Data(repeating: 0x61, count: 1 << 20).write(to: URL(fileURLWithPath: "\(folder)/\(digestLike)"))
         try FileManager.default.createSymbolicLink(
             atPath: "\(folder)/\(String(repeating: "ef", count: 16))", withDestinationPath: "\(folder)/\(name)")
@@ -92,7 +93,9 @@ struct HostDownMemoryTests {
             let result = try await fetcher.fetch(url: url)
             #expect(result.failure?.kind == .hostDown)
             #expect(result.failure?.hostCause == .timeout)
-            #expect(result.failure?.detail.contains("found down 2 min ago") == true, "\(String(describing: result.failure))")
+            #expect(
+                result.failure?.detail.contains("found down 2 min ago") == true, "\(String(describing: result.failure))"
+            )
         }
         #expect(silent.connections == 0)
 
@@ -181,7 +184,8 @@ struct HostDownMemoryTests {
 
         // A forged record with a 16 KiB cause, named as a real one would be.
         let time = Int64(now.timeIntervalSince1970) * 1_000_000_000
-        let forged = Array("sdfetch-host-down 2\nhttps://forged.test\n\(time)\ntimeout\n".utf8)
+        let forged =
+            Array("sdfetch-host-down 2\nhttps://forged.test\n\(time)\ntimeout\n".utf8)
             + Array(repeating: UInt8(ascii: "x"), count: 16_000) + Array("\nend\n".utf8)
         let name = KeyDigest(of: "https://forged.test").hex
         try Data(forged).write(to: URL(fileURLWithPath: "\(folder)/\(name)"))

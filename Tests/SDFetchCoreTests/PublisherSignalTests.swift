@@ -20,7 +20,8 @@ struct PublisherSignalTests {
             ("*: noai", true), ("otherbot: noai", false), ("noindex, nofollow", false),
             ("max-snippet: 20, noai", true), ("noindex, sdfetch: noai", true),
             ("googlebot: noindex, *: noimageai, nofollow", true), ("otherbot: noindex, noai", false),
-            ("sdfetch: noindex, otherbot: noai", false), ("unavailable_after: Wed, 03 Nov 2027 15:00:00 GMT, noai", true),
+            ("sdfetch: noindex, otherbot: noai", false),
+            ("unavailable_after: Wed, 03 Nov 2027 15:00:00 GMT, noai", true),
         ])
     func robotsTag(value: String, optsOut: Bool) async throws {
         let server = try await LoopbackServer()

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import SDFetchTestSupport
+import Synchronization
 import Testing
 
 @testable import SDFetchCore

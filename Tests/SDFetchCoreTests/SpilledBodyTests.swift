@@ -50,7 +50,8 @@ struct SpilledBodyTests {
     func maxBytesCutsSpillingBody() async throws {
         let server = try await LoopbackServer()
         // No Content-Length: the cut can only happen while bytes stream in.
-        server.route("/large.png", ScriptedResponse(status: 200, body: Self.large, behavior: .streamed(chunk: 64 << 10)))
+        server.route(
+            "/large.png", ScriptedResponse(status: 200, body: Self.large, behavior: .streamed(chunk: 64 << 10)))
         let folder = try spillFolder()
         defer { close(folder) }
         let engine = CurlEngine.scoped(maxTransfers: 1)
@@ -99,7 +100,9 @@ struct SpilledBodyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/tmp")).isEmpty)
         let buckets = try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries"))
         for bucket in buckets {
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries/\(bucket)")).isEmpty)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory.appending("cache/entries/\(bucket)"))
+                    .isEmpty)
         }
     }
 }

@@ -21,7 +21,9 @@ struct TLSAndProxyTests {
         return request
     }
 
-    @Test("--cacert with the server's CA fetches over HTTPS", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
+    @Test(
+        "--cacert with the server's CA fetches over HTTPS",
+        .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func caCertificateTrusted() async throws {
         let server = try await startTLS()
         let engine = CurlEngine.scoped(maxTransfers: 1)
@@ -32,7 +34,9 @@ struct TLSAndProxyTests {
         #expect(response.body == SampleImages.png(seed: 3))
     }
 
-    @Test("without the CA the certificate is refused as tls, a transient failure", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
+    @Test(
+        "without the CA the certificate is refused as tls, a transient failure",
+        .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func unknownCAIsTLSFailure() async throws {
         let server = try await startTLS()
         let engine = CurlEngine.scoped(maxTransfers: 1)
@@ -43,7 +47,9 @@ struct TLSAndProxyTests {
         #expect(response.body.isEmpty)
     }
 
-    @Test("-k fetches over HTTPS without verifying the certificate", .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
+    @Test(
+        "-k fetches over HTTPS without verifying the certificate",
+        .enabled(if: LocalTLSServer.isAvailable, "openssl is not installed, so no local TLS server"))
     func insecureSkipsVerification() async throws {
         let server = try await startTLS()
         let engine = CurlEngine.scoped(maxTransfers: 1)

@@ -64,7 +64,8 @@ struct TransportTests {
         return (busy, quick)
     }
 
-    @Test("with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
+    @Test(
+        "with half of -j running and idle connections to spare, a host with nothing waiting gets its connection closed")
     func busyRunClosesConnectionsNothingWaitsFor() async throws {
         let (busy, hosts) = try await busyAndQuickHosts(4)
         let other = hosts[0]

@@ -21,7 +21,8 @@ struct URLListReaderTests {
 
     @Test("skips blank and comment lines and tolerates CRLF, a BOM and surrounding whitespace")
     func tolerantLines() async {
-        let file = directory.write("\u{FEFF}http://h/a.png\r\n\n   # comment\r\n\t http://h/b.png  \r\n#x\nhttp://h/c.png", to: "l.txt")
+        let file = directory.write(
+            "\u{FEFF}http://h/a.png\r\n\n   # comment\r\n\t http://h/b.png  \r\n#x\nhttp://h/c.png", to: "l.txt")
         let items = await lines([.file(file)])
         #expect(texts(items) == ["http://h/a.png", "http://h/b.png", "http://h/c.png"])
         let numbers = items.compactMap { if case .line(let line) = $0 { line.number } else { nil } }
@@ -152,7 +153,8 @@ struct InvalidLineTests {
         let server = try await LoopbackServer()
         server.route("/ok.png", .ok(SampleImages.png()))
         let file = directory.write("ftp://h/a.png\n\(server.url("/ok.png"))\nhttp://bad host/\n", to: "list.txt")
-        let fetcher = Fetcher.scoped(options: FetchOptions(), cache: try DiskCache(directory: directory.appending("cache")))
+        let fetcher = Fetcher.scoped(
+            options: FetchOptions(), cache: try DiskCache(directory: directory.appending("cache")))
         let collected = await CollectedRun.collect(FetchRun(fetcher: fetcher, sources: [.file(file)]))
 
         let invalid = collected.results.filter { $0.status == .invalid }

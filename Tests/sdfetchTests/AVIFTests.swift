@@ -37,8 +37,10 @@ struct AVIFTests {
         let list = directory.write(names.map { server.url("/" + $0) }.joined(separator: "\n"), to: "list")
         let out = directory.appending("out")
         let run = try await ProcessRun.sdfetch(
-            ["--cache-dir", directory.appending("cache"), "--json", "--verify", "full", "-o", out, "--resize", "100",
-             "--resize-format", "png", list])
+            [
+                "--cache-dir", directory.appending("cache"), "--json", "--verify", "full", "-o", out, "--resize", "100",
+                "--resize-format", "png", list,
+            ])
         #expect(run.status == 0, "\(run.standardError)")
         var copies: [String: ImageFixture.Decoded] = [:]
         for line in run.standardOutput.split(separator: "\n") {

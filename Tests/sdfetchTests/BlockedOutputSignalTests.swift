@@ -64,7 +64,6 @@ struct BlockedOutputSignalTests {
         return ContinuousClock.now - start
     }
 
-
     /// Sends SIGINT and times the exit, on a thread of the test's own; kills the process
     /// if it is still running after 10 s.
     private func interrupt(_ process: Process) async -> Duration {

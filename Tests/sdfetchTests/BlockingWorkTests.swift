@@ -33,18 +33,22 @@ struct BlockingWorkTests {
         let trims = ProcessInfo.processInfo.activeProcessorCount + 2
         let deferred = FinishedCount()
 
-        try await withConsole(environment: .detached()) { console in try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<trims {
-                group.addTask {
-                    let report = await CacheLimit.enforce(on: cache, maxBytes: 1 << 30, protecting: [], console: console)
-                    if report?.wasDeferred == true { deferred.value.add(1, ordering: .relaxed) }
+        try await withConsole(environment: .detached()) { console in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<trims {
+                    group.addTask {
+                        let report = await CacheLimit.enforce(
+                            on: cache, maxBytes: 1 << 30, protecting: [], console: console)
+                        if report?.wasDeferred == true { deferred.value.add(1, ordering: .relaxed) }
+                    }
                 }
+                let answer = await Task.detached { 42 }.value
+                #expect(answer == 42)
+                try await group.waitForAll()
             }
-            let answer = await Task.detached { 42 }.value
-            #expect(answer == 42)
-            try await group.waitForAll()
-        } }
-        #expect(released.value.load(ordering: .sequentiallyConsistent) == 0, "the trims waited for the maintenance lock")
+        }
+        #expect(
+            released.value.load(ordering: .sequentiallyConsistent) == 0, "the trims waited for the maintenance lock")
         #expect(deferred.value.load(ordering: .relaxed) == trims)
     }
 }

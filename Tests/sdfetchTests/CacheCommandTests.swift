@@ -108,7 +108,9 @@ struct CacheCommandTests {
         let removed = try await sdfetch(["failed", "remove", "--cache-dir", cache, urls.missing])
         #expect(removed.status == 0 && removed.standardOutput == "sdfetch: removed 1 failed-URL record\n")
         #expect(try await sdfetch(["failed", "list", "--cache-dir", cache]).standardOutput.isEmpty)
-        #expect(try await sdfetch(["failed", "clear", "--cache-dir", cache]).standardOutput == "sdfetch: removed 0 failed-URL records\n")
+        #expect(
+            try await sdfetch(["failed", "clear", "--cache-dir", cache]).standardOutput
+                == "sdfetch: removed 0 failed-URL records\n")
     }
 
     @Test("clean --dry-run lists without removing; clean --json reports what it removed and what remains")
@@ -142,12 +144,16 @@ struct CacheCommandTests {
     func maxCacheSize() async throws {
         let server = try await LoopbackServer()
         let paths = (0..<6).map { "/m\($0).png" }
-        for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index))) }
+        for (index, path) in paths.enumerated() {
+            server.route(path, .ok(SampleImages.png(width: 32, height: 32, seed: index)))
+        }
         let input = paths.map { server.url($0) }.joined(separator: "\n")
         _ = try await sdfetch(["--cache-dir", cache], input: input)
         let full = try json(try await sdfetch(["stats", "--json", "--cache-dir", cache]).standardOutput)
         let perEntry = (full["bytes"] as? Int ?? 0) / 6
-        let trimmed = try await sdfetch(["--cache-dir", cache, "--max-cache-size", String(perEntry * 3 + perEntry / 2)], input: server.url(paths[0]))
+        let trimmed = try await sdfetch(
+            ["--cache-dir", cache, "--max-cache-size", String(perEntry * 3 + perEntry / 2)], input: server.url(paths[0])
+        )
         try await server.shutdown()
         #expect(trimmed.status == 0)
         #expect(!trimmed.standardError.contains("warning"), "its one entry fits: nothing to say")
@@ -240,12 +246,16 @@ struct CacheCommandTests {
         for (index, path) in paths.enumerated() { server.route(path, .ok(SampleImages.png(seed: index))) }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "list.txt")
         for shard in 0..<2 {
-            let run = try await sdfetch(["--cache-dir", directory.appending("shard\(shard)"), "--shard", "\(shard)/2", list])
+            let run = try await sdfetch([
+                "--cache-dir", directory.appending("shard\(shard)"), "--shard", "\(shard)/2", list,
+            ])
             #expect(run.status == 0)
         }
         try await server.shutdown()
         #expect(server.totalRequests == 8)
-        let merged = try await sdfetch(["merge", "--cache-dir", cache, directory.appending("shard0"), directory.appending("shard1")])
+        let merged = try await sdfetch([
+            "merge", "--cache-dir", cache, directory.appending("shard0"), directory.appending("shard1"),
+        ])
         #expect(merged.status == 0 && merged.standardOutput.contains("added"))
         let offline = try await sdfetch(["--offline", "--cache-dir", cache, list])
         #expect(offline.status == 0)
@@ -255,7 +265,9 @@ struct CacheCommandTests {
         #expect(missing.status == 3 && missing.standardError.contains("not a cache directory"))
     }
 
-    @Test("a CDN alias pair is stored once: one file, stats shows the bytes saved, verify removes both when it is damaged")
+    @Test(
+        "a CDN alias pair is stored once: one file, stats shows the bytes saved, verify removes both when it is damaged"
+    )
     func aliasPairStoredOnce() async throws {
         let server = try await LoopbackServer()
         let image = SampleImages.png(width: 32, height: 32, seed: 9)
@@ -267,7 +279,8 @@ struct CacheCommandTests {
         #expect(run.status == 0, "\(run.standardError)")
         var paths: [String] = []
         for url in urls {
-            paths.append(try await sdfetch(["path", "--cache-dir", cache, url]).standardOutput.trimmingCharacters(in: .newlines))
+            paths.append(
+                try await sdfetch(["path", "--cache-dir", cache, url]).standardOutput.trimmingCharacters(in: .newlines))
         }
         let inodes = try paths.map { try FileManager.default.attributesOfItem(atPath: $0)[.systemFileNumber] as? Int }
         #expect(paths[0] != paths[1] && inodes[0] != nil && inodes[0] == inodes[1])

@@ -68,8 +68,11 @@ struct CurlStyleOutputTests {
         let server = try await serving("bands.jpg")
         let run = try await ProcessRun.launch(
             "/bin/sh",
-            ["-c", "exec \"$@\" > /dev/full", "sh", BuiltProduct.path("sdfetch"), "--no-config", "--cache-dir", cache,
-             server.url("/bands.jpg"), "-o", "-"],
+            [
+                "-c", "exec \"$@\" > /dev/full", "sh", BuiltProduct.path("sdfetch"), "--no-config", "--cache-dir",
+                cache,
+                server.url("/bands.jpg"), "-o", "-",
+            ],
             environment: ["HOME": directory.path])
         #expect(run.status == 3, "\(run.standardError)")
         #expect(run.standardError.contains("downloaded\t-\t\(server.url("/bands.jpg"))"), "\(run.standardError)")

@@ -64,6 +64,7 @@ struct DebianPackageTests {
         #expect(try await ProcessRun.launch("/usr/bin/dpkg-deb", ["-x", deb, unpacked]).status == 0)
         let copyright = try String(contentsOfFile: unpacked + "/usr/share/doc/sdfetch/copyright", encoding: .utf8)
         #expect(copyright.hasPrefix("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"))
-        #expect(copyright.contains("\nFiles: *\n") && copyright.contains("\nLicense: MIT\n Permission is hereby granted"))
+        #expect(
+            copyright.contains("\nFiles: *\n") && copyright.contains("\nLicense: MIT\n Permission is hereby granted"))
     }
 }

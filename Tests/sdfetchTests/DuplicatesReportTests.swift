@@ -49,7 +49,8 @@ struct DuplicatesReportTests {
         // stored, which precedes its report) before the repeat is written.
         let key = try URLKey(parsing: server.url("/a.png"))
         let deadline = ContinuousClock.now + .seconds(10)
-        while (try? DiskCache(directory: cache, readOnly: true).entry(for: key)) == nil, ContinuousClock.now < deadline {
+        while (try? DiskCache(directory: cache, readOnly: true).entry(for: key)) == nil, ContinuousClock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(10))
         }
         try #require(try DiskCache(directory: cache, readOnly: true).entry(for: key) != nil)

@@ -14,7 +14,8 @@ struct EndToEndTests {
         server.route("/b.png", .ok(SampleImages.png(seed: 2)))
         let list = [server.url("/a.png"), server.url("/b.png"), server.url("/a.png#dup"), server.url("/missing.png")]
         let file = directory.write(list.joined(separator: "\n") + "\n", to: "urls.txt")
-        let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["--cache-dir", directory.appending("cache"), file])
+        let run = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["--cache-dir", directory.appending("cache"), file])
 
         #expect(run.status == 1)
         let lines = run.standardOutput.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }

@@ -14,7 +14,9 @@ struct FetchCommandTests {
     }
 
     private func rows(_ run: ProcessRun) -> [[String]] {
-        run.standardOutput.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        run.standardOutput.split(separator: "\n").map {
+            $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        }
     }
 
     private func server(_ paths: [String]) async throws -> LoopbackServer {
@@ -40,7 +42,8 @@ struct FetchCommandTests {
     @Test("exit status 1 and a failure line when a URL fails, a summary unless -q")
     func failedURL() async throws {
         let server = try await server(["/a.png"])
-        let list = directory.write([server.url("/a.png"), server.url("/gone.png"), server.url("/a.png")].joined(separator: "\n"), to: "l")
+        let list = directory.write(
+            [server.url("/a.png"), server.url("/gone.png"), server.url("/a.png")].joined(separator: "\n"), to: "l")
         let run = try await sdfetch([list])
         let quiet = try await sdfetch(["-q", "--retry-failed", list])  // the 404 is blacklisted by now
 
@@ -60,7 +63,9 @@ struct FetchCommandTests {
         let run = try await sdfetch(["clen", list])
 
         #expect(run.status == 3)
-        #expect(run.standardError.contains("sdfetch: cannot read clen: no such file or directory (did you mean 'sdfetch clean'?)"))
+        #expect(
+            run.standardError.contains(
+                "sdfetch: cannot read clen: no such file or directory (did you mean 'sdfetch clean'?)"))
         #expect(rows(run).map { $0[0] } == ["downloaded"])
     }
 
@@ -84,7 +89,9 @@ struct FetchCommandTests {
     @Test("--json prints one parseable object per URL with every field")
     func jsonLines() async throws {
         let server = try await server(["/a.png"])
-        let list = directory.write([server.url("/a.png"), server.url("/a.png"), server.url("/nope.png"), "not a url"].joined(separator: "\n"), to: "l")
+        let list = directory.write(
+            [server.url("/a.png"), server.url("/a.png"), server.url("/nope.png"), "not a url"].joined(separator: "\n"),
+            to: "l")
         let run = try await sdfetch(["--json", list])
 
         #expect(run.status == 1)
@@ -92,13 +99,19 @@ struct FetchCommandTests {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         #expect(objects.count == 3)
-        let fields = ["url", "key", "status", "path", "format", "bytes", "width", "height", "http_status", "error", "duplicates", "ms", "source"]
+        let fields = [
+            "url", "key", "status", "path", "format", "bytes", "width", "height", "http_status", "error", "duplicates",
+            "ms", "source",
+        ]
         for object in objects { #expect(Set(object.keys).isSuperset(of: fields)) }
         let good = try #require(objects.first { $0["status"] as? String == "downloaded" })
         #expect(good["format"] as? String == "png")
         // Dimensions come from the verifier; null is allowed where it does not read them.
-        #expect((good["width"] as? Int == 4 || good["width"] is NSNull) && (good["height"] as? Int == 4 || good["height"] is NSNull))
-        #expect(good["bytes"] as? Int == SampleImages.png(seed: 0).count && good["key"] as? String == server.url("/a.png"))
+        #expect(
+            (good["width"] as? Int == 4 || good["width"] is NSNull)
+                && (good["height"] as? Int == 4 || good["height"] is NSNull))
+        #expect(
+            good["bytes"] as? Int == SampleImages.png(seed: 0).count && good["key"] as? String == server.url("/a.png"))
         #expect(good["ms"] is Int && good["source"] is NSNull)
         #expect(good["http_status"] as? Int == 200 && good["duplicates"] as? Int == 1)
         #expect(FileManager.default.fileExists(atPath: try #require(good["path"] as? String)))
@@ -179,7 +192,8 @@ struct FetchCommandTests {
     /// A signal set of `/proc/PID/status` (`SigIgn`, `SigCgt`: hexadecimal, bit N-1 for signal N).
     private static func mask(_ field: String, in status: String) -> UInt64 {
         let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
-        return line.flatMap { UInt64($0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) } ?? 0
+        return line.flatMap { UInt64($0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) }
+            ?? 0
     }
 
     /// Runs the built binary with `arguments`, its output in the files `stdout` and `stderr`,
@@ -282,7 +296,10 @@ struct FetchCommandTests {
         let binary = BuiltProduct.path("sdfetch")
         let stream = try await ProcessRun.launch(
             "/bin/sh",
-            ["-c", "exec \"$0\" --cache-dir \"$1\" -q --summary /dev/stderr \"$2\" 2>> \"$3\"", binary, cache, list, log])
+            [
+                "-c", "exec \"$0\" --cache-dir \"$1\" -q --summary /dev/stderr \"$2\" 2>> \"$3\"", binary, cache, list,
+                log,
+            ])
         #expect(stream.status == 0)
         let logged = try String(contentsOfFile: log, encoding: .utf8)
         // Appended where the stream stands: a reopened /dev/stderr was the file from its start.
@@ -291,7 +308,10 @@ struct FetchCommandTests {
         let report = directory.appending("report.jsonl")
         let json = try await ProcessRun.launch(
             "/bin/sh",
-            ["-c", "exec \"$0\" --cache-dir \"$1\" --json --summary /dev/stdout \"$2\" > \"$3\"", binary, cache, list, report])
+            [
+                "-c", "exec \"$0\" --cache-dir \"$1\" --json --summary /dev/stdout \"$2\" > \"$3\"", binary, cache,
+                list, report,
+            ])
         #expect(json.status == 0)
         let reported = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
         #expect(reported.count == 2 && reported[0].contains("\"status\":") && reported[1].hasPrefix(#"{"urls":1,"#))
@@ -352,7 +372,11 @@ struct FetchCommandTests {
         try "\(server.url("/a.png"))\n".write(toFile: list, atomically: true, encoding: .utf8)
         let binary = BuiltProduct.path("sdfetch")
         let full = try await ProcessRun.launch(
-            "/bin/sh", ["-c", "exec \"$0\" --no-config --progress never --cache-dir \"$1\" \"$2\" > /dev/full", binary, cache, list])
+            "/bin/sh",
+            [
+                "-c", "exec \"$0\" --no-config --progress never --cache-dir \"$1\" \"$2\" > /dev/full", binary, cache,
+                list,
+            ])
         #expect(full.status == 3, "\(full.standardError)")
         #expect(full.standardError.contains("cannot write standard output: no space left on device"))
         let nowhere = try await sdfetch(["-q", "--summary", directory.appending("missing/s.json"), list])

@@ -14,7 +14,8 @@ struct FirstRunTests {
             environment: ["HOME": directory.path])
     }
 
-    @Test("a password in userinfo is masked on stdout, stderr, in JSON, and never reaches -o names or the cache's files")
+    @Test(
+        "a password in userinfo is masked on stdout, stderr, in JSON, and never reaches -o names or the cache's files")
     func passwordMasked() async throws {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))

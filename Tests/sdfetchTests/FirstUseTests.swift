@@ -69,7 +69,8 @@ struct FirstUseTests {
         #expect(again.status == 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(names.count == 1 && names[0].hasPrefix("cat-") && names[0].hasSuffix(".png"))
-        #expect(again.standardOutput.contains("\t\(folder)\(names.first ?? "")\t"), "one slash: \(again.standardOutput)")
+        #expect(
+            again.standardOutput.contains("\t\(folder)\(names.first ?? "")\t"), "one slash: \(again.standardOutput)")
     }
 
     // MARK: - Exit status for CI and cron
@@ -117,7 +118,9 @@ struct FirstUseTests {
 
     /// The README line of the block starting `blockStart` that runs sdfetch, run as
     /// written by `sh` in `folder`, with the built sdfetch first on the `PATH`.
-    private func recipe(_ blockStart: String, containing marker: String = "", in folder: String) async throws
+    private func recipe(
+        _ blockStart: String, containing marker: String = "", in folder: String
+    ) async throws
         -> ProcessRun
     {
         let block = try ReadmeBlocks.block(startingWith: blockStart, containing: marker)
@@ -185,7 +188,9 @@ struct FirstUseTests {
 
     // MARK: - Messages
 
-    @Test("--offline on an entry whose file changed says the bytes changed; on one verify or clean removed, that it is not cached")
+    @Test(
+        "--offline on an entry whose file changed says the bytes changed; on one verify or clean removed, that it is not cached"
+    )
     func offlineChangedBytes() async throws {
         let server = try await LoopbackServer()
         server.route("/a.png", .ok(SampleImages.png()))
@@ -260,7 +265,8 @@ struct FirstUseTests {
         let paths = (0..<4).map { "/trickle\($0).png" }
         let body = [UInt8](repeating: 7, count: 1 << 20)
         for path in paths {
-            server.route(path, ScriptedResponse(body: body, behavior: .trickled(chunk: 4096, interval: .milliseconds(100))))
+            server.route(
+                path, ScriptedResponse(body: body, behavior: .trickled(chunk: 4096, interval: .milliseconds(100))))
         }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let summary = directory.appending("summary.json")

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import SDFetchCore
 
 /// The resize and WebP fixtures in `Fixtures/` (made by `Scripts/make-resize-fixtures.py`)

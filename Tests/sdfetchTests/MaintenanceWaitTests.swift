@@ -83,7 +83,9 @@ struct MaintenanceWaitTests {
         return (server, directory.write(urls.joined(separator: "\n") + "\n", to: "urls.txt"), urls)
     }
 
-    @Test("a fetch that stored new entries finishes while the maintenance lock is held by a stopped process, and -v says the trim was left")
+    @Test(
+        "a fetch that stored new entries finishes while the maintenance lock is held by a stopped process, and -v says the trim was left"
+    )
     func trimDoesNotWaitForMaintenance() async throws {
         let (server, list, _) = try await serve(3)
         let holder = try await stoppedHolder(of: "maintenance")

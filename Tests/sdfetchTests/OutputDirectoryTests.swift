@@ -35,7 +35,8 @@ struct OutputDirectoryTests {
         let printed = first.standardOutput.split(separator: "\n").map { String($0.split(separator: "\t")[1]) }
         #expect(Set(printed) == Set(firstNames.map { output + "/" + $0 }))
         for (index, path) in paths.enumerated() {
-            let line = try #require(first.standardOutput.split(separator: "\n").first { $0.hasSuffix(server.url(path)) })
+            let line = try #require(
+                first.standardOutput.split(separator: "\n").first { $0.hasSuffix(server.url(path)) })
             let file = String(line.split(separator: "\t")[1])
             #expect(FileManager.default.contents(atPath: file) == Data(SampleImages.png(seed: index)))
         }
@@ -50,8 +51,10 @@ struct OutputDirectoryTests {
         let output = directory.appending("out")
         let arguments = ["--cache-dir", cache, "-o", output, "--json", list]
         let run = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), arguments)
-        let cached = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        let cached = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         let placed = try #require(object["path"] as? String)
         #expect(placed.hasPrefix(output + "/x-"))
         let cacheFile = cached.standardOutput.trimmingCharacters(in: .newlines)
@@ -75,7 +78,9 @@ struct OutputDirectoryTests {
         #expect(third.standardOutput.contains("\"cached\"") && server.requests(for: "/x.png") == 1)
         #expect(FileManager.default.contents(atPath: cacheFile) == Data(SampleImages.png()))
         let copies = try FileManager.default.contentsOfDirectory(atPath: second)
-        #expect(copies.count == 1 && FileManager.default.contents(atPath: second + "/" + copies[0]) == Data(SampleImages.png()))
+        #expect(
+            copies.count == 1
+                && FileManager.default.contents(atPath: second + "/" + copies[0]) == Data(SampleImages.png()))
     }
 
     @Test("--link hard-links, and an entry edited through the link is not served again")
@@ -87,8 +92,10 @@ struct OutputDirectoryTests {
         let output = directory.appending("out")
         let run = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), ["--cache-dir", cache, "-o", output, "--link", "--json", list])
-        let cached = try await ProcessRun.launch(BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        let cached = try await ProcessRun.launch(
+            BuiltProduct.path("sdfetch"), ["path", "--cache-dir", cache, server.url("/x.png")])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         let placed = try #require(object["path"] as? String)
         let cacheFile = cached.standardOutput.trimmingCharacters(in: .newlines)
         var a = stat()

@@ -41,7 +41,8 @@ struct ProgressTerminalTests {
         let server = try await LoopbackServer()
         let paths = (0..<12).map { "/slow\($0).png" }
         for (index, path) in paths.enumerated() {
-            server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(seed: index), delay: .milliseconds(150)))
+            server.route(
+                path, ScriptedResponse(status: 200, body: SampleImages.png(seed: index), delay: .milliseconds(150)))
         }
         let list = directory.write(paths.map { server.url($0) }.joined(separator: "\n"), to: "l")
         let (process, bytes) = try await onTerminal(
@@ -90,7 +91,9 @@ struct ProgressTerminalTests {
             ["--limit-rate", "100K", list], columns: 120, environment: ["TERM": "xterm", "NO_COLOR": "1"], seconds: 40)
 
         #expect(process.terminationStatus == 0)
-        let redraws = text.components(separatedBy: "\r").filter { $0.contains("downloaded") && !$0.contains("sdfetch:") }
+        let redraws = text.components(separatedBy: "\r").filter {
+            $0.contains("downloaded") && !$0.contains("sdfetch:")
+        }
         // Redraws while the image is still arriving: none done, yet bytes counted and a rate.
         let arriving = redraws.filter { $0.contains("0/1 ") && !$0.contains("  0 B  ") }
         #expect(arriving.count >= 3, "\(redraws)")
@@ -112,12 +115,14 @@ struct ProgressTerminalTests {
         #expect(text.hasPrefix("sdfetch: 1 URL: 1 downloaded"))
     }
 
-    @Test("a regular file's lines are counted up front: every redraw shows the true total, and an ETA once a URL is done")
+    @Test(
+        "a regular file's lines are counted up front: every redraw shows the true total, and an ETA once a URL is done")
     func trueTotal() async throws {
         let server = try await LoopbackServer()
         let paths = (0..<40).map { "/t\($0).png" }
         for (index, path) in paths.enumerated() {
-            server.route(path, ScriptedResponse(status: 200, body: SampleImages.png(seed: index), delay: .milliseconds(100)))
+            server.route(
+                path, ScriptedResponse(status: 200, body: SampleImages.png(seed: index), delay: .milliseconds(100)))
         }
         // Comments, blank lines and a duplicate: the total counts meaningful lines.
         let lines = ["# list", ""] + paths.map { server.url($0) } + [server.url(paths[0])]
@@ -125,7 +130,9 @@ struct ProgressTerminalTests {
         let (process, text) = try await onTerminalText(
             ["-j", "2", list], columns: 120, environment: ["TERM": "xterm", "NO_COLOR": "1"], seconds: 40)
 
-        let redraws = text.components(separatedBy: "\r").dropFirst().filter { $0.contains("downloaded") && !$0.hasPrefix("sdfetch") && !$0.hasPrefix("\u{1B}[K") }
+        let redraws = text.components(separatedBy: "\r").dropFirst().filter {
+            $0.contains("downloaded") && !$0.hasPrefix("sdfetch") && !$0.hasPrefix("\u{1B}[K")
+        }
         #expect(process.terminationStatus == 0)
         #expect(redraws.count >= 3)
         #expect(redraws.allSatisfy { $0.contains("/41 ") && !$0.contains("+") }, "\(redraws)")

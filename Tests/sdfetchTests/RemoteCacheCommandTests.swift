@@ -35,7 +35,9 @@ struct RemoteCacheCommandTests {
         #expect(lines.allSatisfy { $0.contains(#""remote":"\#(masked)""#) })
         #expect(second.standardError.contains("served by the remote cache \(masked)"))
         #expect(second.standardError.contains("remote cache: 3 hits, 0 missed, 0 uploaded, 0 errors"))
-        #expect(second.standardError.contains(#""remote":{"errors":0,"hits":3,"misses":0,"skipped_uploads":0,"uploads":0}"#))
+        #expect(
+            second.standardError.contains(#""remote":{"errors":0,"hits":3,"misses":0,"skipped_uploads":0,"uploads":0}"#)
+        )
         #expect(origin.totalRequests == 3)
         #expect(!(first.standardError + second.standardError + second.standardOutput).contains("s3cret"))
     }

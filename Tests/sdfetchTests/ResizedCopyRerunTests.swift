@@ -102,8 +102,10 @@ struct ResizedCopyRerunTests {
         server.route("/bands-alpha.png", .ok(ImageFixture.bytes("bands.jpg")))
         let list = directory.write(server.url("/bands-alpha.png"), to: "one")
         let refetched = try await ProcessRun.sdfetch(
-            ["--cache-dir", directory.appending("cache"), "--refresh", "-v", "-o", directory.appending("c"),
-             "--resize", "40", list])
+            [
+                "--cache-dir", directory.appending("cache"), "--refresh", "-v", "-o", directory.appending("c"),
+                "--resize", "40", list,
+            ])
         #expect(refetched.standardError.contains("resized copy made: "), "\(refetched.standardError)")
     }
 }

@@ -52,7 +52,10 @@ struct ResizedOutputTests {
         // The centre 200x200 of the source is the green band alone.
         let crop = try await copy("crop")
         #expect((crop.width, crop.height) == (100, 100))
-        #expect([(0, 0), (99, 0), (50, 50), (0, 99), (99, 99)].allSatisfy { crop.isColour(ImageFixture.green, at: $0.0, $0.1) })
+        #expect(
+            [(0, 0), (99, 0), (50, 50), (0, 99), (99, 99)].allSatisfy {
+                crop.isColour(ImageFixture.green, at: $0.0, $0.1)
+            })
         let pad = try await copy("pad")
         #expect((pad.width, pad.height) == (100, 100))
         #expect(pad.isColour(ImageFixture.white, at: 50, 5, tolerance: 0))
@@ -70,7 +73,8 @@ struct ResizedOutputTests {
         let first = try await fetch(names, ["-o", directory.appending("a"), "--resize", "64"], server: server)
         let requestsAfterFirst = server.totalRequests
         let second = try await fetch(
-            names, ["-o", directory.appending("b"), "--resize", "32", "--resize-mode", "crop", "--resize-format", "webp"],
+            names,
+            ["-o", directory.appending("b"), "--resize", "32", "--resize-mode", "crop", "--resize-format", "webp"],
             server: server)
 
         #expect(requestsAfterFirst == names.count)
@@ -90,16 +94,22 @@ struct ResizedOutputTests {
     func alpha() async throws {
         let server = try await LoopbackServer()
         let png = try decoded(
-            try await fetch(["bands-alpha.png"], ["-o", directory.appending("png"), "--resize", "100", "--resize-format", "png"], server: server)["bands-alpha.png"])
+            try await fetch(
+                ["bands-alpha.png"], ["-o", directory.appending("png"), "--resize", "100", "--resize-format", "png"],
+                server: server)["bands-alpha.png"])
         #expect(png.hasAlpha && png.at(95, 25)[3] == 0 && png.at(10, 25)[3] == 255)
         #expect(png.isColour(ImageFixture.red, at: 10, 25))
         let webp = try decoded(
-            try await fetch(["bands-alpha.webp"], ["-o", directory.appending("webp"), "--resize", "100", "--resize-format", "webp"], server: server)["bands-alpha.webp"])
+            try await fetch(
+                ["bands-alpha.webp"],
+                ["-o", directory.appending("webp"), "--resize", "100", "--resize-format", "webp"], server: server)[
+                    "bands-alpha.webp"])
         #expect(webp.hasAlpha && webp.at(95, 25)[3] < 10)
         let jpeg = try decoded(
             try await fetch(
                 ["bands-alpha.png"],
-                ["-o", directory.appending("jpeg"), "--resize", "100", "--resize-background", "#000080"], server: server)["bands-alpha.png"])
+                ["-o", directory.appending("jpeg"), "--resize", "100", "--resize-background", "#000080"], server: server
+            )["bands-alpha.png"])
         #expect(!jpeg.hasAlpha && jpeg.format == .jpeg)
         #expect(jpeg.isColour([0, 0, 128], at: 95, 25, tolerance: 20))
         #expect(jpeg.isColour(ImageFixture.red, at: 10, 25))
@@ -109,7 +119,9 @@ struct ResizedOutputTests {
     func orientation() async throws {
         let server = try await LoopbackServer()
         let copy = try decoded(
-            try await fetch(["quadrant-exif6.jpg"], ["-o", directory.appending("o"), "--resize", "150", "--resize-format", "png"], server: server)["quadrant-exif6.jpg"])
+            try await fetch(
+                ["quadrant-exif6.jpg"], ["-o", directory.appending("o"), "--resize", "150", "--resize-format", "png"],
+                server: server)["quadrant-exif6.jpg"])
         #expect((copy.width, copy.height) == (100, 150))
         #expect(copy.isColour(ImageFixture.red, at: 90, 10))
         #expect(copy.isColour(ImageFixture.blue, at: 10, 10))
@@ -120,7 +132,8 @@ struct ResizedOutputTests {
     func firstFrame() async throws {
         let server = try await LoopbackServer()
         let results = try await fetch(
-            ["bands.gif", "animated.webp"], ["-o", directory.appending("g"), "--resize", "100", "--resize-format", "png"],
+            ["bands.gif", "animated.webp"],
+            ["-o", directory.appending("g"), "--resize", "100", "--resize-format", "png"],
             server: server)
         for name in ["bands.gif", "animated.webp"] {
             let copy = try decoded(results[name])
@@ -136,10 +149,14 @@ struct ResizedOutputTests {
         let broken = Array(ImageFixture.bytes("bands.jpg").prefix(3000))
         server.route("/broken.jpg", .ok(broken))
         server.route("/bands.webp", .ok(ImageFixture.bytes("bands.webp")))
-        let list = directory.write([server.url("/broken.jpg"), server.url("/bands.webp")].joined(separator: "\n"), to: "l")
+        let list = directory.write(
+            [server.url("/broken.jpg"), server.url("/bands.webp")].joined(separator: "\n"), to: "l")
         let out = directory.appending("u")
         let run = try await ProcessRun.sdfetch(
-            ["--cache-dir", directory.appending("cache"), "--json", "--verify", "none", "-o", out, "--resize", "50", list])
+            [
+                "--cache-dir", directory.appending("cache"), "--json", "--verify", "none", "-o", out, "--resize", "50",
+                list,
+            ])
         let lines = run.standardOutput.split(separator: "\n").map(String.init)
         let brokenLine = try #require(lines.first { $0.contains("broken.jpg") })
         let goodLine = try #require(lines.first { $0.contains("bands.webp") })
@@ -170,8 +187,10 @@ struct ResizedOutputTests {
         func peak(_ size: String) async throws -> Int {
             let measured = try await PeakMemoryRun.launch(
                 BuiltProduct.path("sdfetch"),
-                ["--no-config", "--progress", "never", "--cache-dir", cache, "-o", directory.appending("s" + size),
-                 "--resize", size, list],
+                [
+                    "--no-config", "--progress", "never", "--cache-dir", cache, "-o", directory.appending("s" + size),
+                    "--resize", size, list,
+                ],
                 report: directory.appending("peak-" + size))
             #expect(measured.run.status == 0)
             return measured.peakKiB
@@ -203,8 +222,10 @@ struct ResizedOutputTests {
         #expect(try await copy("d.thumb") == .jpeg)
         #expect(try await copy("e.thumb", ["--resize-format", "webp"]) == .webp)
         let contradicted = try await ProcessRun.sdfetch(
-            ["--cache-dir", cache, "-o", directory.appending("e.png"), "--resize", "32", "--resize-format", "webp",
-             server.url("/bands.jpg")])
+            [
+                "--cache-dir", cache, "-o", directory.appending("e.png"), "--resize", "32", "--resize-format", "webp",
+                server.url("/bands.jpg"),
+            ])
         #expect(contradicted.status == 2 && contradicted.standardError.contains("--resize-format is webp"))
         #expect(try await copy("f.webp", ["--resize-format", "auto"]) == .webp)
         #expect(server.requests(for: "/bands.jpg") == 1)

@@ -58,7 +58,8 @@ struct SignedURLTests {
         let list = directory.write((1...2).map { server.url(presigned($0)) }.joined(separator: "\n"), to: "list")
         let plain = try await ProcessRun.sdfetch(["--cache-dir", directory.appending("plain"), list])
         let requestsWithout = server.totalRequests
-        let config = directory.write("key-ignore-query = X-Amz-Signature\nkey-ignore-query = X-Amz-Date\n", to: "config")
+        let config = directory.write(
+            "key-ignore-query = X-Amz-Signature\nkey-ignore-query = X-Amz-Date\n", to: "config")
         let configured = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"),
             ["--config", config, "--progress", "never", "--cache-dir", directory.appending("configured"), list])
@@ -77,8 +78,10 @@ struct SignedURLTests {
         for run in 1...2 {
             let result = try await ProcessRun.launch(
                 BuiltProduct.path("sdfetch"),
-                ["--config", config, "--progress", "never", "--cache-dir", directory.appending("cache"),
-                 server.url(presigned(run))])
+                [
+                    "--config", config, "--progress", "never", "--cache-dir", directory.appending("cache"),
+                    server.url(presigned(run)),
+                ])
             statuses.append(String(result.standardOutput.prefix { $0 != "\t" }))
         }
         #expect(statuses == ["downloaded", "cached"])
@@ -90,8 +93,10 @@ struct SignedURLTests {
         let server = try await LoopbackServer()
         server.route(presigned(1), .ok(SampleImages.png(seed: 10)))
         let result = try await ProcessRun.sdfetch(
-            ["--cache-dir", directory.appending("cache"), "-v", "--key-ignore-query", "X-Amz-*",
-             "--key-ignore-query", "X-Goog-*", server.url(presigned(1))])
+            [
+                "--cache-dir", directory.appending("cache"), "-v", "--key-ignore-query", "X-Amz-*",
+                "--key-ignore-query", "X-Goog-*", server.url(presigned(1)),
+            ])
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.standardError.contains("--key-ignore-query 'X-Goog-*' matched no query parameter in this run"))
         #expect(!result.standardError.contains("'X-Amz-*' matched no"))

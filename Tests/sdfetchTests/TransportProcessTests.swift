@@ -80,7 +80,10 @@ struct TransportProcessTests {
         func fetch(_ extra: [String]) async throws -> ProcessRun {
             try await ProcessRun.launch(
                 BuiltProduct.path("sdfetch"),
-                ["--no-config", "--progress", "never", "-t", "1", "--json", "--cache-dir", directory.appending("cache")]
+                [
+                    "--no-config", "--progress", "never", "-t", "1", "--json", "--cache-dir",
+                    directory.appending("cache"),
+                ]
                     + extra + [list])
         }
 

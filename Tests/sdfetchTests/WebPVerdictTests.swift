@@ -12,7 +12,8 @@ struct WebPVerdictTests {
     private func verdicts(_ bodies: [String: [UInt8]], _ options: [String]) async throws -> [String: [String: Any]] {
         let server = try await LoopbackServer()
         for (name, body) in bodies { server.route("/" + name, .ok(body)) }
-        let list = directory.write(bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n"), to: "list")
+        let list = directory.write(
+            bodies.keys.sorted().map { server.url("/" + $0) }.joined(separator: "\n"), to: "list")
         let cache = directory.appending("cache-" + options.joined())
         let run = try await ProcessRun.sdfetch(["--cache-dir", cache, "--json"] + options + [list])
         var results: [String: [String: Any]] = [:]
@@ -62,7 +63,9 @@ struct WebPVerdictTests {
 
     @Test("a canvas over --max-pixels is too-many-pixels before libwebp decodes, animations included")
     func pixelLimit() async throws {
-        let bodies = ["animated.webp": ImageFixture.bytes("animated.webp"), "lossy.webp": ImageFixture.bytes("bands.webp")]
+        let bodies = [
+            "animated.webp": ImageFixture.bytes("animated.webp"), "lossy.webp": ImageFixture.bytes("bands.webp"),
+        ]
         let results = try await verdicts(bodies, ["--verify", "full", "--max-pixels", "79999"])
         #expect(results["animated.webp"]?["error"] as? String == "too-many-pixels")
         #expect(results["lossy.webp"]?["error"] as? String == "too-many-pixels")

@@ -38,7 +38,8 @@ public final class FailureBlacklist: Sendable {
         if key.carriesIgnoredParameters { return false }
         // The key leaves the password out too: a wrong one's 401 or 403 must not skip the right one.
         if failure.kind == .http(401) || failure.kind == .http(403), key.redacted != key.string { return false }
-        let record = FailureRecord(url: key.redacted, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
+        let record = FailureRecord(
+            url: key.redacted, kind: failure.kind, detail: failure.detail, recordedAt: cache.now())
         return write(record, for: key.digest)
     }
 
@@ -67,7 +68,8 @@ public final class FailureBlacklist: Sendable {
             cache.failed.with(bucket, create: false) { folder in
                 CacheScan.bucket(folder).files.compactMap { file in
                     guard let digest = KeyDigest(hex: file.name),
-                        let record = LineRecord.read(file.name, relativeTo: folder, { bytes, _ in FailureRecord(fileBytes: bytes) })
+                        let record = LineRecord.read(
+                            file.name, relativeTo: folder, { bytes, _ in FailureRecord(fileBytes: bytes) })
                     else { return nil }
                     return (digest, record)
                 }
@@ -91,9 +93,10 @@ public final class FailureBlacklist: Sendable {
     @discardableResult
     public func clear() -> Int {
         (0..<Buckets.count).reduce(0) { count, bucket in
-            count + cache.failed.with(bucket, create: false) { folder in
-                CacheScan.bucket(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
-            }
+            count
+                + cache.failed.with(bucket, create: false) { folder in
+                    CacheScan.bucket(folder).files.filter { unlinkat(folder, $0.name, 0) == 0 }.count
+                }
         }
     }
 

@@ -48,15 +48,20 @@ public struct HostDownMemory: Sendable {
 
     /// Remembers `hosts` as found down at `now`, replacing their earlier records.
     public func remember(_ hosts: [DownHost], at now: Date) {
-        let records = hosts.filter { HostDownRecord.isRemembered($0.kind) && $0.host.utf8.count <= HostDownRecord.maxHostLength }
+        let records = hosts.filter {
+            HostDownRecord.isRemembered($0.kind) && $0.host.utf8.count <= HostDownRecord.maxHostLength
+        }
         guard !records.isEmpty else { return }
         _ = withFolder(create: true) { folder in
             for host in records {
                 let record = HostDownRecord(host: host.host, kind: host.kind, cause: host.cause, recordedAt: now)
-                guard let temporary = try? AtomicWrite.writeTemporary(
-                    record.fileBytes, in: cache.temporaryDirectory, modified: now)
+                guard
+                    let temporary = try? AtomicWrite.writeTemporary(
+                        record.fileBytes, in: cache.temporaryDirectory, modified: now)
                 else { continue }
-                if renameat(AT_FDCWD, temporary, folder, HostDownRecord.fileName(of: host.host)) != 0 { unlink(temporary) }
+                if renameat(AT_FDCWD, temporary, folder, HostDownRecord.fileName(of: host.host)) != 0 {
+                    unlink(temporary)
+                }
             }
         }
     }

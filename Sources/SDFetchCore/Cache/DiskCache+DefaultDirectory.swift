@@ -11,7 +11,8 @@ extension DiskCache {
     ) -> String {
         if let explicit = environment["SDFETCH_CACHE_DIR"], !explicit.isEmpty { return explicit }
         if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/sdfetch" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let home =
+            environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.cache/sdfetch"
     }

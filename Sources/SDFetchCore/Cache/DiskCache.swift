@@ -106,7 +106,8 @@ public final class DiskCache: Sendable {
         contents = BucketFolders(parent: try folder("content"), holds: BucketFolders.limitAllowsHolding)
         locks = try folder("locks")
         index = CacheIndex(
-            folder: try folder("index"), locks: locks, usage: try folder(BucketUsage.folderName), useInterval: useInterval,
+            folder: try folder("index"), locks: locks, usage: try folder(BucketUsage.folderName),
+            useInterval: useInterval,
             compacts: !readOnly)
         temporary = try folder("tmp")
         guard readOnly || faccessat(rootFD, "tmp", W_OK, 0) == 0 else {
@@ -341,7 +342,8 @@ public final class DiskCache: Sendable {
         // counters first, and they must hold the entry with its line. Taken back if it fails.
         let previous = index.entry(for: digest)
         let added = previous == nil ? 1 : 0
-        let change = entry.bytes + Int64(IndexRecord.lineLength(of: entry))
+        let change =
+            entry.bytes + Int64(IndexRecord.lineLength(of: entry))
             - (previous.map { $0.bytes + Int64(IndexRecord.lineLength(of: $0)) } ?? 0)
         index.ledger.changed(
             bucket, entries: added, bytes: change, usedAt: FileTime.nanoseconds(entry.accessedAt),
@@ -394,7 +396,9 @@ public final class DiskCache: Sendable {
 
     /// ``NewEntryFile/linkIfAbsent(as:)``, and when the file can no longer be linked, a
     /// ``renewed(_:after:bytes:in:)`` copy of it.
-    private func link(_ file: NewEntryFile, as name: String, bytes: [UInt8], in folder: Int32) throws(FetchFailure) -> Bool {
+    private func link(
+        _ file: NewEntryFile, as name: String, bytes: [UInt8], in folder: Int32
+    ) throws(FetchFailure) -> Bool {
         do throws(FetchFailure) {
             return try file.linkIfAbsent(as: name)
         } catch {

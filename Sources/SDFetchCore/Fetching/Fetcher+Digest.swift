@@ -7,7 +7,8 @@ extension Fetcher {
     static func digestMismatch(_ body: [UInt8], declared: String) -> FetchFailure? {
         guard let expected = Data(base64Encoded: declared), expected.count == SHA256.byteCount else { return nil }
         guard Data(SHA256.hash(data: body)) != expected else { return nil }
-        return FetchFailure(.hashMismatch, "the body's SHA-256 differs from the one the server declared (Content-Digest)")
+        return FetchFailure(
+            .hashMismatch, "the body's SHA-256 differs from the one the server declared (Content-Digest)")
     }
 
     /// `hash-mismatch` for bytes whose SHA-256 (`actual`) is not the row's pinned one;

@@ -188,7 +188,9 @@ public final class Fetcher: Sendable {
     /// `revalidated` on a `304`, `downloaded` on a verified `2xx`, else `failed`.
     ///
     /// `pin`: a body whose SHA-256 differs fails `hash-mismatch`, neither stored nor recorded.
-    func fetch(_ key: URLKey, spelling: String, after stale: CacheEntry?, pin: String? = nil) async
+    func fetch(
+        _ key: URLKey, spelling: String, after stale: CacheEntry?, pin: String? = nil
+    ) async
         -> FetchResult
     {
         let started = ContinuousClock.now

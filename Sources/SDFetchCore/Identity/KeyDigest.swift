@@ -10,8 +10,10 @@ public struct KeyDigest: Hashable, Sendable, CustomStringConvertible {
     public init(of text: String) {
         let hash = text.withUTF8Bytes { SHA256.hash(data: UnsafeRawBufferPointer($0)) }
         (high, low) = hash.withUnsafeBytes { raw in
-            (UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
-             UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
+                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
     }
 

@@ -131,7 +131,9 @@ public enum Redaction {
 
     private static func firstIndex(of needle: [UInt8], in bytes: [UInt8], _ range: Range<Int>) -> Int? {
         guard range.count >= needle.count else { return nil }
-        return (range.lowerBound...(range.upperBound - needle.count)).first { bytes[$0..<($0 + needle.count)].elementsEqual(needle) }
+        return (range.lowerBound...(range.upperBound - needle.count)).first {
+            bytes[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
     }
 
     /// Blanks and quotes: what ends a word in a message (`'URL'`, `"URL"`, `<URL>`).

@@ -57,7 +57,8 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         }
         // Lower-case text as written needs no lowering (nor a string of its own).
         let writtenScheme: String? =
-            bytes[..<colon].elementsEqual("http".utf8) ? "http" : bytes[..<colon].elementsEqual("https".utf8) ? "https" : nil
+            bytes[..<colon].elementsEqual("http".utf8)
+            ? "http" : bytes[..<colon].elementsEqual("https".utf8) ? "https" : nil
         let scheme = writtenScheme ?? String(decoding: bytes[..<colon], as: UTF8.self).lowercased()
         guard scheme == "http" || scheme == "https" else {
             if scheme.isEmpty || !scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) {
@@ -107,7 +108,9 @@ public struct URLKey: Hashable, Sendable, CustomStringConvertible {
         guard !hostBytes.isEmpty, !hostBytes.elementsEqual("[]".utf8) else { throw InvalidURL(reason: "no host") }
         try Self.checkHost(hostBytes)
         let isHostLower = hostBytes.allSatisfy { $0 < 0x80 && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
-        let host = isHostLower ? String(decoding: hostBytes, as: UTF8.self) : String(decoding: hostBytes, as: UTF8.self).lowercased()
+        let host =
+            isHostLower
+            ? String(decoding: hostBytes, as: UTF8.self) : String(decoding: hostBytes, as: UTF8.self).lowercased()
 
         var portSuffix = ""
         if let portBytes, !portBytes.isEmpty {

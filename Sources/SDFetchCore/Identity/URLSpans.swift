@@ -33,7 +33,9 @@ public struct URLSpans: Sendable {
     /// The two spans as byte offsets.
     private static func offsets(in bytes: UnsafeBufferPointer<UInt8>) -> (authority: Range<Int>, path: Range<Int>)? {
         var index = 0
-        while index + 2 < bytes.count, !(bytes[index] == colon && bytes[index + 1] == slash && bytes[index + 2] == slash) {
+        while index + 2 < bytes.count,
+            !(bytes[index] == colon && bytes[index + 1] == slash && bytes[index + 2] == slash)
+        {
             index += 1
         }
         guard index + 2 < bytes.count else { return nil }

@@ -61,7 +61,9 @@ struct LineSplitter {
     }
 
     private mutating func trimTrailingWhitespace() {
-        while let last = partial.last, last == 0x20 || last == 0x09 || last == 0x0D || last == 0x0A { partial.removeLast() }
+        while let last = partial.last, last == 0x20 || last == 0x09 || last == 0x0D || last == 0x0A {
+            partial.removeLast()
+        }
     }
 
     private mutating func emit(into out: inout [InputItem]) {
@@ -72,7 +74,11 @@ struct LineSplitter {
         trimTrailingWhitespace()
         guard !partial.isEmpty, partial.first != UInt8(ascii: "#") else { return }
         let text = Self.text(of: partial)
-        out.append(.line(InputLine(source: source, number: lineNumber, text: text, isOverlong: isOverlong || partial.count > URLKey.maxLength)))
+        out.append(
+            .line(
+                InputLine(
+                    source: source, number: lineNumber, text: text,
+                    isOverlong: isOverlong || partial.count > URLKey.maxLength)))
     }
 
     /// One element of an in-memory list (``InputSource/list(name:_:)``) as the line it

@@ -165,7 +165,8 @@ public final class URLListReader: @unchecked Sendable {
                 lines = RowCounter.rows(ofFile: path, format: format, isGzipped: options.isGzipped(source))
             case .file(let path):
                 // Counted before the read, so the held descriptor is still at its start.
-                lines = held.descriptor(of: index).map(LineCounter.meaningfulLines(ofDescriptor:))
+                lines =
+                    held.descriptor(of: index).map(LineCounter.meaningfulLines(ofDescriptor:))
                     ?? LineCounter.meaningfulLines(ofFile: path)
             }
             guard let lines else { return nil }

@@ -32,7 +32,9 @@ enum BoxShrink {
                             for x in 0..<width {
                                 var sample = line + x * factor * channels
                                 for _ in 0..<blockColumns {
-                                    for channel in 0..<channels { sums[x * channels + channel] &+= UInt32(sample[channel]) }
+                                    for channel in 0..<channels {
+                                        sums[x * channels + channel] &+= UInt32(sample[channel])
+                                    }
                                     sample += channels
                                 }
                             }

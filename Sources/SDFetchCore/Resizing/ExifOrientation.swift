@@ -5,7 +5,8 @@
 /// a TIFF header and its first IFD (TIFF 6.0, section 2; EXIF 2.32, section 4.6.4). Any
 /// damage reads as upright: broken EXIF never fails an image. Pure; safe from any thread.
 enum ExifOrientation: Int {
-    case up = 1, mirrored, upsideDown, upsideDownMirrored, leftMirrored, right, rightMirrored, left
+    case up = 1
+    case mirrored, upsideDown, upsideDownMirrored, leftMirrored, right, rightMirrored, left
 
     /// Whether width and height trade places (orientations 5-8).
     var swapsSides: Bool { rawValue >= 5 }
@@ -40,7 +41,9 @@ enum ExifOrientation: Int {
 
     /// The payload of the first chunk named `name` (RIFF chunks are little-endian sized,
     /// PNG's big-endian, with a type after the length and a CRC after the data).
-    private static func chunk(_ name: StaticString, in data: UnsafeRawBufferPointer, from start: Int, littleEndian: Bool)
+    private static func chunk(
+        _ name: StaticString, in data: UnsafeRawBufferPointer, from start: Int, littleEndian: Bool
+    )
         -> Range<Int>?
     {
         var offset = start

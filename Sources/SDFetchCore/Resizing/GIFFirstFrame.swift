@@ -70,7 +70,7 @@ enum GIFFirstFrame {
         var palette = [UInt8](repeating: 0, count: 256 * 4)
         for index in 0..<min(256, Int(colorMap.pointee.ColorCount)) {
             let color = colorMap.pointee.Colors[index]
-            palette[index * 4 ..< index * 4 + 4] = [color.Red, color.Green, color.Blue, 255]
+            palette[index * 4..<index * 4 + 4] = [color.Red, color.Green, color.Blue, 255]
         }
         if let transparent { palette[transparent * 4 + 3] = 0 }
         let factor = start(frame)

@@ -73,7 +73,8 @@ enum JPEGPixels {
         switch status {
         case CSDFetch_JPEG_TOO_MANY_PIXELS:
             return PixelSize(width: width, height: height).check("jpeg", maxPixels: maxPixels)
-                ?? FetchFailure(.tooManyPixels, "jpeg declares \(width)x\(height) pixels, over the limit of \(maxPixels)")
+                ?? FetchFailure(
+                    .tooManyPixels, "jpeg declares \(width)x\(height) pixels, over the limit of \(maxPixels)")
         case CSDFetch_JPEG_OVER_BUDGET:
             return FetchFailure(.tooManyPixels, "jpeg decode over its work budget: \(reason.lowercased())")
         case CSDFetch_JPEG_CANCELLED:

@@ -63,10 +63,12 @@ enum PixelEncoder {
         let size = pixels.data.withUnsafeBufferPointer { data in
             pixels.hasAlpha
                 ? WebPEncodeRGBA(
-                    data.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.width * 4), Float(quality),
+                    data.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.width * 4),
+                    Float(quality),
                     &output)
                 : WebPEncodeRGB(
-                    data.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.width * 3), Float(quality),
+                    data.baseAddress, Int32(pixels.width), Int32(pixels.height), Int32(pixels.width * 3),
+                    Float(quality),
                     &output)
         }
         defer { WebPFree(output) }

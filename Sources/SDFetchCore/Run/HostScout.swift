@@ -68,10 +68,11 @@ final class HostScout: Sendable {
         {
             start = bytes.index(colon, offsetBy: 3)
         }
-        let end = bytes[start...].firstIndex { byte in
-            byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
-                || byte == UInt8(ascii: "\\")
-        } ?? bytes.endIndex
+        let end =
+            bytes[start...].firstIndex { byte in
+                byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#")
+                    || byte == UInt8(ascii: "\\")
+            } ?? bytes.endIndex
         return text[..<end]
     }
 }

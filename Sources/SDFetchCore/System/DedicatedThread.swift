@@ -14,13 +14,15 @@ package enum DedicatedThread {
     package static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-            let name = String(decoding: start.name.utf8.prefix(15), as: UTF8.self)
-            _ = name.withCString { CSDFetch_pthread_setname_np(pthread_self(), $0) }
-            start.body()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+                let name = String(decoding: start.name.utf8.prefix(15), as: UTF8.self)
+                _ = name.withCString { CSDFetch_pthread_setname_np(pthread_self(), $0) }
+                start.body()
+                return nil
+            }, context)
         guard status == 0 else {
             preconditionFailure("pthread_create failed for \(name): \(String(cString: strerror(status)))")
         }

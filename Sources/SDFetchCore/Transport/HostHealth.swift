@@ -164,7 +164,8 @@ final class HostHealth: Sendable {
             let count = before + 1
             state.consecutiveFailures[origin] = count
             if count >= limit {
-                let text = "\(count) connection\(count == 1 ? "" : "s") failed in a row, "
+                let text =
+                    "\(count) connection\(count == 1 ? "" : "s") failed in a row, "
                     + "the last with \(failure.kind.label): \(failure.detail)"
                 state.causes[origin] = Cause(kind: failure.kind, text: text, foundMinutesAgo: nil, isEvidence: true)
             }
@@ -176,7 +177,9 @@ final class HostHealth: Sendable {
     func claimNameCheck(_ host: String, limit: Int) -> Bool {
         guard limit > 0 else { return false }
         return state.withLock { state in
-            guard !state.reached.contains(host), state.consecutiveFailures[host, default: 0] < limit else { return false }
+            guard !state.reached.contains(host), state.consecutiveFailures[host, default: 0] < limit else {
+                return false
+            }
             return state.nameChecked.insert(host).inserted
         }
     }
@@ -218,7 +221,8 @@ final class HostHealth: Sendable {
                 guard down[origin] == nil, state.causes[origin]?.foundMinutesAgo == nil,
                     !state.answered.contains(origin)
                 else { continue }
-                let text = "turned away \(refusals.connections) connections and answered nothing, "
+                let text =
+                    "turned away \(refusals.connections) connections and answered nothing, "
                     + "the last with \(refusals.last.kind.label): \(refusals.last.detail)"
                 down[origin] = (.connect, text)
             }

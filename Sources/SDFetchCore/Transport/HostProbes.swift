@@ -104,7 +104,8 @@ struct HostProbes {
         curl_multi_remove_handle(multi, handle)
         curl_easy_cleanup(handle)
         let authority = Origin(probe.host)?.authority ?? probe.host
-        let failure = code == CURLE_OPERATION_TIMEDOUT
+        let failure =
+            code == CURLE_OPERATION_TIMEDOUT
             ? FetchFailure(.timeout, "no TCP connection to \(authority) in \(probe.timeoutMilliseconds) ms")
             : nil
         return (probe.host, probe.limit, failure)

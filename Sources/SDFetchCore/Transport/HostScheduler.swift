@@ -101,7 +101,9 @@ struct HostScheduler {
         var index = 0
         while index < holdingHosts.count, startable.count < capacity {
             let host = holdingHosts[index]
-            guard var queue = queues.removeValue(forKey: host) else { preconditionFailure("a holding host without a queue") }
+            guard var queue = queues.removeValue(forKey: host) else {
+                preconditionFailure("a holding host without a queue")
+            }
             while !queue.isEmpty, startable.count < capacity, mayStart(host, now: now), let held = queue.popFirst() {
                 startable.append(held)
                 started(host)

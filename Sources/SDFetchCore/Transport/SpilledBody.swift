@@ -45,7 +45,9 @@ public final class SpilledBody: Sendable {
             var offset = 0
             while offset < size {
                 let start = offset
-                guard let count = try? syscall(where: "pread", { pread(fd, buffer.baseAddress! + start, size - start, off_t(start)) }),
+                guard
+                    let count = try? syscall(
+                        where: "pread", { pread(fd, buffer.baseAddress! + start, size - start, off_t(start)) }),
                     count > 0
                 else { break }
                 offset += count

@@ -45,7 +45,9 @@ final class TransferLoop {
         self.engine = engine
         scheduler = HostScheduler(pacing: engine.pacing)
         probes = HostProbes(capacity: engine.probeCapacity)
-        rateLimiter = engine.pacing.bytesPerSecond.map { RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds()) }
+        rateLimiter = engine.pacing.bytesPerSecond.map {
+            RateLimiter(bytesPerSecond: $0, now: MonotonicTime.nanoseconds())
+        }
     }
 
     private var hasWaiting: Bool { waitingStart < waiting.count }
@@ -370,8 +372,10 @@ final class TransferLoop {
         scheduler.finished(transfer.host, wasSent: transfer.isConnected, now: now)
         // The host answered: its response came to an end (or it redirected), not cut by a
         // timeout. Only answers make a host slow: a silent one is not "slow", it is down.
-        let answered = response.redirectCount > 0
-            || (transfer.isConnected && transfer.receivedBytes && ![.timeout, .interrupted].contains(response.failure?.kind))
+        let answered =
+            response.redirectCount > 0
+            || (transfer.isConnected && transfer.receivedBytes
+                && ![.timeout, .interrupted].contains(response.failure?.kind))
         if answered { engine.hostHealth.recordDuration(transfer.host, nanoseconds: now &- transfer.startedAt) }
         rateLimiter?.forget(transfer.id)
         if transfer.hostFailureLimit > 0 {

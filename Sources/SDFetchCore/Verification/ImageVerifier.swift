@@ -1,4 +1,3 @@
-
 /// Checks downloaded bytes per ``VerifyMode`` and `--max-pixels` (<doc:Verification>).
 ///
 /// - `none`: the signature alone; a signature-valid truncated file passes.

@@ -72,7 +72,7 @@ enum PNGStructure {
             }
             let payload = UnsafeRawBufferPointer(rebasing: data[offset + 8..<offset + 8 + Int(length)])
             switch type {
-            case ChunkType.IDAT:
+            case ChunkType.idat:
                 guard !(header.colourType == 3 && !hasPalette) else {
                     return .failure(corrupt("palette image without PLTE before IDAT"))
                 }
@@ -83,12 +83,12 @@ enum PNGStructure {
                 }
                 imageDataState = 1
                 if let failure = inflater.feed(payload) { return .failure(failure) }
-            case ChunkType.IEND:
+            case ChunkType.iend:
                 guard imageDataState != 0 else { return .failure(corrupt("no IDAT before IEND")) }
                 return inflater.finish()
-            case ChunkType.PLTE:
+            case ChunkType.plte:
                 hasPalette = true
-            case ChunkType.IHDR:
+            case ChunkType.ihdr:
                 return .failure(corrupt("second IHDR"))
             default:
                 // libpng refuses an unknown critical chunk; ancillary ones are skipped.
@@ -108,7 +108,7 @@ enum PNGStructure {
             while let length = data.uint32BE(at: offset), length <= 0x7FFF_FFFF,
                 data.has(Int(length) + 12, at: offset)
             {
-                if data.uint32BE(at: offset + 4) == ChunkType.IEND { return nil }
+                if data.uint32BE(at: offset + 4) == ChunkType.iend { return nil }
                 offset += Int(length) + 12
             }
             return Array(bytes[..<offset]) + endChunk
@@ -143,10 +143,10 @@ enum PNGStructure {
 
     /// The critical chunk types as big-endian 32-bit values.
     private enum ChunkType {
-        static let IHDR: UInt32 = 0x4948_4452
-        static let PLTE: UInt32 = 0x504C_5445
-        static let IDAT: UInt32 = 0x4944_4154
-        static let IEND: UInt32 = 0x4945_4E44
+        static let ihdr: UInt32 = 0x4948_4452
+        static let plte: UInt32 = 0x504C_5445
+        static let idat: UInt32 = 0x4944_4154
+        static let iend: UInt32 = 0x4945_4E44
     }
 }
 

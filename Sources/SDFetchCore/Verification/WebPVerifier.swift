@@ -22,7 +22,9 @@ enum WebPVerifier {
             case .failure(let failure): return .failure(failure)
             }
             let size = PixelSize(width: features.width, height: features.height)
-            if features.has_animation != 0 { return WebPAnimation.verifyFrames(data, maxPixels: maxPixels).map { size } }
+            if features.has_animation != 0 {
+                return WebPAnimation.verifyFrames(data, maxPixels: maxPixels).map { size }
+            }
             let lease = PixelLease(.shared)
             lease.take(Int64(size.width) * Int64(size.height))
             defer { lease.end() }
@@ -38,7 +40,9 @@ enum WebPVerifier {
     }
 
     /// The header's features, the canvas size checked against the limit.
-    static func canvas(of data: UnsafeBufferPointer<UInt8>, maxPixels: Int64) -> Result<
+    static func canvas(
+        of data: UnsafeBufferPointer<UInt8>, maxPixels: Int64
+    ) -> Result<
         WebPBitstreamFeatures, FetchFailure
     > {
         var features = WebPBitstreamFeatures()

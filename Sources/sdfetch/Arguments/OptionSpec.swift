@@ -28,7 +28,8 @@ struct OptionSpec<Target>: Sendable {
     let apply: @Sendable (_ target: inout Target, _ value: String, _ name: String) throws -> Void
 
     init(
-        _ long: String, short: Character? = nil, _ arity: Arity = .flag, help: String, default defaultText: String? = nil,
+        _ long: String, short: Character? = nil, _ arity: Arity = .flag, help: String,
+        default defaultText: String? = nil,
         choices: [String] = [],
         apply: @escaping @Sendable (_ target: inout Target, _ value: String, _ name: String) throws -> Void
     ) {

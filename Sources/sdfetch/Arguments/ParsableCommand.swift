@@ -41,7 +41,8 @@ extension ParsableCommand {
     /// Options every command takes (`--cache-dir DIR`, `-q`, `--config FILE`; `sdfetch help`).
     static var commonOptions: [OptionSpec<Self>] {
         [
-            OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") { command, value, name in
+            OptionSpec("cache-dir", .value("DIR"), help: "cache directory (default: see ENVIRONMENT)") {
+                command, value, name in
                 guard !value.isEmpty else { throw UsageError("option \(name) needs a directory") }
                 command.cacheDirectory = value
             },

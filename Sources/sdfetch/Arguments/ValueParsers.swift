@@ -30,7 +30,9 @@ enum ValueParsers {
         guard let value = Double(number), value.isFinite, value >= 0, number.first != "+",
             !number.contains(where: { $0 == "e" || $0 == "E" }), value * scale < 1e12
         else {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"
+            )
         }
         let total = value * scale
         guard total <= limit.timeInterval else {
@@ -42,9 +44,13 @@ enum ValueParsers {
 
     /// `512K 50M 2G 1T` (1024-based, case-insensitive, an optional trailing `B` or `iB`); a plain number is bytes.
     static func size(_ text: String, option: String) throws(UsageError) -> Int64 {
-        let failure = UsageError("option \(option): '\(Escaping.terminal(text))' is not a size (bytes, or a number with K, M, G or T, e.g. 50M)")
+        let failure = UsageError(
+            "option \(option): '\(Escaping.terminal(text))' is not a size (bytes, or a number with K, M, G or T, e.g. 50M)"
+        )
         var body = Substring(text.uppercased())
-        if body.hasSuffix("IB") { body = body.dropLast(2) } else if body.hasSuffix("B"), body.count > 1,
+        if body.hasSuffix("IB") {
+            body = body.dropLast(2)
+        } else if body.hasSuffix("B"), body.count > 1,
             "KMGT".contains(body[body.index(before: body.index(before: body.endIndex))])
         {
             body = body.dropLast()
@@ -76,13 +82,16 @@ enum ValueParsers {
     static func integer(_ text: String, option: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             let upper = range.upperBound == Int.max ? "or more" : "to \(range.upperBound)"
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a number from \(range.lowerBound) \(upper)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' is not a number from \(range.lowerBound) \(upper)")
         }
         return value
     }
 
     /// One of `type`'s raw values, suggesting the closest on a typo.
-    static func choice<T: RawRepresentable & CaseIterable>(_ text: String, option: String, of type: T.Type) throws(UsageError) -> T
+    static func choice<T: RawRepresentable & CaseIterable>(
+        _ text: String, option: String, of type: T.Type
+    ) throws(UsageError) -> T
     where T.RawValue == String {
         if let value = T(rawValue: text) { return value }
         let names = T.allCases.map(\.rawValue)
@@ -116,7 +125,8 @@ enum ValueParsers {
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]),
             let shard = Shard(index: index, count: count)
         else {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a shard K/N with 0 <= K < N (e.g. 0/3)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' is not a shard K/N with 0 <= K < N (e.g. 0/3)")
         }
         return shard
     }
@@ -145,7 +155,8 @@ extension ValueParsers {
     static func color(_ text: String, option: String) throws(UsageError) -> [UInt8] {
         let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
         guard digits.count == 6, let value = UInt32(digits, radix: 16) else {
-            throw UsageError("option \(option): '\(Escaping.terminal(text))' is not a colour (RRGGBB in hex, e.g. ffffff)")
+            throw UsageError(
+                "option \(option): '\(Escaping.terminal(text))' is not a colour (RRGGBB in hex, e.g. ffffff)")
         }
         return [UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }

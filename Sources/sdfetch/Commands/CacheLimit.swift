@@ -16,7 +16,9 @@ enum CacheLimit {
             if report.wasDeferred && verbose { console.error(deferredNote) }
             return report
         } catch {
-            console.error("sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n")
+            console.error(
+                "sdfetch: cannot trim the cache to \(HumanReadable.bytes(maxBytes)): \(Escaping.terminal(error.description))\n"
+            )
             return nil
         }
     }

@@ -27,7 +27,9 @@ struct CleanCommand: ArgumentlessCommand {
             command.maxSize = try ValueParsers.size(value, option: name)
         },
         OptionSpec("dry-run", help: "only list what would be removed") { command, _, _ in command.isDryRun = true },
-        OptionSpec("json", help: "print the report as one JSON object, with each step's count and time") { command, _, _ in command.isJSON = true },
+        OptionSpec("json", help: "print the report as one JSON object, with each step's count and time") {
+            command, _, _ in command.isJSON = true
+        },
         OptionSpec("quiet", short: "q", help: "print nothing (errors still go to standard error)") { command, _, _ in
             command.isQuiet = true
         },

@@ -66,7 +66,9 @@ struct EventConsumer {
         case .unreadableInput(let source, let detail):
             // `sdfetch clen` reads a file named "clen": point at the command that was probably meant.
             var hint = ""
-            if !source.contains("/" as Character), let word = EditDistance.closest(to: source, among: CommandLineParser.commandWords) {
+            if !source.contains("/" as Character),
+                let word = EditDistance.closest(to: source, among: CommandLineParser.commandWords)
+            {
                 hint = " (did you mean 'sdfetch \(word)'?)"
             }
             console.error("sdfetch: cannot read \(Escaping.terminal(source)): \(Escaping.terminal(detail))\(hint)\n")
@@ -136,7 +138,8 @@ struct EventConsumer {
             let place = result.source, let colon = place.lastIndex(of: ":")
         else { return nil }
         let source = place[..<colon]
-        let separator = result.url.contains("," as Character) ? "csv" : result.url.contains("\t" as Character) ? "tsv" : nil
+        let separator =
+            result.url.contains("," as Character) ? "csv" : result.url.contains("\t" as Character) ? "tsv" : nil
         guard let separator, hintedSources.insert(source).inserted else { return nil }
         let name = source == "-" ? "standard input" : Escaping.terminal(String(source))
         return "sdfetch: hint: \(name) looks like a \(separator.uppercased()) table, read as one URL a line: "

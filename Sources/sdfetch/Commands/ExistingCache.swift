@@ -19,7 +19,9 @@ enum ExistingCache {
         defer { closedir(folder) }
         var isEmpty = true
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name == "." || name == ".." { continue }
             if name == "FORMAT" || name == "entries" { return .present }
             isEmpty = false
@@ -34,7 +36,9 @@ enum ExistingCache {
         defer { closedir(folder) }
         var found: [String] = []
         while let entry = readdir(folder), found.count < 100 {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name == "." || name == ".." { continue }
             var info = stat()
             let format = directory + "/" + name + "/FORMAT"

@@ -63,7 +63,9 @@ extension FetchCommand {
                 command, _, _ in
                 command.options.ignoreOptOuts = true
             },
-            OptionSpec("retry-failed", help: "ignore failed-URL records (a success removes the record) and hosts found down") {
+            OptionSpec(
+                "retry-failed", help: "ignore failed-URL records (a success removes the record) and hosts found down"
+            ) {
                 command, _, _ in
                 command.options.retryFailed = true
             },

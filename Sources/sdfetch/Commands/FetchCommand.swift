@@ -49,7 +49,8 @@ struct FetchCommand: ParsableCommand {
         var placer: OutputPlacer?
         do throws(CacheError) {
             // --offline writes nothing but use records, so a read-only cache still serves.
-            cache = try DiskCache(directory: resolvedCacheDirectory(in: environment), readOnly: options.offline, waits: ShortWaits.cache)
+            cache = try DiskCache(
+                directory: resolvedCacheDirectory(in: environment), readOnly: options.offline, waits: ShortWaits.cache)
         } catch {
             return cacheFailure(error)
         }
@@ -78,7 +79,8 @@ struct FetchCommand: ParsableCommand {
             }
             do throws(OutputError) {
                 placer = try OutputPlacer(
-                    directory: ProcessEnvironment.absolute(outputDirectory), isLinking: isLinking, template: nameTemplate)
+                    directory: ProcessEnvironment.absolute(outputDirectory), isLinking: isLinking,
+                    template: nameTemplate)
             } catch {
                 StandardError.write("sdfetch: \(Escaping.terminal(error.detail))\n")
                 return ExitStatus(error)
@@ -189,7 +191,8 @@ struct FetchCommand: ParsableCommand {
         console: Console
     ) async -> ExitStatus {
         // Nothing was read (`sdfetch missing.txt`): the error says it all, a line of zeros would not help.
-        let nothingRead = consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
+        let nothingRead =
+            consumer.summary.unreadableInputs > 0 && consumer.summary.counts.isEmpty
             && consumer.summary.interrupted == 0 && consumer.summary.duplicates == 0
         if !isQuiet && !nothingRead {
             let line = RunReport.summary(

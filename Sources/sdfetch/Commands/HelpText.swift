@@ -81,7 +81,9 @@ enum HelpText {
     private static func table(_ rows: [(String, String)]) -> String {
         let width = min(30, rows.map(\.0.count).max() ?? 0)
         return rows.map { left, right in
-            let padding = left.count <= width ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
+            let padding =
+                left.count <= width
+                ? String(repeating: " ", count: width - left.count) : "\n" + String(repeating: " ", count: width + 2)
             return "  " + left + padding + "  " + right + "\n"
         }.joined()
     }

@@ -127,8 +127,11 @@ enum Completions {
                 let help = quoteSingle(row.help).replacing("[", with: "\\[").replacing("]", with: "\\]")
                 let action =
                     row.value.map { value in
-                        if !row.choices.isEmpty { return ":\(value.lowercased()):(\(row.choices.joined(separator: " ")))" }
-                        return ["FILE", "DIR"].contains(value) ? ":\(value.lowercased()):_files" : ":\(value.lowercased()):"
+                        if !row.choices.isEmpty {
+                            return ":\(value.lowercased()):(\(row.choices.joined(separator: " ")))"
+                        }
+                        return ["FILE", "DIR"].contains(value)
+                            ? ":\(value.lowercased()):_files" : ":\(value.lowercased()):"
                     } ?? ""
                 if let short = row.short {
                     script += "        '(-\(short) --\(row.long))'{-\(short),--\(row.long)}'[\(help)]\(action)' \\\n"
@@ -173,7 +176,8 @@ enum Completions {
                 script += line
             }
             if !table.argumentWords.isEmpty {
-                script += "complete -c sdfetch -n '\(condition)' -f -a '\(table.argumentWords.joined(separator: " "))'\n"
+                script +=
+                    "complete -c sdfetch -n '\(condition)' -f -a '\(table.argumentWords.joined(separator: " "))'\n"
             }
         }
         return script

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
-import Synchronization
 import SDFetchCore
+import Synchronization
 
 /// Standard output and standard error of a fetch run, shared by the event consumer, the
 /// ticker and `-v`'s notes; the writes themselves happen on one writer thread of its own.

@@ -45,7 +45,8 @@ struct HostReport {
         downCauses[cause, default: 0] += 1
         guard downCounts[host] == 1 else { return .folded }
         hostCauses[host] = cause
-        return .host("sdfetch: failed: \(Escaping.terminal(failure.detail)); its other URLs fail at once as host-down\n")
+        return .host(
+            "sdfetch: failed: \(Escaping.terminal(failure.detail)); its other URLs fail at once as host-down\n")
     }
 
     /// The closing lines: hosts down with their URL counts, unresolvable names when they are
@@ -59,19 +60,22 @@ struct HostReport {
                 "\(Escaping.terminal(host.key)) (\(host.value)\(hostCauses[host.key].map { ", \($0)" } ?? ""))"
             }
             let more = hosts.count > Self.listed ? ", and \(hosts.count - Self.listed) more" : ""
-            text += "sdfetch: \(hosts.count) host\(hosts.count == 1 ? "" : "s") down, "
+            text +=
+                "sdfetch: \(hosts.count) host\(hosts.count == 1 ? "" : "s") down, "
                 + "\(total) URL\(total == 1 ? "" : "s") failed host-down: \(shown.joined(separator: ", "))\(more)\n"
         }
         let unresolved = downHosts.filter { $0.kind == .dns }.reduce(dnsFailures) { $0 + (downCounts[$1.host] ?? 0) }
         if unresolved >= 2, unresolved * 2 > urls {
-            text += "sdfetch: most URLs failed because their host names do not resolve (\(unresolved) of \(urls)):"
+            text +=
+                "sdfetch: most URLs failed because their host names do not resolve (\(unresolved) of \(urls)):"
                 + " check the network connection and the DNS settings (/etc/resolv.conf)\n"
         }
         let slow = slowHosts.filter { $0.transfers >= Self.slowMinimum }.prefix(Self.slowListed)
         if !slow.isEmpty {
             // Plain words: each host, how long its answers took, and of how many.
             for host in slow {
-                text += "sdfetch: slow host: \(Escaping.terminal(host.host)) took "
+                text +=
+                    "sdfetch: slow host: \(Escaping.terminal(host.host)) took "
                     + "\(DecimalText.fixed(host.averageSeconds, places: 1)) s on average for each of "
                     + "\(host.transfers) answers\n"
             }

@@ -63,7 +63,9 @@ struct NameTemplate: Sendable, Equatable {
                 case "stem": pieces.append(.stem)
                 case "hash": pieces.append(.hash)
                 case "ext": pieces.append(.ext)
-                case "path": throw UsageError("option \(option): {path} must be a part of its own, as in {host}/{path}/{stem}{ext}")
+                case "path":
+                    throw UsageError(
+                        "option \(option): {path} must be a part of its own, as in {host}/{path}/{stem}{ext}")
                 case let other:
                     throw UsageError(
                         "option \(option): unknown field {\(Escaping.terminal(other))} "

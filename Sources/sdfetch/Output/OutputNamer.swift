@@ -18,7 +18,9 @@ enum OutputNamer {
 
     /// Extensions removed from the stem so `x.jpeg` sniffed as JPEG becomes `x-….jpg`, not `x.jpeg-….jpg`.
     private static let imageExtensions: [[UInt8]] =
-        (ImageFormat.allCases.map { String($0.fileExtension.dropFirst()) } + ["jpeg", "jpe", "jfif", "tif"]).map { Array($0.utf8) }
+        (ImageFormat.allCases.map { String($0.fileExtension.dropFirst()) } + ["jpeg", "jpe", "jfif", "tif"]).map {
+            Array($0.utf8)
+        }
 
     /// The file name for `key` holding an image of `format`: no `/`, no control character, no leading `.`.
     static func name(for key: URLKey, format: ImageFormat?) -> String {
@@ -33,17 +35,22 @@ enum OutputNamer {
     /// pass: most URLs, and every hit of a warm `-o` run. Nil sends it down the general path.
     private static func plainName(for key: URLKey, fileExtension: String) -> String? {
         key.string.withUTF8Bytes { url -> String? in
-            guard let segment = URLSpans.lastSegment(in: url), !segment.isEmpty, url[segment.lowerBound] != UInt8(ascii: ".")
+            guard let segment = URLSpans.lastSegment(in: url), !segment.isEmpty,
+                url[segment.lowerBound] != UInt8(ascii: ".")
             else {
                 return nil
             }
             var lastDot = -1
             for index in segment {
                 let byte = url[index]
-                guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "\\") else { return nil }
+                guard byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "%") && byte != UInt8(ascii: "\\") else {
+                    return nil
+                }
                 if byte == UInt8(ascii: ".") { lastDot = index }
             }
-            let stemEnd = lastDot > segment.lowerBound && isImageExtension(url[(lastDot + 1)..<segment.upperBound]) ? lastDot : segment.upperBound
+            let stemEnd =
+                lastDot > segment.lowerBound && isImageExtension(url[(lastDot + 1)..<segment.upperBound])
+                ? lastDot : segment.upperBound
             let stem = UnsafeBufferPointer(rebasing: url[segment.lowerBound..<stemEnd])
             return fileExtension.withUTF8Bytes { ext -> String? in
                 let length = stem.count + 9 + ext.count
@@ -73,7 +80,9 @@ enum OutputNamer {
     /// ``fallbackStem`` when nothing is left. Not yet made safe.
     static func stem(of segment: Substring) -> String {
         var stem = percentDecode(segment)
-        if let dot = stem.lastIndex(of: "."), stem[stem.index(after: dot)...].withUTF8Bytes({ isImageExtension($0[...]) }) {
+        if let dot = stem.lastIndex(of: "."),
+            stem[stem.index(after: dot)...].withUTF8Bytes({ isImageExtension($0[...]) })
+        {
             stem = String(stem[..<dot])
         }
         while stem.hasPrefix(".") { stem.removeFirst() }

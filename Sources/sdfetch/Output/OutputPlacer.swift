@@ -175,8 +175,7 @@ struct OutputPlacer {
     /// file is then gone.
     private func placeNamed(
         _ content: Content, from home: Int32, as name: String, in parent: Int32, target: String
-    ) throws(OutputError) -> Bool
-    {
+    ) throws(OutputError) -> Bool {
         let temporary = OutputTemporaries.name()
         let output = openat(home, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard output >= 0 else {
@@ -201,7 +200,9 @@ struct OutputPlacer {
     /// nearby is most of a cold run's time. A taken name is replaced by a rename from a
     /// temporary name the finished file gets just before. False when the file system has
     /// no `O_TMPFILE`.
-    private func placeUnnamed(_ content: Content, as name: String, in parent: Int32, target: String)
+    private func placeUnnamed(
+        _ content: Content, as name: String, in parent: Int32, target: String
+    )
         throws(OutputError) -> Bool
     {
         let output = openat(parent, ".", O_WRONLY | CSDFetch_O_TMPFILE() | O_CLOEXEC, 0o644)
@@ -303,7 +304,8 @@ struct OutputPlacer {
         var copied: Int64 = 0
         while copied < size {
             let wanted = max(1, Int(min(size - copied, 1 << 30)))
-            guard let count = try? syscall(where: "copy_file_range", { CSDFetch_copy_file_range(input, output, wanted) })
+            guard
+                let count = try? syscall(where: "copy_file_range", { CSDFetch_copy_file_range(input, output, wanted) })
             else { return false }
             if count == 0 { break }
             copied += Int64(count)
@@ -316,7 +318,9 @@ struct OutputPlacer {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let result = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(SystemCallError) in try syscall(where: "read") { read(input, raw.baseAddress, raw.count) } }
+                Result { () throws(SystemCallError) in
+                    try syscall(where: "read") { read(input, raw.baseAddress, raw.count) }
+                }
             }
             let count: Int
             switch result {
@@ -324,7 +328,8 @@ struct OutputPlacer {
             case .failure(let error): return "cannot read a cache file: \(error)"
             }
             if count == 0 { return nil }
-            guard buffer.withUnsafeBytes({ FileIO.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: output) })
+            guard
+                buffer.withUnsafeBytes({ FileIO.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: output) })
             else { return "cannot write to the output directory: \(Self.errnoText())" }
         }
     }

@@ -43,7 +43,8 @@ struct ProgressBar {
     }
 
     /// Notes `snapshot` at `elapsed` for the rates, then renders it: what the ticker calls.
-    mutating func render(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String {
+    mutating func render(_ snapshot: RunProgress.Snapshot, elapsed: Duration, width: Int, hostsDown: Int = 0) -> String
+    {
         sample(snapshot, elapsed: elapsed)
         return line(snapshot, elapsed: elapsed, width: width, hostsDown: hostsDown)
     }

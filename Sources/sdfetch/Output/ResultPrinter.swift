@@ -22,7 +22,9 @@ enum ResultPrinter {
                 c.withUTF8Bytes { c in
                     String(unsafeUninitializedCapacity: a.count + b.count + c.count + 3) { out in
                         var end = 0
-                        for (field, separator) in [(a, UInt8(ascii: "\t")), (b, UInt8(ascii: "\t")), (c, UInt8(ascii: "\n"))] {
+                        for (field, separator) in [
+                            (a, UInt8(ascii: "\t")), (b, UInt8(ascii: "\t")), (c, UInt8(ascii: "\n")),
+                        ] {
                             _ = UnsafeMutableBufferPointer(rebasing: out[end...]).initialize(from: field)
                             out[end + field.count] = separator
                             end += field.count + 1

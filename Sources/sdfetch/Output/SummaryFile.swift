@@ -25,7 +25,8 @@ enum SummaryFile {
         object.add("urls", FetchStatus.allCases.reduce(0) { $0 + summary.count($1) } + summary.interrupted)
         for status in FetchStatus.allCases { object.add(status.rawValue, summary.count(status)) }
         object.add("interrupted", summary.interrupted)
-        object.add("errors", counts: Dictionary(summary.errorKinds.map { ($0.key.label, $0.value) }, uniquingKeysWith: +))
+        object.add(
+            "errors", counts: Dictionary(summary.errorKinds.map { ($0.key.label, $0.value) }, uniquingKeysWith: +))
         object.add("duplicates", summary.duplicates)
         object.add("bytes", summary.downloadedBytes)
         object.add("received_bytes", summary.receivedBytes)

@@ -13,7 +13,9 @@ struct CacheProcessTests {
     static func body(_ index: Int) -> [UInt8] { SampleImages.png(width: 4 + index / 256, seed: index) }
 
     /// `distinct` images over `count` URLs: with fewer, URLs share bytes, so entries share files.
-    private func serve(_ count: Int, distinct: Int? = nil, delay: (Int) -> Duration) async throws
+    private func serve(
+        _ count: Int, distinct: Int? = nil, delay: (Int) -> Duration
+    ) async throws
         -> (LoopbackServer, [String: [UInt8]])
     {
         let server = try await LoopbackServer()
@@ -73,7 +75,8 @@ struct CacheProcessTests {
         let content = cachePath + "/content"
         let all = FileManager.default.enumerator(atPath: content)?.compactMap { $0 as? String } ?? []
         for name in all where name.utf8.count == 67 {
-            let links = (try? FileManager.default.attributesOfItem(atPath: content + "/" + name))?[.referenceCount] as? Int
+            let links =
+                (try? FileManager.default.attributesOfItem(atPath: content + "/" + name))?[.referenceCount] as? Int
             #expect((links ?? 0) >= 2, "\(name)")
         }
     }
@@ -90,7 +93,9 @@ struct CacheProcessTests {
         // Slow enough (about thirteen seconds at -j 4, ten times that under ThreadSanitizer)
         // that the kill lands mid-run even when the whole suite beside it keeps this loop's
         // directory walks waiting for seconds; the kill comes after about two.
-        let (server, bodies) = try await serve(300, distinct: distinct) { ThreadSanitizer.scaled(.milliseconds(150 + $0 % 40)) }
+        let (server, bodies) = try await serve(300, distinct: distinct) {
+            ThreadSanitizer.scaled(.milliseconds(150 + $0 % 40))
+        }
         let list = directory.write(bodies.keys.sorted().joined(separator: "\n"), to: "list.txt")
         let process = try launch(["--cache-dir", cachePath, "-j", "4", list])
         let deadline = ContinuousClock.now + .seconds(20)
@@ -110,7 +115,9 @@ struct CacheProcessTests {
         expectNoLoneContent()
     }
 
-    @Test("two fetch processes and a concurrent clean leave a consistent cache, shared files or not", arguments: [nil, 20])
+    @Test(
+        "two fetch processes and a concurrent clean leave a consistent cache, shared files or not",
+        arguments: [nil, 20])
     func twoFetchesAndClean(distinct: Int?) async throws {
         // Slow enough (about four seconds a process at -j 6) that the fetches outlast a clean:
         // a clean of this small cache took up to 2.4 s on a loaded machine, which once let

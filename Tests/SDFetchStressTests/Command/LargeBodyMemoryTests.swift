@@ -22,7 +22,8 @@ struct LargeBodyMemoryTests {
         }
         let list = directory.write(lines.joined(separator: "\n"), to: "list.txt")
         let measured = try await PeakMemoryRun.launch(
-            BuiltProduct.path("sdfetch"), ["--no-config", "-j", "32", "--per-host", "32", "--cache-dir", directory.appending("cache"), list],
+            BuiltProduct.path("sdfetch"),
+            ["--no-config", "-j", "32", "--per-host", "32", "--cache-dir", directory.appending("cache"), list],
             report: directory.appending("peak.txt"))
 
         let results = measured.run.standardOutput.split(separator: "\n")
@@ -44,13 +45,15 @@ struct SpillWriteFailureTests {
         let server = try await LoopbackServer()
         server.route("/big.png", .ok(SampleImages.png(width: 640, height: 640, seed: 1)))
         server.route("/small.png", .ok(SampleImages.png(seed: 2)))
-        let list = directory.write([server.url("/big.png"), server.url("/small.png")].joined(separator: "\n"), to: "list.txt")
+        let list = directory.write(
+            [server.url("/big.png"), server.url("/small.png")].joined(separator: "\n"), to: "list.txt")
         let cache = directory.appending("cache")
         // Files may not grow past 600 KiB (dash counts 512-byte blocks); SIGXFSZ ignored so
         // write(2) fails with EFBIG instead of killing the process.
         let script = "trap '' XFSZ && ulimit -f 1200 && exec \"$0\" \"$@\""
         let run = try await ProcessRun.launch(
-            "/bin/sh", ["-c", script, BuiltProduct.path("sdfetch"), "--no-config", "--json", "--cache-dir", cache, list])
+            "/bin/sh",
+            ["-c", script, BuiltProduct.path("sdfetch"), "--no-config", "--json", "--cache-dir", cache, list])
         let again = try await ProcessRun.launch(
             BuiltProduct.path("sdfetch"), ["--no-config", "--json", "--cache-dir", cache, list])
 
@@ -61,6 +64,8 @@ struct SpillWriteFailureTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache + "/tmp").isEmpty)
         // Not a permanent failure: the next run without the limit fetches it.
         #expect(server.requests(for: "/big.png") == 2)
-        #expect(again.standardOutput.split(separator: "\n").first { $0.contains("/big.png") }?.contains("\"downloaded\"") == true)
+        #expect(
+            again.standardOutput.split(separator: "\n").first { $0.contains("/big.png") }?.contains("\"downloaded\"")
+                == true)
     }
 }

@@ -69,15 +69,18 @@ struct CacheMaintenanceRaceTests {
         let cache = try DiskCache(directory: directory.appending("cache"))
         // Downloaded and stored, removed before the copy; then cached, removed after the lookup.
         let stored = await CollectedRun.collect(
-            FetchRun(fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
+            FetchRun(
+                fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
                 delivery: RacingDelivery(cache: cache)))
         let warm = await CollectedRun.collect(
-            FetchRun(fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
+            FetchRun(
+                fetcher: try Fetcher.forTesting(in: directory), sources: [.file(list)],
                 delivery: RacingDelivery(cache: cache)))
 
         #expect(
             stored.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(stored.results.map(\.failure))")
-        #expect(warm.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(warm.results.map(\.failure))")
+        #expect(
+            warm.results.map(\.status) == [.downloaded, .downloaded, .downloaded], "\(warm.results.map(\.failure))")
         #expect(server.totalRequests == 9)
     }
 
@@ -206,7 +209,8 @@ struct CacheMaintenanceRaceTests {
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 5...120, using: &random)))
             // Fetches die by SIGKILL mid-run; maintenance is left to finish or die with them.
-            for process in running where process.arguments?.contains("--refresh") == true || Bool.random(using: &random) {
+            for process in running where process.arguments?.contains("--refresh") == true || Bool.random(using: &random)
+            {
                 kill(process.processIdentifier, SIGKILL)
             }
             for process in running { await process.exited() }

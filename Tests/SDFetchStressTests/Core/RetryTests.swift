@@ -1,7 +1,8 @@
 import Foundation
-@testable import SDFetchCore
 import SDFetchTestSupport
 import Testing
+
+@testable import SDFetchCore
 
 /// `--retries`, backoff, `Retry-After` and `--host-failures`, seen from the server.
 ///
@@ -107,7 +108,9 @@ struct RetryTests {
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(10)
         // The ordering that matters: the fetch is asleep in its Retry-After wait before the latch trips.
-        while fetcher.engine.interruption.sleepers < 1, clock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        while fetcher.engine.interruption.sleepers < 1, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         try #require(fetcher.engine.interruption.sleepers == 1)
         let start = clock.now
         fetcher.cancelAll()

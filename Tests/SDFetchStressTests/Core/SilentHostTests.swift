@@ -74,7 +74,8 @@ struct SilentHostTests {
         let server = try await LoopbackServer()
         let image = SampleImages.png(width: 64, height: 64)
         // About 4 KB/s for a second or more, over a floor of 1 KB/s measured per 0.5 s.
-        server.route("/steady.png", ScriptedResponse(body: image, behavior: .trickled(chunk: 400, interval: .milliseconds(100))))
+        server.route(
+            "/steady.png", ScriptedResponse(body: image, behavior: .trickled(chunk: 400, interval: .milliseconds(100))))
         let fetcher = try fetcher { $0.lowSpeed = LowSpeedLimit(bytesPerSecond: 1000, window: .milliseconds(500)) }
         let result = try await fetcher.fetch(url: server.url("/steady.png"))
         #expect(result.status == .downloaded, "\(String(describing: result.failure))")
@@ -100,7 +101,8 @@ struct SilentHostTests {
         let down = collected.results.filter { $0.failure?.kind == .hostDown }
         #expect(down.count == 12 - timedOut)
         #expect(down.allSatisfy { $0.failure?.hostCause == .timeout })
-        #expect(down.allSatisfy { $0.failure?.detail.contains("no answer within the timeout after connecting") == true })
+        #expect(
+            down.allSatisfy { $0.failure?.detail.contains("no answer within the timeout after connecting") == true })
         // No retry wave: the first lanes only (before: 3 tries of every URL).
         #expect(silent.connections <= 2, "\(silent.connections) connections")
         // A host that never answered is not "slow": it is down.
@@ -129,7 +131,8 @@ struct SilentHostTests {
         let server = try await LoopbackServer()
         server.route("/ok.png", .ok(SampleImages.png()))
         for index in 0..<2 {
-            server.route("/stall\(index).png", ScriptedResponse(body: SampleImages.png(), behavior: .stall(sentBytes: 0)))
+            server.route(
+                "/stall\(index).png", ScriptedResponse(body: SampleImages.png(), behavior: .stall(sentBytes: 0)))
         }
         let fetcher = try fetcher {
             $0.concurrency = 1

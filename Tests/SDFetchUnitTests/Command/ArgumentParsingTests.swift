@@ -45,9 +45,13 @@ struct ArgumentParsingTests {
         },
         Good(arguments: ["--verify", "header"]) { $0.options.verify == .header },
         Good(arguments: ["--verify", "structure"]) { $0.options.verify == .structure },
-        Good(arguments: ["-H", "X-A: 1", "--header=X-B: 2", "-HX-C: 3"]) { $0.options.headers == ["X-A: 1", "X-B: 2", "X-C: 3"] },
+        Good(arguments: ["-H", "X-A: 1", "--header=X-B: 2", "-HX-C: 3"]) {
+            $0.options.headers == ["X-A: 1", "X-B: 2", "X-C: 3"]
+        },
         Good(arguments: ["-A", "bot/1"]) { $0.options.userAgent == "bot/1" },
-        Good(arguments: ["-o", "out", "--shard", "1/3"]) { $0.outputDirectory == "out" && $0.shard == Shard(index: 1, count: 3) },
+        Good(arguments: ["-o", "out", "--shard", "1/3"]) {
+            $0.outputDirectory == "out" && $0.shard == Shard(index: 1, count: 3)
+        },
         Good(arguments: ["--progress=always"]) { $0.progress == .always },
         Good(arguments: ["--cache-dir", "/c", "x"]) { $0.cacheDirectory == "/c" },
         Good(arguments: ["--", "-j", "--json"]) { $0.sources == [.file("-j"), .file("--json")] && !$0.isJSON },
@@ -70,8 +74,14 @@ struct ArgumentParsingTests {
         (["-j", "0"], "option -j: '0' is not a number from 1 to 1024"),
         (["--concurrency=many"], "option --concurrency: 'many' is not a number from 1 to 1024"),
         (["--max-age", "7x"], "option --max-age: '7x' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"),
-        (["--max-bytes", "50Q"], "option --max-bytes: '50Q' is not a size (bytes, or a number with K, M, G or T, e.g. 50M)"),
-        (["--verify", "ful"], "option --verify: 'ful' is not one of structure, full, header, none (did you mean 'full'?)"),
+        (
+            ["--max-bytes", "50Q"],
+            "option --max-bytes: '50Q' is not a size (bytes, or a number with K, M, G or T, e.g. 50M)"
+        ),
+        (
+            ["--verify", "ful"],
+            "option --verify: 'ful' is not one of structure, full, header, none (did you mean 'full'?)"
+        ),
         (["--progress", "sometimes"], "option --progress: 'sometimes' is not one of auto, always, never"),
         (["--shard", "3/3"], "option --shard: '3/3' is not a shard K/N with 0 <= K < N (e.g. 0/3)"),
         (["--refresh=yes"], "option --refresh takes no value"),
@@ -80,7 +90,10 @@ struct ArgumentParsingTests {
         (["-A", "bot\r\nX-Evil: 1"], "option -A: 'bot\\r\\nX-Evil: 1' contains a control character"),
         (["--cache-dir="], "option --cache-dir needs a directory"),
         (["stats", "--cache-dir"], "option --cache-dir needs a value DIR"),
-        (["clean", "--max-age", "soon"], "option --max-age: 'soon' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"),
+        (
+            ["clean", "--max-age", "soon"],
+            "option --max-age: 'soon' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"
+        ),
         (["clean", "--dryrun"], "unknown option --dryrun (did you mean '--dry-run'?)"),
         (["clean", "extra"], "clean takes no arguments, got 'extra'"),
         (["stats", "--jsn"], "unknown option --jsn (did you mean '--json'?)"),
@@ -90,7 +103,10 @@ struct ArgumentParsingTests {
         (["failed", "lst"], "option failed: 'lst' is not one of list, clear, remove (did you mean 'list'?)"),
         (["failed", "remove"], "failed remove needs at least one URL"),
         (["help", "clen"], "unknown command 'clen' (did you mean 'clean'?)"),
-        (["--max-age", "\u{1B}[31m"], "option --max-age: '\\x1b[31m' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"),
+        (
+            ["--max-age", "\u{1B}[31m"],
+            "option --max-age: '\\x1b[31m' is not a duration (a number with ms, s, m, h, d or w, e.g. 7d)"
+        ),
     ]
 
     @Test("bad argument vectors are usage errors naming the option", arguments: bad)
@@ -117,7 +133,8 @@ struct ArgumentParsingTests {
         #expect(try CommandLineParser.parse(["clean", "--max-size", "1G"], environment: environment) is CleanCommand)
         #expect(try CommandLineParser.parse(["stats"], environment: environment) is StatsCommand)
         #expect(try CommandLineParser.parse(["--version"], environment: environment) is VersionCommand)
-        let help = try #require(try CommandLineParser.parse(["clean", "--dry-run", "--help"], environment: environment) as? HelpCommand)
+        let help = try #require(
+            try CommandLineParser.parse(["clean", "--dry-run", "--help"], environment: environment) as? HelpCommand)
         #expect(help.topic == "clean")
         let general = try #require(try CommandLineParser.parse(["--help"], environment: environment) as? HelpCommand)
         #expect(general.topic == nil)
@@ -128,14 +145,16 @@ struct ArgumentParsingTests {
         let stats = try #require(
             try CommandLineParser.parse(["--cache-dir", "/c", "stats"], environment: environment) as? StatsCommand)
         #expect(stats.cacheDirectory == "/c")
-        #expect(try CommandLineParser.parse(["--no-config", "stats", "--json"], environment: environment) is StatsCommand)
+        #expect(
+            try CommandLineParser.parse(["--no-config", "stats", "--json"], environment: environment) is StatsCommand)
         let clean = try #require(
             try CommandLineParser.parse(["-q", "--cache-dir=/c", "clean", "--dry-run"], environment: environment)
                 as? CleanCommand)
         #expect(clean.isQuiet && clean.isDryRun && clean.cacheDirectory == "/c")
         #expect(try CommandLineParser.parse(["--quiet", "failed", "list"], environment: environment) is FailedCommand)
         // Any other option first keeps the word what it was there: a FILE to fetch.
-        let fetch = try #require(try CommandLineParser.parse(["-j", "2", "stats"], environment: environment) as? FetchCommand)
+        let fetch = try #require(
+            try CommandLineParser.parse(["-j", "2", "stats"], environment: environment) as? FetchCommand)
         #expect(fetch.sources == [.file("stats")])
     }
 
@@ -180,9 +199,14 @@ struct ArgumentParsingTests {
 
     @Test("the cache directory comes from SDFETCH_CACHE_DIR, then XDG_CACHE_HOME, then HOME")
     func cacheDirectory() {
-        #expect(ProcessEnvironment.detached(["SDFETCH_CACHE_DIR": "/a", "XDG_CACHE_HOME": "/x"]).defaultCacheDirectory == "/a")
-        #expect(ProcessEnvironment.detached(["XDG_CACHE_HOME": "/x", "HOME": "/h"]).defaultCacheDirectory == "/x/sdfetch")
-        #expect(ProcessEnvironment.detached(["XDG_CACHE_HOME": "rel", "HOME": "/h"]).defaultCacheDirectory == "/h/.cache/sdfetch")
+        #expect(
+            ProcessEnvironment.detached(["SDFETCH_CACHE_DIR": "/a", "XDG_CACHE_HOME": "/x"]).defaultCacheDirectory
+                == "/a")
+        #expect(
+            ProcessEnvironment.detached(["XDG_CACHE_HOME": "/x", "HOME": "/h"]).defaultCacheDirectory == "/x/sdfetch")
+        #expect(
+            ProcessEnvironment.detached(["XDG_CACHE_HOME": "rel", "HOME": "/h"]).defaultCacheDirectory
+                == "/h/.cache/sdfetch")
         #expect(ProcessEnvironment.detached(["HOME": "/h"]).defaultCacheDirectory == "/h/.cache/sdfetch")
     }
 }

@@ -32,7 +32,8 @@ struct HostReportTests {
             let key = try URLKey(parsing: url)
             results.append(
                 isUnresolved
-                    ? FetchResult(url: url, key: key, status: .failed, failure: FetchFailure(.dns, "could not resolve host"))
+                    ? FetchResult(
+                        url: url, key: key, status: .failed, failure: FetchFailure(.dns, "could not resolve host"))
                     : FetchResult(url: url, key: key, status: .downloaded))
         }
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)

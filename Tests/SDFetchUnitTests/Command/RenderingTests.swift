@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import SDFetchCore
-
 @testable import sdfetch
 
 @Suite("rendering: escaping, JSON, output names, progress line")
@@ -60,7 +59,8 @@ struct RenderingTests {
     func textLine() throws {
         let key = try URLKey(parsing: "http://u:secret@h/x.png")
         let result = FetchResult(url: "http://u:secret@h/x.png", key: key, status: .cached)
-        #expect(ResultPrinter.textLine(result, path: "out/x\u{1B}.png") == "cached\tout/x\\x1b.png\thttp://u:***@h/x.png\n")
+        #expect(
+            ResultPrinter.textLine(result, path: "out/x\u{1B}.png") == "cached\tout/x\\x1b.png\thttp://u:***@h/x.png\n")
         #expect(ResultPrinter.textLine(result, path: nil) == "cached\t-\thttp://u:***@h/x.png\n")
     }
 
@@ -115,7 +115,8 @@ struct RenderingTests {
         snapshot.bytes = 3 << 20
         let wide = bar.render(snapshot, elapsed: .seconds(1), width: 120)
         #expect(wide.contains("5/10") && wide.contains("3 downloaded") && wide.contains("1 cached"), "\(wide)")
-        #expect(wide.contains("1 failed") && wide.contains("3.0 MiB") && wide.contains("/s") && wide.contains("ETA 0:01"))
+        #expect(
+            wide.contains("1 failed") && wide.contains("3.0 MiB") && wide.contains("/s") && wide.contains("ETA 0:01"))
         #expect(wide.hasPrefix("[") && wide.contains("] 50%  5/10"), "\(wide)")
         for width in [20, 40, 60, 80] {
             #expect(bar.render(snapshot, elapsed: .seconds(1), width: width).count < width)
@@ -145,10 +146,14 @@ struct RenderingTests {
             let line = bar.line(snapshot, elapsed: .seconds(10), width: width, hostsDown: 57)
             #expect(line.count < width, "\(line)")
             #expect(line.hasPrefix("["), "\(width): \(line)")
-            for part in ["9662/10000", "511 failed", "MiB/s", "ETA "] { #expect(line.contains(part), "\(width): \(line)") }
+            for part in ["9662/10000", "511 failed", "MiB/s", "ETA "] {
+                #expect(line.contains(part), "\(width): \(line)")
+            }
             if width == 120 {
                 // Hosts down joins the line, and the graphic keeps its full 30 columns.
-                #expect(line.contains("57 hosts down") && line.firstIndex(of: "]") == line.index(line.startIndex, offsetBy: 29), "\(line)")
+                #expect(
+                    line.contains("57 hosts down")
+                        && line.firstIndex(of: "]") == line.index(line.startIndex, offsetBy: 29), "\(line)")
             }
         }
         snapshot.awaitingResponses = 2
@@ -315,11 +320,12 @@ struct RenderingTests {
         held.hold("{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n", digest: nil)
         var out: [String] = []
         await held.release(duplicates: [a: 12, b: 0], waiting: WaitingRows()) { out.append($0) }
-        #expect(out == [
-            "{\"url\":\"x,\\\"duplicates\\\":0\",\"duplicates\":12,\"ms\":1}\n",
-            "{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n",
-            "{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n",
-        ])
+        #expect(
+            out == [
+                "{\"url\":\"x,\\\"duplicates\\\":0\",\"duplicates\":12,\"ms\":1}\n",
+                "{\"url\":\"y\",\"duplicates\":0,\"ms\":2}\n",
+                "{\"url\":\"z\",\"duplicates\":0,\"ms\":3}\n",
+            ])
     }
 
     @Test("rows waiting for their key's line: in memory up to the budget, the rest spilled and written at the end")
@@ -341,6 +347,8 @@ struct RenderingTests {
         await waiting.finish { rest.append($0) }
         // b's line never came: its row is not written.
         #expect(first.count + rest.count == rows)
-        #expect(rest.last == "{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:\(rows - 1)\",\"f\":\"\(caption)\"}\n")
+        #expect(
+            rest.last == "{\"url\":\"http://h/a\",\"duplicates\":0,\"source\":\"l:\(rows - 1)\",\"f\":\"\(caption)\"}\n"
+        )
     }
 }

@@ -22,7 +22,9 @@ struct ValueParsingTests {
         #expect(try ValueParsers.duration(text, option: "--max-age") == expected)
     }
 
-    @Test("malformed durations are rejected", arguments: ["", "s", "ms", "-1", "7x", "1e3", "7 d", "+5", "nan", "inf", "1d2h", "5mss"])
+    @Test(
+        "malformed durations are rejected",
+        arguments: ["", "s", "ms", "-1", "7x", "1e3", "7 d", "+5", "nan", "inf", "1d2h", "5mss"])
     func badDurations(_ text: String) {
         #expect(throws: UsageError.self) { try ValueParsers.duration(text, option: "--max-age") }
     }
@@ -55,7 +57,9 @@ struct ValueParsingTests {
 
     @Test(
         "a proxy curl could not use is a usage error, not a failure of every URL",
-        arguments: ["ftp://x", "http://u:pw@[bad", "http://proxy:99999", "http://:80", "http://h:", "http://h/path", "[]:80"])
+        arguments: [
+            "ftp://x", "http://u:pw@[bad", "http://proxy:99999", "http://:80", "http://h:", "http://h/path", "[]:80",
+        ])
     func badProxies(_ text: String) {
         #expect(throws: UsageError.self) { try ValueParsers.proxy(text, option: "--proxy") }
     }
@@ -88,7 +92,9 @@ struct ValueParsingTests {
     @Test("every duration and size is bounded when parsed, so no later arithmetic can trap")
     func bounds() throws {
         #expect(throws: UsageError.self) { try ValueParsers.duration("15251w", option: "--max-age") }
-        #expect(throws: UsageError.self) { try ValueParsers.duration("9300000000", option: "-t", atMost: .seconds(86400)) }
+        #expect(throws: UsageError.self) {
+            try ValueParsers.duration("9300000000", option: "-t", atMost: .seconds(86400))
+        }
         #expect(throws: UsageError.self) { try ValueParsers.size("2048T", option: "--max-bytes") }
         #expect(try ValueParsers.duration("520w", option: "--max-age") == .seconds(520 * 604_800))
         #expect(try ValueParsers.size("1024T", option: "--max-bytes") == 1 << 50)

@@ -107,7 +107,8 @@ struct CacheCountersTests {
         try writer.store(
             SampleImages.png(seed: 7), for: other, image: VerifiedImage(format: .png, width: 4, height: 4), etag: nil,
             lastModified: nil)
-        let size = try #require(writer.entry(for: other)).bytes + Int64(IndexRecord.lineLength(of: writer.entry(for: other)!))
+        let size =
+            try #require(writer.entry(for: other)).bytes + Int64(IndexRecord.lineLength(of: writer.entry(for: other)!))
         writer.reportUsage()
         let after = try #require(counters(keys[1]))
         #expect(after.entries == before.entries + 1 && after.bytes == before.bytes + size)
@@ -161,7 +162,8 @@ struct CacheCountersTests {
         // A temporary the counters do not count sends its bucket back to a full sweep.
         let temporary = path + "/entries/" + bucket + "/x" + FileIO.temporarySuffix
         #expect(FileManager.default.createFile(atPath: temporary, contents: Data([1])))
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1e9)], ofItemAtPath: temporary)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1e9)], ofItemAtPath: temporary)
         #expect(try open().clean(maxAge: day, maxSize: nil, dryRun: false).removedTemp == 1)
         // Two days on, the counters' span is past a one-day age: every entry goes.
         clock.advance(by: .seconds(2 * 86400))

@@ -1,7 +1,7 @@
+import SDFetchTestSupport
 import Testing
 
 @testable import SDFetchCore
-import SDFetchTestSupport
 
 /// Broken variants of the good fixtures, made here from their bytes: each must end as a
 /// failure value of the spec's kind, never a crash.

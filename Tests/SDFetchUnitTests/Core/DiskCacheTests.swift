@@ -19,7 +19,8 @@ struct DiskCacheTests {
     private func key(_ name: String) throws -> URLKey { try URLKey(parsing: "http://example.test/\(name).png") }
 
     @discardableResult
-    private func store(_ name: String, seed: Int = 0, etag: String? = nil, in cache: DiskCache? = nil) throws -> URLKey {
+    private func store(_ name: String, seed: Int = 0, etag: String? = nil, in cache: DiskCache? = nil) throws -> URLKey
+    {
         let key = try key(name)
         try (cache ?? self.cache).store(
             SampleImages.png(seed: seed), for: key, image: VerifiedImage(format: .png, width: 4, height: 4),
@@ -42,7 +43,9 @@ struct DiskCacheTests {
         var lines: [Substring] = []
         let table = bytes.withUnsafeBytes { IndexTable(file: $0) }
         bytes.withUnsafeBytes { raw in
-            table?.forEachLine(in: raw) { range, _ in lines.append(Substring(String(decoding: raw[range], as: UTF8.self))) }
+            table?.forEachLine(in: raw) { range, _ in
+                lines.append(Substring(String(decoding: raw[range], as: UTF8.self)))
+            }
         }
         return lines + String(decoding: bytes[(table?.end ?? 0)...], as: UTF8.self).split(separator: "\n")
     }
@@ -73,7 +76,9 @@ struct DiskCacheTests {
     func layout() throws {
         let keys = try (0..<20).map { try store("e\($0)", seed: $0) }
         let entries = directory.appending("cache/entries")
-        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter { Buckets.index(named: $0) == nil }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: entries).filter {
+            Buckets.index(named: $0) == nil
+        }
         let expected = keys.map { "\(Buckets.name(Buckets.index(of: $0.digest)))/\($0.digest.hex)" }
         #expect(files.sorted() == expected.sorted())
         let lines = try keys.flatMap { try indexLines($0) }
@@ -86,7 +91,8 @@ struct DiskCacheTests {
             let entry = try #require(cache.entry(for: key))
             let content = directory.appending("cache/content/\(entry.sha256.prefix(2))/\(entry.sha256)")
             let named = try FileManager.default.attributesOfItem(atPath: content)[.systemFileNumber] as? Int
-            let entryFile = try FileManager.default.attributesOfItem(atPath: cache.bodyPath(for: key))[.systemFileNumber] as? Int
+            let entryFile =
+                try FileManager.default.attributesOfItem(atPath: cache.bodyPath(for: key))[.systemFileNumber] as? Int
             #expect(named != nil && named == entryFile)
         }
     }
@@ -109,7 +115,8 @@ struct DiskCacheTests {
         #expect(reader.entry(for: a)?.sha256 == cache.entry(for: a)?.sha256)
         // The next writer's leading newline ends the torn line: its own line reads whole.
         let b = try key("b")
-        try reader.store(SampleImages.png(seed: 2), for: b, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
+        try reader.store(
+            SampleImages.png(seed: 2), for: b, image: VerifiedImage(format: .png), etag: nil, lastModified: nil)
         let third = try DiskCache(directory: cache.directory, now: clock.read)
         #expect(third.entry(for: a) != nil && third.entry(for: b) != nil)
         #expect(try third.clean(maxAge: .seconds(86400), maxSize: nil, dryRun: false).entries == 2)
@@ -173,7 +180,8 @@ struct DiskCacheTests {
 
     @Test("uses closer together than the interval add no index lines")
     func useInterval() throws {
-        let batching = try DiskCache(directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
+        let batching = try DiskCache(
+            directory: directory.appending("cache"), now: clock.read, useInterval: .seconds(600))
         let a = try store("a", in: batching)
         clock.advance(by: .seconds(60))
         batching.touch(a)  // the first use after the store: always written

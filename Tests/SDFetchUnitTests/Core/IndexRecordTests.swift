@@ -28,7 +28,8 @@ struct IndexRecordTests {
         let use = IndexRecord.use(Self.digest, usedAt: 1_800_000_200_000_000_000)
         #expect(parse(use.line) == use)
         let plain = CacheEntry(
-            url: "http://example.test/b.png", storedAt: Date(timeIntervalSince1970: 1_800_000_000), accessedAt: Date(timeIntervalSince1970: 1_800_000_000),
+            url: "http://example.test/b.png", storedAt: Date(timeIntervalSince1970: 1_800_000_000),
+            accessedAt: Date(timeIntervalSince1970: 1_800_000_000),
             format: .png, bytes: 10, sha256: String(repeating: "0", count: 64), stamp: 1_800_000_000)
         #expect(IndexRecord.lineLength(of: plain) == IndexRecord.put(Self.digest, plain).line.count)
     }

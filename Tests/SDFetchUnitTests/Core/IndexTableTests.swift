@@ -274,7 +274,8 @@ struct IndexTableTests {
         table.withUnsafeBytes { raw in parsedTable.forEachLine(in: raw) { range, _ in lines.append(range) } }
         let first = try #require(lines.first).lowerBound
         let sortedKeys = stored.sorted { ($0.digest.high, $0.digest.low) < ($1.digest.high, $1.digest.low) }
-        let forged = IndexRecord.put(sortedKeys.last!.digest, try #require(entries[sortedKeys[0].digest])).line.dropFirst().dropLast()
+        let forged = IndexRecord.put(sortedKeys.last!.digest, try #require(entries[sortedKeys[0].digest])).line
+            .dropFirst().dropLast()
         var disordered = table
         disordered.replaceSubrange(first..<(first + forged.count), with: forged)
         #expect(disordered.withUnsafeBytes { $0.prefix(first + forged.count + 1).last } == 0x0A)
@@ -294,9 +295,12 @@ struct IndexTableTests {
             var blocks: [UInt8] = []
             for start in stride(from: 0, to: puts.count, by: 8) {
                 let block = puts[start..<min(start + 8, puts.count)]
-                fence += integer(Int64(bitPattern: block.first!.key.high)) + integer(Int64(bitPattern: block.first!.key.low))
+                fence +=
+                    integer(Int64(bitPattern: block.first!.key.high)) + integer(Int64(bitPattern: block.first!.key.low))
                 fence += integer(Int64(32 + rows * 24 + blocks.count))
-                for slot in 0..<8 { blocks += integer(slot < block.count ? block[start + slot].value.summary.usedAt : 0) }
+                for slot in 0..<8 {
+                    blocks += integer(slot < block.count ? block[start + slot].value.summary.usedAt : 0)
+                }
                 for put in block { blocks += [0x0A] + raw[put.value.line] + [0x0A] }
             }
             return IndexTable.blockMagic + integer(Int64(puts.count)) + integer(Int64(32 + fence.count + blocks.count))
@@ -336,7 +340,6 @@ struct IndexTableTests {
         #expect(try fullParse(bucket).count == 608)
     }
 
-
     @Test("the fence search from a guessed row finds the row a plain count finds, sorted or forged")
     func fenceSearchMatchesCount() {
         var generator = SeededRandom("fence search")
@@ -347,20 +350,32 @@ struct IndexTableTests {
         }
         func probes(_ firsts: [KeyDigest]) -> [KeyDigest] {
             let random = (0..<200).map { _ in
-                KeyDigest(high: 0x3A00_0000_0000_0000 | UInt64.random(in: 0..<(1 << 56), using: &generator), low: .random(in: 0...UInt64.max, using: &generator))
+                KeyDigest(
+                    high: 0x3A00_0000_0000_0000 | UInt64.random(in: 0..<(1 << 56), using: &generator),
+                    low: .random(in: 0...UInt64.max, using: &generator))
             }
-            let near = firsts.flatMap { [$0, KeyDigest(high: $0.high, low: $0.low &- 1), KeyDigest(high: $0.high &+ 1, low: 0)] }
+            let near = firsts.flatMap {
+                [$0, KeyDigest(high: $0.high, low: $0.low &- 1), KeyDigest(high: $0.high &+ 1, low: 0)]
+            }
             return random + near + [KeyDigest(high: 0, low: 0), KeyDigest(high: .max, low: .max)]
         }
         for rows in [0, 1, 15, 16, 17, 100, 1000] {
             var firsts = (0..<rows).map { _ in
-                KeyDigest(high: 0x3A00_0000_0000_0000 | UInt64.random(in: 0..<(1 << 56), using: &generator), low: .random(in: 0...UInt64.max, using: &generator))
+                KeyDigest(
+                    high: 0x3A00_0000_0000_0000 | UInt64.random(in: 0..<(1 << 56), using: &generator),
+                    low: .random(in: 0...UInt64.max, using: &generator))
             }
             firsts.sort { ($0.high, $0.low) < ($1.high, $1.low) }
             // Clustered rows put the guess far from the answer.
-            if rows == 1000 { for index in 0..<500 { firsts[index] = KeyDigest(high: 0x3A00_0000_0000_0000 + UInt64(index), low: 0) } }
+            if rows == 1000 {
+                for index in 0..<500 { firsts[index] = KeyDigest(high: 0x3A00_0000_0000_0000 + UInt64(index), low: 0) }
+            }
             // Rows whose first 8 bytes are equal are told apart by the other 8.
-            if rows == 1000 { for index in 500..<600 { firsts[index] = KeyDigest(high: 0x3A00_0000_0000_1000, low: UInt64(index) << 8) } }
+            if rows == 1000 {
+                for index in 500..<600 {
+                    firsts[index] = KeyDigest(high: 0x3A00_0000_0000_1000, low: UInt64(index) << 8)
+                }
+            }
             func search(_ probe: KeyDigest, _ bytes: [UInt8]) -> Int {
                 bytes.withUnsafeBytes { IndexTable.rowsAtMost(probe, in: $0, rows: rows, rowSize: 24) }
             }
@@ -442,9 +457,10 @@ struct IndexTableTests {
         let logged = try (0..<10).map { try store(key("ro-log\($0)"), seed: 100 + $0) }
         let index = cache.directory + "/index"
         func snapshot() throws -> [String: Data] {
-            try Dictionary(uniqueKeysWithValues: FileManager.default.contentsOfDirectory(atPath: index).map {
-                ($0, try Data(contentsOf: URL(fileURLWithPath: index + "/" + $0)))
-            })
+            try Dictionary(
+                uniqueKeysWithValues: FileManager.default.contentsOfDirectory(atPath: index).map {
+                    ($0, try Data(contentsOf: URL(fileURLWithPath: index + "/" + $0)))
+                })
         }
         let before = try snapshot()
         clock.advance(by: .seconds(3600))
@@ -515,7 +531,9 @@ struct IndexTableTests {
         let compacted = try reader()
         #expect(keys.allSatisfy { compacted.entry(for: $0)?.accessedAt == clock.now })
         #expect(added.allSatisfy { compacted.entry(for: $0) != nil })
-        for bucket in buckets { #expect(try bucketBytes(bucket).withUnsafeBytes { IndexTable(file: $0)?.end } == bucketBytes(bucket).count) }
+        for bucket in buckets {
+            #expect(try bucketBytes(bucket).withUnsafeBytes { IndexTable(file: $0)?.end } == bucketBytes(bucket).count)
+        }
     }
 
     @Test("a format-2 or format-3 cache is read as it is, converted by the first writer", arguments: [2, 3])

@@ -18,7 +18,9 @@ struct KeyQueryFilterTests {
 
     @Test("names match ignoring case; a query left empty loses its '?'; other keys are untouched")
     func shapes() throws {
-        let cloudFront = try key("https://d.cloudfront.net/a.jpg?Expires=1&Signature=x&Key-Pair-Id=K", ["expires", "signature", "key-pair-id"])
+        let cloudFront = try key(
+            "https://d.cloudfront.net/a.jpg?Expires=1&Signature=x&Key-Pair-Id=K",
+            ["expires", "signature", "key-pair-id"])
         #expect(cloudFront.string == "https://d.cloudfront.net/a.jpg")
         #expect(cloudFront.request.hasSuffix("?Expires=1&Signature=x&Key-Pair-Id=K"))
         let untouched = try key("https://h/a.jpg?size=2&&x", ["X-Goog-*"])

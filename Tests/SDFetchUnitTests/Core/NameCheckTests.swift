@@ -25,7 +25,8 @@ struct NameCheckTests {
     func connectTimeoutEndsAtOnce() {
         let health = HostHealth()
         health.record(
-            "dead.test", url: "http://dead.test/a.png", reachedServer: false, failure: FetchFailure(.timeout, "connect"),
+            "dead.test", url: "http://dead.test/a.png", reachedServer: false,
+            failure: FetchFailure(.timeout, "connect"),
             limit: 5)
         #expect(health.isDown("dead.test", limit: 5))
     }

@@ -1,5 +1,6 @@
-@testable import SDFetchCore
 import Testing
+
+@testable import SDFetchCore
 
 @Suite("Resize geometry, shrink-on-load scale and EXIF orientation")
 struct ResizePlanTests {

@@ -1,6 +1,7 @@
 import Foundation
-@testable import SDFetchCore
 import Testing
+
+@testable import SDFetchCore
 
 /// Shrink-on-load must not cost sharpness: a JPEG full of fine detail, made into a
 /// thumbnail, stays close to the Lanczos-3 resize of its full decode (the yardstick of the

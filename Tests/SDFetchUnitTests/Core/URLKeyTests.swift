@@ -23,7 +23,10 @@ struct URLKeyTests {
             ("http://EXÄMPLE.com/a", "http://exämple.com/a"),
             ("http://example.com", "http://example.com/"),
             // Already normalised: kept as written.
-            ("http://127.0.0.1:18095/mixed-2000/img/000001.jpg?v=3", "http://127.0.0.1:18095/mixed-2000/img/000001.jpg?v=3"),
+            (
+                "http://127.0.0.1:18095/mixed-2000/img/000001.jpg?v=3",
+                "http://127.0.0.1:18095/mixed-2000/img/000001.jpg?v=3"
+            ),
         ])
     func normalises(input: String, expected: String) throws {
         #expect(try URLKey(parsing: input).string == expected)
@@ -41,7 +44,8 @@ struct URLKeyTests {
         "rejects lines that are not absolute http or https URLs",
         arguments: [
             "ftp://example.com/a.png", "example.com/a.png", "/a.png", "http:/a.png", "http://", "http://:80/",
-            "http://exa mple.com/", "http://example.com/a\u{1B}b", "htt p://h/", "http://example.com:99999/", "mailto:x@y",
+            "http://exa mple.com/", "http://example.com/a\u{1B}b", "htt p://h/", "http://example.com:99999/",
+            "mailto:x@y",
         ])
     func rejects(input: String) {
         #expect(throws: InvalidURL.self) { try URLKey(parsing: input) }
@@ -72,8 +76,10 @@ struct URLKeyTests {
 
     @Test("still accepts one userinfo, IPv6 literals, ports 1-65535 and non-ASCII hosts")
     func curlAccepts() throws {
-        for text in ["http://u:p@host/a", "http://[::1]:8080/a", "http://host:1/", "http://host:65535/", "http://bücher.de/x",
-                     "http://[fe80::1%25eth0]/"] {
+        for text in [
+            "http://u:p@host/a", "http://[::1]:8080/a", "http://host:1/", "http://host:65535/", "http://bücher.de/x",
+            "http://[fe80::1%25eth0]/",
+        ] {
             #expect(throws: Never.self) { try URLKey(parsing: text) }
         }
     }
@@ -124,7 +130,9 @@ struct URLKeyTests {
         }
     }
 
-    @Test("a tab, CR, LF, NUL or other control character stays invalid", arguments: ["\t", "\r", "\n", "\u{0}", "\u{7F}", "\u{1B}"])
+    @Test(
+        "a tab, CR, LF, NUL or other control character stays invalid",
+        arguments: ["\t", "\r", "\n", "\u{0}", "\u{7F}", "\u{1B}"])
     func controlsStayInvalid(control: String) {
         #expect(throws: InvalidURL.self) { try URLKey(parsing: "http://h/a\(control)b.png") }
     }

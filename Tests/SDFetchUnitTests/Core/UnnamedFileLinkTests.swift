@@ -1,8 +1,8 @@
+internal import CSDFetchShims
 import Foundation
 import SDFetchTestSupport
 import Testing
 
-internal import CSDFetchShims
 @testable import SDFetchCore
 
 /// Both ways of naming an unnamed file give the name its bytes, and neither replaces a

@@ -29,7 +29,8 @@ extension DiskCache {
     /// Records that a trim just left the cache within `maxBytes`.
     func recordWithin(_ maxBytes: Int64) {
         try? AtomicWrite.write(
-            Array("\(maxBytes)\n".utf8), to: directory + "/" + Self.capRecordName, temporaryDirectory: temporaryDirectory)
+            Array("\(maxBytes)\n".utf8), to: directory + "/" + Self.capRecordName,
+            temporaryDirectory: temporaryDirectory)
     }
 
     /// Called before a new entry becomes visible: the cache may now exceed the recorded cap.

@@ -15,7 +15,8 @@ extension DiskCache {
 
     /// Bucket `bucket`'s counters: as stored when they match its index file, else recounted.
     func usage(_ bucket: Int) -> BucketUsage {
-        if let stored = BucketUsage.read(bucket, in: index.usage.value), stored.isCurrent(for: index.fileState(bucket)) {
+        if let stored = BucketUsage.read(bucket, in: index.usage.value), stored.isCurrent(for: index.fileState(bucket))
+        {
             return stored
         }
         return recount(bucket)

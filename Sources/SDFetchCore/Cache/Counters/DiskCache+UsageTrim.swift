@@ -51,7 +51,9 @@ extension DiskCache {
             // when the recounted cache is still over.
             usages[bucket] = Self.usage(of: live, state: swept.countedState)
             protected[bucket] = live.filter { keys.contains($0.digest) }.reduce((0, 0)) { ($0.0 + 1, $0.1 + $1.bytes) }
-            let candidates = live.filter { takesProtected || !keys.contains($0.digest) }.sorted { $0.accessedAt < $1.accessedAt }
+            let candidates = live.filter { takesProtected || !keys.contains($0.digest) }.sorted {
+                $0.accessedAt < $1.accessedAt
+            }
             // Down to the next bucket's oldest (older entries elsewhere go first), and at
             // least this bucket's share of what must go: buckets fill side by side, so exact
             // global order would take one entry per visit. LRU within the bucket, then.
@@ -93,7 +95,8 @@ extension DiskCache {
             removedInodes.formUnion(victims.filter { removed.contains($0.digest) }.map(\.inode))
             let kept = live.filter { !removed.contains($0.digest) }
             usages[bucket] = compact(
-                bucket, keeping: kept, removed: victims.filter { removed.contains($0.digest) }, swept: swept.countedState)
+                bucket, keeping: kept, removed: victims.filter { removed.contains($0.digest) },
+                swept: swept.countedState)
         }
         if takesProtected {
             report.protectedEntries = protected.reduce(0) { $0 + $1.entries }
@@ -172,18 +175,19 @@ extension DiskCache {
         let limit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
         let keep = Set(kept.map(\.digest))
         let gone = Dictionary(removed.map { ($0.digest, $0.storedAt) }, uniquingKeysWith: max)
-        let written: BucketUsage? = bucketLock(bucket).withLockIfFree {
-            let untouched = swept != nil && index.fileState(bucket) == swept
-            if !(unchanged && untouched) {
-                index.compact(bucket) { digest, storedAt in
-                    keep.contains(digest) || (storedAt > limit && storedAt > gone[digest, default: Int64.min])
+        let written: BucketUsage? =
+            bucketLock(bucket).withLockIfFree {
+                let untouched = swept != nil && index.fileState(bucket) == swept
+                if !(unchanged && untouched) {
+                    index.compact(bucket) { digest, storedAt in
+                        keep.contains(digest) || (storedAt > limit && storedAt > gone[digest, default: Int64.min])
+                    }
                 }
-            }
-            guard untouched else { return nil }
-            let counted = Self.usage(of: kept, state: index.fileState(bucket))
-            counted.write(bucket, in: index.usage.value)
-            return counted
-        } ?? nil
+                guard untouched else { return nil }
+                let counted = Self.usage(of: kept, state: index.fileState(bucket))
+                counted.write(bucket, in: index.usage.value)
+                return counted
+            } ?? nil
         return written ?? recount(bucket)
     }
 }

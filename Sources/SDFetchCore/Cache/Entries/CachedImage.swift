@@ -28,12 +28,6 @@ public struct CachedImage: ~Copyable {
         }
     }
 
-    init(descriptor: Int32, bytes: Int64, modified: timespec) {
-        self.descriptor = descriptor
-        self.bytes = bytes
-        self.modified = modified
-    }
-
     deinit { close(descriptor) }
 
     /// Hard-links the image as `name` in the directory `folder`; false, with `errno` set,

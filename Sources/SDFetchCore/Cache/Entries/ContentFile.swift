@@ -32,7 +32,9 @@ enum ContentFile {
     /// descriptor and that stamp, which the sharing entry records as its own. Nil otherwise.
     /// (Another user's file could be rewritten and stamped again by its owner after it
     /// became an entry.)
-    static func open(_ sha256: String, holding bytes: [UInt8], in folder: Int32, now: Int64) -> (fd: Int32, stamp: Int64)? {
+    static func open(
+        _ sha256: String, holding bytes: [UInt8], in folder: Int32, now: Int64
+    ) -> (fd: Int32, stamp: Int64)? {
         guard folder >= 0 else { return nil }
         let fd = SafeOpen.file(sha256, in: folder, flags: O_RDONLY)
         guard fd >= 0 else { return nil }

@@ -65,7 +65,9 @@ enum EntryFile {
         var total: Int64 = 0
         let ok = withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 16) { buffer -> Bool in
             while true {
-                guard let count = try? syscall(where: "pread", { pread(fd, buffer.baseAddress, buffer.count, off_t(total)) })
+                guard
+                    let count = try? syscall(
+                        where: "pread", { pread(fd, buffer.baseAddress, buffer.count, off_t(total)) })
                 else { return false }
                 if count == 0 { return true }
                 hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))

@@ -111,7 +111,8 @@ final class CacheIndex: Sendable {
             guard fstat(fd, &info) == 0 else { return nil }
             var header = [UInt8](repeating: 0, count: IndexTable.headerSize)
             let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            let table = count == IndexTable.headerSize
+            let table =
+                count == IndexTable.headerSize
                 ? header.withUnsafeBytes { IndexTable.header($0, fileSize: Int(info.st_size)) } : nil
             let state = BucketFileState(inode: UInt64(info.st_ino), size: Int64(info.st_size))
             return (state, Int(info.st_size) - (table?.end ?? 0))
@@ -141,11 +142,12 @@ final class CacheIndex: Sendable {
     /// last whole line, read without keeping it, with the file's inode and that end: the
     /// part of the file the caller accounts for.
     private func wholeFile(_ index: Int) -> (bytes: [UInt8], end: Int, state: BucketFileState)? {
-        let read = withFile(index) { fd -> ([UInt8], Int, UInt64)? in
-            var info = stat()
-            guard fstat(fd, &info) == 0, let (bytes, end) = Self.wholeLines(fd) else { return nil }
-            return (bytes, end, UInt64(info.st_ino))
-        } ?? nil
+        let read =
+            withFile(index) { fd -> ([UInt8], Int, UInt64)? in
+                var info = stat()
+                guard fstat(fd, &info) == 0, let (bytes, end) = Self.wholeLines(fd) else { return nil }
+                return (bytes, end, UInt64(info.st_ino))
+            } ?? nil
         guard let (bytes, end, inode) = read else { return nil }
         return (bytes, end, BucketFileState(inode: inode, size: Int64(end)))
     }
@@ -170,12 +172,15 @@ final class CacheIndex: Sendable {
     /// With `forCompaction`, the file as read and parsed is kept for the bucket's next
     /// ``compact(_:keeping:)``, which then reads and parses it again only if it changed:
     /// `clean` sweeps, then compacts (call ``forgetParsed(_:)`` when it does not).
-    func summaries(_ index: Int, forCompaction: Bool = false)
+    func summaries(
+        _ index: Int, forCompaction: Bool = false
+    )
         -> (summaries: [KeyDigest: IndexRecord.Summary], state: BucketFileState?, isCompact: Bool)
     {
         guard let (bytes, end, state) = wholeFile(index) else { return ([:], nil, false) }
         let parsed = ParsedFile(bytes: bytes, end: end, inode: state.inode)
-        let isCompact = parsed.table.map { $0.end == end && end == bytes.count && $0.count == parsed.lineCount } == true
+        let isCompact =
+            parsed.table.map { $0.end == end && end == bytes.count && $0.count == parsed.lineCount } == true
             && parsed.puts.count == parsed.lineCount
         if forCompaction { self.parsed.withLock { $0[index] = parsed } }
         return (parsed.puts.mapValues(\.summary), state, isCompact)
@@ -305,7 +310,8 @@ final class CacheIndex: Sendable {
                 records = records.filter { record in
                     guard case .use(let digest, let usedAt) = record,
                         let slot = bucket.slotOffset(for: digest, file: fd),
-                        IndexTable.slotBytes(usedAt).withUnsafeBytes({ pwrite(fd, $0.baseAddress, 8, off_t(slot)) }) == 8
+                        IndexTable.slotBytes(usedAt).withUnsafeBytes({ pwrite(fd, $0.baseAddress, 8, off_t(slot)) })
+                            == 8
                     else { return true }
                     bucket.wroteSlot(at: slot, usedAt)
                     return false
@@ -379,7 +385,9 @@ final class CacheIndex: Sendable {
             compact(index) { _, _ in true }
             return
         }
-        install(merged, index, replacing: old, sizeRead: Int(info.st_size), bytesRead: bytes.count, consumed: end, keptAll: true)
+        install(
+            merged, index, replacing: old, sizeRead: Int(info.st_size), bytesRead: bytes.count, consumed: end,
+            keptAll: true)
     }
 
     /// Rewrites bucket `index`'s index as a table of the latest put line of each entry
@@ -469,7 +477,9 @@ final class CacheIndex: Sendable {
         counters.length += pending.appended
         counters.entries = max(0, counters.entries + pending.entries)
         counters.bytes = max(0, counters.bytes + pending.bytes)
-        if pending.oldest > 0 { counters.oldest = counters.oldest == 0 ? pending.oldest : min(counters.oldest, pending.oldest) }
+        if pending.oldest > 0 {
+            counters.oldest = counters.oldest == 0 ? pending.oldest : min(counters.oldest, pending.oldest)
+        }
         counters.widen(storedAt: pending.stored.storedFrom)
         counters.widen(storedAt: pending.stored.storedTo)
         counters.write(index, in: usage.value)

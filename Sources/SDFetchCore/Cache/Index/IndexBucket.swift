@@ -110,7 +110,9 @@ struct IndexBucket {
 
     /// `digest`'s entry in bytes a table lookup read (``IndexTable/firstRead(for:_:)``), and the
     /// time in its use slot.
-    private static func put(_ digest: KeyDigest, in bytes: UnsafeRawBufferPointer, _ table: IndexTable)
+    private static func put(
+        _ digest: KeyDigest, in bytes: UnsafeRawBufferPointer, _ table: IndexTable
+    )
         -> (CacheEntry, Int64)?
     {
         guard let (line, slot) = table.locate(digest, in: bytes),
@@ -353,7 +355,9 @@ struct IndexBucket {
     /// lines there were (damaged ones included), read as ``IndexRecord/Summary``s without
     /// decoding a string: what `clean`, the trim and compaction need. The same answers as
     /// the lookups give (``entry(for:file:)``).
-    static func latestPuts(in raw: UnsafeRawBufferPointer, upTo end: Int)
+    static func latestPuts(
+        in raw: UnsafeRawBufferPointer, upTo end: Int
+    )
         -> (puts: [KeyDigest: LatestPut], lineCount: Int, table: IndexTable?)
     {
         var puts: [KeyDigest: LatestPut] = [:]

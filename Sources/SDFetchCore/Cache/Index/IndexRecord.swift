@@ -114,7 +114,8 @@ enum IndexRecord: Equatable {
 
     /// Parses one line without its newline; nil when the check fails or a field is malformed.
     init?(line: UnsafeRawBufferPointer) {
-        guard line.count > 19, line[16] == 0x20, let check = Self.hexValue(UnsafeRawBufferPointer(rebasing: line[0..<16])),
+        guard line.count > 19, line[16] == 0x20,
+            let check = Self.hexValue(UnsafeRawBufferPointer(rebasing: line[0..<16])),
             check == Self.checksum(UnsafeRawBufferPointer(rebasing: line[17...]))
         else { return nil }
         let payload = UnsafeRawBufferPointer(rebasing: line[17...])
@@ -175,7 +176,8 @@ enum IndexRecord: Equatable {
             guard fields.count == 7, let stored = Self.time(bytes(3)), let used = Self.time(bytes(4)),
                 let size = Self.size(bytes(5))
             else { return nil }
-            return Summary(digest: digest, isPut: true, storedAt: stored, usedAt: used, bytes: size, lineBytes: line.count + 2)
+            return Summary(
+                digest: digest, isPut: true, storedAt: stored, usedAt: used, bytes: size, lineBytes: line.count + 2)
         default:
             return nil
         }

@@ -209,7 +209,8 @@ struct IndexTable {
         var position = Int(Self.integer(raw, at: base + 16))
         guard position >= linesStart else { return }
         for index in 0..<layout.rowLines {
-            let length = Int(UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: base + 24 + 2 * index, as: UInt16.self)))
+            let length = Int(
+                UInt16(bigEndian: raw.loadUnaligned(fromByteOffset: base + 24 + 2 * index, as: UInt16.self)))
             guard length > 0, position + 10 + length <= end else { return }
             body(position..<(position + 10 + length), raw[base + 24 + 2 * layout.rowLines + index])
             position += 10 + length
@@ -230,7 +231,9 @@ struct IndexTable {
 
     /// The range, within `block` (a whole ``Layout/blocks`` block, slots included), of the
     /// put line of `digest` (newlines excluded) and the offset of its use slot within the block.
-    private static func line(of digest: KeyDigest, inBlock block: UnsafeRawBufferPointer) -> (line: Range<Int>, slot: Int)? {
+    private static func line(
+        of digest: KeyDigest, inBlock block: UnsafeRawBufferPointer
+    ) -> (line: Range<Int>, slot: Int)? {
         var found: (Range<Int>, Int)?
         forEachLine(inBlock: block) { range, ordinal in
             guard found == nil, isPut(of: digest, UnsafeRawBufferPointer(rebasing: block[range])) else { return }
@@ -298,7 +301,9 @@ struct IndexTable {
     /// each with its last use for its slot) sorted by digest. A line longer than a fence
     /// length can say is left out: no line sdfetch writes comes near it (URLs are at most
     /// 8 KiB, validators 1 KiB), so it was written by something else.
-    static func file(_ items: [(digest: KeyDigest, line: Range<Int>, usedAt: Int64)], from raw: UnsafeRawBufferPointer)
+    static func file(
+        _ items: [(digest: KeyDigest, line: Range<Int>, usedAt: Int64)], from raw: UnsafeRawBufferPointer
+    )
         -> [UInt8]
     {
         let layout = Layout.lines

@@ -28,7 +28,10 @@ extension IndexTable {
             guard let line = IndexRecord.peek(line: UnsafeRawBufferPointer(rebasing: raw[range])) else { return }
             let digest = line.digest
             guard line.isPut, kept.last.map({ ($0.digest.high, $0.digest.low) < (digest.high, digest.low) }) ?? true
-            else { return sorted = false }
+            else {
+                sorted = false
+                return
+            }
             kept.append((digest, range, max(line.usedAt, slotUse)))
         }
         guard sorted else { return nil }
@@ -68,7 +71,9 @@ extension IndexTable {
         merged.reserveCapacity(kept.count + added.count)
         var next = 0
         for (index, item) in kept.enumerated() where !replaced.contains(index) {
-            while next < added.count, (added[next].digest.high, added[next].digest.low) < (item.digest.high, item.digest.low) {
+            while next < added.count,
+                (added[next].digest.high, added[next].digest.low) < (item.digest.high, item.digest.low)
+            {
                 merged.append(added[next])
                 next += 1
             }

@@ -7,7 +7,8 @@ enum CacheScan {
     /// Calls `body` with each name in the folder open as `folder` but `.` and `..`, with
     /// the type and inode number `readdir` reports. Returns false when it cannot be read.
     @discardableResult
-    static func forEachEntry(in folder: Int32, _ body: (_ name: String, _ type: UInt8, _ inode: UInt64) -> Void) -> Bool {
+    static func forEachEntry(in folder: Int32, _ body: (_ name: String, _ type: UInt8, _ inode: UInt64) -> Void) -> Bool
+    {
         forEachRawEntry(in: folder) { name, _, type, inode in
             body(String(cString: name), type, inode)
             return true

@@ -42,7 +42,8 @@ extension DiskCache {
             var partials: [BucketClean] = []
             steps.run("buckets") {
                 partials = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
-                    self.clean(bucket, isFresh: { $0 > expiredUpTo && $0 <= latest }, strayLimit: strayLimit,
+                    self.clean(
+                        bucket, isFresh: { $0 > expiredUpTo && $0 <= latest }, strayLimit: strayLimit,
                         dryRun: dryRun, listing: listing)
                 }
                 return partials.reduce(0) { $0 + $1.report.removedEntries + $1.report.removedTemp }
@@ -127,9 +128,12 @@ extension DiskCache {
             if isFresh(item.storedAt) { kept.append(item) } else { victims.append(item) }
         }
         let abandoned = entries.with(bucket, create: false) { folder in
-            sweep.temporaries.filter { WriterTemporary.isAbandoned($0, in: folder, orBefore: strayLimit, grace: waits.writerGrace) }
+            sweep.temporaries.filter {
+                WriterTemporary.isAbandoned($0, in: folder, orBefore: strayLimit, grace: waits.writerGrace)
+            }
         }
-        let broken = sweep.broken.filter { $0.modifiedAt < strayLimit || !FileTime.isInRange($0.modifiedAt) } + abandoned
+        let broken =
+            sweep.broken.filter { $0.modifiedAt < strayLimit || !FileTime.isInRange($0.modifiedAt) } + abandoned
         report.removedTemp += sweep.strays.count
         if dryRun {
             report.removedEntries += victims.count
@@ -137,7 +141,8 @@ extension DiskCache {
             report.removedBytes += entries.with(bucket, create: false) { folder in
                 victims.reduce(0) { total, item in
                     var info = stat()
-                    let isShared = fstatat(folder, item.digest.hex, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_nlink > 2
+                    let isShared =
+                        fstatat(folder, item.digest.hex, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_nlink > 2
                     return total + (isShared ? item.bytes - item.fileBytes : item.bytes)
                 }
             }
@@ -234,7 +239,9 @@ extension DiskCache {
 
     /// Joins bucket `bucket`'s files with its index, read afresh from disk (and not kept:
     /// memory holds one bucket's records at a time). `each` sees every live entry's record.
-    func sweep(_ bucket: Int, forCompaction: Bool = false, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil)
+    func sweep(
+        _ bucket: Int, forCompaction: Bool = false, _ each: ((SweptEntry, CacheEntry) -> Void)? = nil
+    )
         -> BucketSweep
     {
         var sweep = BucketSweep()
@@ -258,16 +265,20 @@ extension DiskCache {
                     var file = scanned
                     if file.bytes < 0 {
                         var info = stat()
-                        let found = entries.with(bucket, create: false) { fstatat($0, scanned.name, &info, AT_SYMLINK_NOFOLLOW) == 0 }
+                        let found = entries.with(bucket, create: false) {
+                            fstatat($0, scanned.name, &info, AT_SYMLINK_NOFOLLOW) == 0
+                        }
                         guard found else { continue }
                         file = ScannedFile(
-                            name: scanned.name, bytes: Int64(info.st_size), modifiedAt: FileTime.nanoseconds(info.st_mtim),
+                            name: scanned.name, bytes: Int64(info.st_size),
+                            modifiedAt: FileTime.nanoseconds(info.st_mtim),
                             inode: UInt64(info.st_ino))
                     }
                     sweep.broken.append(file)
                     continue
                 }
-                let file = ScannedFile(name: scanned.name, bytes: line.bytes, modifiedAt: scanned.modifiedAt, inode: scanned.inode)
+                let file = ScannedFile(
+                    name: scanned.name, bytes: line.bytes, modifiedAt: scanned.modifiedAt, inode: scanned.inode)
                 sweep.live.append(
                     SweptEntry(
                         bucket: bucket, digest: digest, file: file, storedAt: line.storedAt, accessedAt: line.usedAt,
@@ -306,7 +317,8 @@ extension DiskCache {
     ///   without it, a link count of 1 alone.
     func removeUnusedContent(judging liveness: ContentLiveness? = nil) -> Int {
         var strays = 0
-        for fake in CacheScan.fakeBuckets(in: contents.parent.value) where CacheScan.removeStray(fake, in: contents.parent.value) {
+        for fake in CacheScan.fakeBuckets(in: contents.parent.value)
+        where CacheScan.removeStray(fake, in: contents.parent.value) {
             strays += 1
         }
         let counts = BucketWorkers.map(Array(0..<Buckets.count)) { bucket in
@@ -391,7 +403,8 @@ extension DiskCache {
         var removed = 0
         for folder in [temporary.value, index.folder.value, index.usage.value] where folder >= 0 {
             let scan = CacheScan.bucket(folder)
-            for file in scan.temporaries where WriterTemporary.isAbandoned(file, in: folder, orBefore: limit, grace: waits.writerGrace) {
+            for file in scan.temporaries
+            where WriterTemporary.isAbandoned(file, in: folder, orBefore: limit, grace: waits.writerGrace) {
                 if dryRun || unlinkat(folder, file.name, 0) == 0 { removed += 1 }
             }
             for stray in scan.strays where Buckets.index(named: stray) == nil || folder != temporary.value {

@@ -58,7 +58,9 @@ extension DiskCache {
             }
         }
         let strayLimit = FileTime.nanoseconds(now()) - Freshness.nanoseconds(Self.strayTemporaryAge)
-        bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map { ($0, nil, "no index record, or not the recorded size") }
+        bad += sweep.broken.filter { $0.modifiedAt < strayLimit }.map {
+            ($0, nil, "no index record, or not the recorded size")
+        }
         // Then the bucket's index is compacted and counted, before the next bucket's work.
         defer {
             _ = compact(
