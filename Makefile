@@ -37,7 +37,7 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-# The tests come in three targets, by cost (README, "Developing"):
+# The tests come in three targets, by cost (the README's paragraph for developers):
 # - SDFetchUnitTests: in the test process alone (no server, child process or sleep), side by side;
 # - SDFetchCoreTests and sdfetchTests: integration through loopback servers, real caches and the
 #   built binary, side by side, except the suites below that time what they test;
@@ -48,9 +48,9 @@ INTEGRATION = ^(SDFetchCoreTests|sdfetchTests)\.
 STRESS = ^SDFetchStressTests\.
 
 # Integration suites that assert how long something took (a signal's exit, a --max-time, a
-# pool kept free, a first request made while the input is still open, a redraw): beside the others on
-# two cores their clocks measure the machine, not sdfetch, so they run after them, one test
-# at a time.
+# pool kept free, a first request made while the input is still open, a redraw): beside the
+# others on two cores their clocks measure the machine, not sdfetch, so they run after them,
+# one test at a time.
 TIMED_SUITES = BlockedOutputSignalTests BlockingWorkTests DeduplicationTests FetchCommandTests \
 	FetchesInFlightTests GettingStartedTests HostileResponseTests LoopThreadsTests ProgressTerminalTests \
 	RemoteCacheDownTests StreamingInputTests TransportTests

@@ -86,9 +86,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // The tests, split by cost (README, "Developing"): in-process units, integration
-        // through loopback servers and the built binary, and the stress suites (kill storms,
-        // bombs, silent hosts, timed behaviour) that CI always runs and `make test` leaves out.
+        // The tests, split by cost (the README's paragraph for developers): in-process units,
+        // integration through loopback servers and the built binary, and the stress suites (kill
+        // storms, bombs, silent hosts, timed behaviour) that CI always runs and `make test` leaves out.
         .testTarget(
             name: "SDFetchUnitTests",
             dependencies: ["sdfetch", "SDFetchCore", "SDFetchTestSupport"],
