@@ -116,6 +116,15 @@ struct RemoteRedisAddressTests {
         #expect(address.setupCommands.isEmpty)
     }
 
+    @Test("a ttl that overflows or exceeds what Redis takes is refused, the longest one read")
+    func hugeTTL() throws {
+        for url in ["redis://h?ttl=999999999999999d", "redis://h?ttl=9223372036854775807s", "redis://h?ttl=36501d"] {
+            #expect(RemoteRedisAddress(parsing: url) == nil, "\(url)")
+        }
+        let longest = try #require(RemoteRedisAddress(parsing: "redis://h?ttl=36500d"))
+        #expect(longest.ttlSeconds == RemoteRedisAddress.maxTTLSeconds)
+    }
+
     @Test("no host, a database that is no number, a bad ttl or another scheme are refused")
     func refused() {
         for url in ["redis://", "redis://h/x", "redis://h?ttl=soon", "redis://h?ttl=0", "http://h", "rediss://h"] {

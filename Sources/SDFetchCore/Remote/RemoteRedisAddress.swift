@@ -4,7 +4,8 @@ import FoundationEssentials
 /// (the URL form redis-cli and most clients take; README, "A cache shared by a fleet").
 ///
 /// `ttl`: seconds, or with `s`, `m`, `h`, `d`; the keys written then expire, which is the
-/// remote's eviction when no `maxmemory-policy` does it.
+/// remote's eviction when no `maxmemory-policy` does it. At most ``maxTTLSeconds``: a longer
+/// one is refused with the URL rather than sent to a server that would refuse every `SET`.
 public struct RemoteRedisAddress: Sendable, Equatable {
     public var host: String
     public var port = 6379
@@ -12,6 +13,10 @@ public struct RemoteRedisAddress: Sendable, Equatable {
     public var password: String?
     public var database = 0
     public var ttlSeconds: Int?
+
+    /// The longest `ttl` read: 100 years, far inside what Redis takes for `EX` (its
+    /// expiry in milliseconds from now must fit in 64 bits).
+    public static let maxTTLSeconds = 100 * 365 * 86400
 
     /// The address in `url`, or nil when it is not a `redis://` URL this reads.
     public init?(parsing url: String) {
@@ -37,12 +42,14 @@ public struct RemoteRedisAddress: Sendable, Equatable {
         }
     }
 
-    /// `90`, `90s`, `15m`, `12h`, `14d`.
+    /// `90`, `90s`, `15m`, `12h`, `14d`; nil past ``maxTTLSeconds``.
     private static func seconds(_ text: String) -> Int? {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         guard let last = text.last else { return nil }
-        guard let unit = units[last] else { return Int(text) }
-        return Int(text.dropLast()).map { $0 * unit }
+        let unit = units[last]
+        guard let count = Int(unit == nil ? Substring(text) : text.dropLast()) else { return nil }
+        let (seconds, overflow) = count.multipliedReportingOverflow(by: unit ?? 1)
+        return overflow || seconds > maxTTLSeconds ? nil : seconds
     }
 
     /// `AUTH` and `SELECT`, as a new connection sends them first.
