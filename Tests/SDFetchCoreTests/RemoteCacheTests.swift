@@ -123,6 +123,31 @@ struct RemoteCacheTests {
         #expect(run.counts.errors == 1 && run.counts.hits == 0)
     }
 
+    @Test("a tiny image's evicted object is a miss, though nginx's 404 page is larger than the image")
+    func evictedTinyObjectIsMiss() async throws {
+        let origin = try await LoopbackServer()
+        let image = SampleImages.png(width: 1, height: 1)
+        origin.route("/t.png", .ok(image))
+        let nginx = try await remote()
+        let url = origin.url("/t.png")
+        _ = try await RemoteRunner.run([url], remotes: [nginx.url("cache")], in: directory, name: "a")
+        let object = try #require(nginx.storedNames(in: "cache/cas").first)
+        try FileManager.default.removeItem(atPath: nginx.directory + "/www/cache/cas/" + object)
+
+        // What the object's GET now meets, read without the image's bound: a page larger than it.
+        let connection = RemoteHTTPConnection(connection: ConnectionOptions(), bearerToken: nil, userAgent: "test")
+        let answer = connection.get(nginx.url("cache/cas/" + object), maxBytes: 1 << 20, timeout: .seconds(5))
+        guard case .status(404, let page) = answer else {
+            Issue.record("the object is not missing: \(answer)")
+            return
+        }
+        #expect(page.count > image.count)
+
+        let run = try await RemoteRunner.run([url], remotes: [nginx.url("cache")], in: directory, name: "b")
+        #expect(run.count(.downloaded) == 1)
+        #expect(run.counts.misses == 1 && run.counts.errors == 0 && run.warnings.isEmpty)
+    }
+
     @Test("a record over --max-bytes is a miss: its object is never read")
     func oversizedRecordIsNotRead() async throws {
         let (_, urls) = try await RemoteRunner.origin(1)

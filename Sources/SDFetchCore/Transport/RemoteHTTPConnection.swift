@@ -70,7 +70,8 @@ final class RemoteHTTPConnection {
         case tooLarge(String)
     }
 
-    /// GET `url`, keeping at most `maxBytes` of body: a longer one fails the request.
+    /// GET `url`, keeping at most `maxBytes` of a 2xx answer's body: a longer one fails the
+    /// request. Any other answer's body is bounded by ``otherBodyLimit`` instead.
     func get(_ url: String, maxBytes: Int64, timeout: Duration) -> Answer {
         perform(url, method: .get, upload: nil, maxBytes: maxBytes, timeout: timeout)
     }
@@ -84,19 +85,36 @@ final class RemoteHTTPConnection {
 
     private enum Method { case get, put }
 
+    /// The bound on a body that is not the object asked for (a 404 or 5xx page): a server's
+    /// error page is a few hundred bytes, and the object's own bound may be smaller (a
+    /// 43-byte image), which would make a miss look like a remote error.
+    static let otherBodyLimit: Int64 = 64 << 10
+
     /// The body as it arrives, and its bound: the write callback's data.
     private final class Sink {
         var bytes: [UInt8] = []
+        let handle: UnsafeMutableRawPointer
         let maxBytes: Int64
-        var overflowed = false
+        /// The bound the body went over, if it did.
+        var overflowed: Int64?
 
-        init(maxBytes: Int64) { self.maxBytes = maxBytes }
+        init(handle: UnsafeMutableRawPointer, maxBytes: Int64) {
+            self.handle = handle
+            self.maxBytes = maxBytes
+        }
+
+        /// `maxBytes` for a 2xx answer's body, ``otherBodyLimit`` for any other's.
+        var limit: Int64 {
+            var status = 0
+            _ = CSDFetch_curl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+            return (200...299).contains(status) ? maxBytes : RemoteHTTPConnection.otherBodyLimit
+        }
     }
 
     private func perform(
         _ url: String, method: Method, upload: [UInt8]?, maxBytes: Int64, timeout: Duration
     ) -> Answer {
-        let sink = Sink(maxBytes: maxBytes)
+        let sink = Sink(handle: handle, maxBytes: maxBytes)
         let context = Unmanaged.passUnretained(sink).toOpaque()
         setString(CURLOPT_URL, url)
         setLong(CURLOPT_TIMEOUT_MS, Int(timeout / .milliseconds(1)))
@@ -105,8 +123,9 @@ final class RemoteHTTPConnection {
         _ = CSDFetch_curl_easy_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, userData in
             let sink = Unmanaged<Sink>.fromOpaque(userData!).takeUnretainedValue()
             let length = size * count
-            guard Int64(sink.bytes.count + length) <= sink.maxBytes else {
-                sink.overflowed = true
+            let limit = sink.limit
+            guard Int64(sink.bytes.count + length) <= limit else {
+                sink.overflowed = limit
                 return 0  // curl ends the transfer with CURLE_WRITE_ERROR
             }
             data.withMemoryRebound(to: UInt8.self, capacity: length) {
@@ -132,7 +151,7 @@ final class RemoteHTTPConnection {
             code = curl_easy_perform(handle)
         }
         withExtendedLifetime(sink) {}
-        if sink.overflowed { return .tooLarge("the body exceeds \(maxBytes) bytes") }
+        if let limit = sink.overflowed { return .tooLarge("the body exceeds \(limit) bytes") }
         guard code == CURLE_OK else {
             let message = String(cString: errorBuffer)
             return .failed(message.isEmpty ? String(cString: curl_easy_strerror(code)) : message)
