@@ -6,8 +6,9 @@ import Synchronization
 /// hand: what no HTTP library would send (HTTP/0.9, a 4-digit status, a NUL in a header,
 /// a 1 MB header line, a head dripped a byte at a time).
 ///
-/// Each connection reads one request head (up to the blank line), then sends the
-/// ``Step``s in order and closes. `connections` counts accepted connections.
+/// Each connection reads one request head (up to the blank line, or to `requestEnd`: `\r\n`
+/// for a Redis command's first line), then sends the ``Step``s in order and closes.
+/// `connections` counts accepted connections.
 public final class RawResponseServer: Sendable {
     /// One piece of the answer.
     public struct Step: Sendable {
@@ -30,7 +31,7 @@ public final class RawResponseServer: Sendable {
     private let isShutDown = Atomic<Bool>(false)
     public let port: Int
 
-    public init(_ steps: [Step]) async throws {
+    public init(_ steps: [Step], requestEnd: String = "\r\n\r\n") async throws {
         let accepted = AcceptedChannels()
         let counter = Counter()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -39,7 +40,8 @@ public final class RawResponseServer: Sendable {
                 accepted.add(channel)
                 counter.value.add(1, ordering: .relaxed)
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(RawResponseHandler(steps: steps))
+                    try channel.pipeline.syncOperations.addHandler(
+                        RawResponseHandler(steps: steps, requestEnd: Array(requestEnd.utf8)))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -77,17 +79,20 @@ private final class RawResponseHandler: ChannelInboundHandler {
 
     private let steps: [RawResponseServer.Step]
     private var received: [UInt8] = []
+    private let requestEnd: [UInt8]
     private var answered = false
 
-    init(steps: [RawResponseServer.Step]) {
+    init(steps: [RawResponseServer.Step], requestEnd: [UInt8]) {
         self.steps = steps
+        self.requestEnd = requestEnd
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buffer = unwrapInboundIn(data)
         received += buffer.readBytes(length: buffer.readableBytes) ?? []
-        guard !answered, received.count >= 4,
-            (0...(received.count - 4)).contains(where: { received[$0..<($0 + 4)] == [13, 10, 13, 10] })
+        let end = requestEnd.count
+        guard !answered, received.count >= end,
+            (0...(received.count - end)).contains(where: { received[$0..<($0 + end)].elementsEqual(requestEnd) })
         else { return }
         answered = true
         play(steps[...], context: context)

@@ -34,7 +34,7 @@ struct RemoteRedisCache: RemoteCache {
 
         func read(_ path: RemotePath, maxBytes: Int64, timeout: Duration) throws(RemoteFailure) -> [UInt8]? {
             let command = ["GETRANGE", path.text, "0", String(maxBytes)].map { Array($0.utf8) }
-            switch try connection.pipeline([command]).first {
+            switch try connection.pipeline([command], timeout: timeout, maxBytes: maxBytes).first {
             // A missing key reads as the empty string; nothing this tier writes is empty.
             case .string(let bytes) where bytes.isEmpty: return nil
             case .string(let bytes) where Int64(bytes.count) > maxBytes:
@@ -54,7 +54,9 @@ struct RemoteRedisCache: RemoteCache {
                 [Array("SET".utf8), Array(object.text.utf8), bytes, Array("NX".utf8)] + expiry,
                 [Array("SET".utf8), Array(recordPath.text.utf8), record] + expiry,
             ]
-            for case .error(let text) in try connection.pipeline(commands) {
+            // One round trip for both: the object's time and the record's.
+            let replies = try connection.pipeline(commands, timeout: timeout + RemoteTier.recordTimeout, maxBytes: 0)
+            for case .error(let text) in replies {
                 throw RemoteFailure("SET: \(text)")
             }
         }
