@@ -57,31 +57,39 @@ struct RemoteCacheDownTests {
         #expect(elapsed < .seconds(2))
     }
 
+    /// `count` URLs run against a stub Redis server that answers each command line with
+    /// `reply`; every URL must reach the origin and the remote give one warning.
+    private func runAgainstRedis(
+        replying reply: [RawResponseServer.Step], urls count: Int
+    ) async throws -> (warning: String?, elapsed: Duration) {
+        let (origin, urls) = try await RemoteRunner.origin(count)
+        let redis = try await RawResponseServer(reply, requestEnd: "\r\n")
+        let (results, tier, elapsed) = try await run(urls, remote: remote("redis", port: redis.port))
+        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == count)
+        #expect(tier?.warnings.count == 1)
+        return (tier?.warnings.first?.detail, elapsed)
+    }
+
     @Test("a Redis remote that trickles its replies a byte at a time costs under 3 s in all")
     func tricklingRedis() async throws {
-        let (origin, urls) = try await RemoteRunner.origin(40)
         // Each byte comes well within any per-read timeout; the whole reply would take 30 s.
         let trickle =
             [RawResponseServer.Step("$100\r\n")]
             + (0..<100).map { _ in RawResponseServer.Step("x", after: .milliseconds(300)) }
-        let redis = try await RawResponseServer(trickle, requestEnd: "\r\n")
-        let (results, tier, elapsed) = try await run(urls, remote: remote("redis", port: redis.port))
-        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 40)
-        #expect(tier?.warnings.count == 1 && tier?.warnings.first?.detail.contains("no answer") == true)
+        let (warning, elapsed) = try await runAgainstRedis(replying: trickle, urls: 40)
+        #expect(warning?.contains("no answer") == true)
         #expect(elapsed < .seconds(3))
     }
 
     @Test("a Redis remote that announces a value larger than asked for is switched off before it is read")
     func oversizedRedisReply() async throws {
-        let (origin, urls) = try await RemoteRunner.origin(4)
         // A record is asked for with a 64 KiB bound; this one claims 100 MB and sends 1 MB at once.
-        let flood =
-            [RawResponseServer.Step("$100000000\r\n" + String(repeating: "x", count: 1 << 20))]
-            + [RawResponseServer.Step("x", after: .seconds(30))]
-        let redis = try await RawResponseServer(flood, requestEnd: "\r\n")
-        let (results, tier, elapsed) = try await run(urls, remote: remote("redis", port: redis.port))
-        #expect(results.allSatisfy { $0.status == .downloaded } && origin.totalRequests == 4)
-        #expect(tier?.warnings.count == 1 && tier?.warnings.first?.detail.contains("over") == true)
+        let flood = [
+            RawResponseServer.Step("$100000000\r\n" + String(repeating: "x", count: 1 << 20)),
+            RawResponseServer.Step("x", after: .seconds(30)),
+        ]
+        let (warning, elapsed) = try await runAgainstRedis(replying: flood, urls: 4)
+        #expect(warning?.contains("over") == true)
         #expect(elapsed < .seconds(2))
     }
 
