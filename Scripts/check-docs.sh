@@ -18,19 +18,26 @@ python3 Scripts/check-docs.py || status=1
 echo "docs-check: DocC links"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-swift package dump-symbol-graph --minimum-access-level private > "$work/dump.log" 2>&1 || {
-    cat "$work/dump.log"
-    exit 1
-}
 mkdir "$work/graphs"
-cp "$(swift build --show-bin-path)"/../symbolgraph/SDFetchCore*.symbols.json "$work/graphs/"
-docc convert Sources/SDFetchCore/SDFetchCore.docc --additional-symbol-graph-dir "$work/graphs" \
-    --output-path "$work/out" --fallback-display-name SDFetchCore \
-    --fallback-bundle-identifier sdfetch.SDFetchCore > "$work/docc.log" 2>&1 || status=1
-# The first line of each warning, with the place that follows it.
-if grep -A1 -E '^(warning|error):' "$work/docc.log" | grep -v -E '^--$' |
-    awk '/^(warning|error):/ { keep = ($0 !~ /is missing documentation$/) } keep' | grep . ; then
-    echo "docs-check: DocC links that resolve to nothing (above)" >&2
+# SwiftPM says where it wrote the symbol graphs ("Files written to DIR").
+if swift package dump-symbol-graph --minimum-access-level private > "$work/dump.log" 2>&1 &&
+    graphs="$(sed -n 's/^Files written to //p' "$work/dump.log" | tail -1)" && [ -n "$graphs" ] &&
+    cp "$graphs"/SDFetchCore*.symbols.json "$work/graphs/"; then
+    if ! docc convert Sources/SDFetchCore/SDFetchCore.docc --additional-symbol-graph-dir "$work/graphs" \
+        --output-path "$work/out" --fallback-display-name SDFetchCore \
+        --fallback-bundle-identifier sdfetch.SDFetchCore > "$work/docc.log" 2>&1; then
+        cat "$work/docc.log"
+        status=1
+    fi
+    # The first line of each warning, with the place that follows it.
+    if grep -A1 -E '^(warning|error):' "$work/docc.log" | grep -v -E '^--$' |
+        awk '/^(warning|error):/ { keep = ($0 !~ /is missing documentation$/) } keep' | grep .; then
+        echo "docs-check: DocC links that resolve to nothing (above)" >&2
+        status=1
+    fi
+else
+    cat "$work/dump.log"
+    echo "docs-check: no symbol graph for SDFetchCore" >&2
     status=1
 fi
 
