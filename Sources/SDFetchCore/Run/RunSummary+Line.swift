@@ -2,7 +2,7 @@
 /// 3 duplicates coalesced; 1.2 MiB downloaded in 0.8 s`. `sdfetch` prints it after
 /// `sdfetch: `, with the counts coloured on a terminal (`paint`).
 extension RunSummary: CustomStringConvertible {
-    /// The line without the time, which a summary does not hold: what `print(summary)` shows.
+    /// The line without the time, which a summary does not hold: `"\(summary)"` in a caller's text.
     public var description: String { line() }
 
     /// The command's summary line, without its `sdfetch: ` and newline.
