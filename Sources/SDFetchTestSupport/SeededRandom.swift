@@ -1,8 +1,8 @@
 import FoundationEssentials
 
 /// The random source of every test that draws at random: SplitMix64, seeded from
-/// `SDFETCH_TEST_SEED` when set, else from the clock. The seed is printed, so a failure seen
-/// once can be replayed with `SDFETCH_TEST_SEED=N swift test --filter ...`.
+/// `SDFETCH_TEST_SEED` when set, else from the system's generator. The seed is printed, so a
+/// failure seen once can be replayed with `SDFETCH_TEST_SEED=N swift test --filter ...`.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     public let seed: UInt64
     private var state: UInt64
@@ -10,9 +10,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
     /// `label` names the test in the printed line.
     public init(_ label: String) {
         let given = ProcessInfo.processInfo.environment["SDFETCH_TEST_SEED"].flatMap { UInt64($0) }
-        seed =
-            given ?? UInt64(truncatingIfNeeded: ContinuousClock.now.hashValue)
-            ^ UInt64(Date().timeIntervalSince1970 * 1e9)
+        seed = given ?? UInt64.random(in: .min ... .max)
         state = seed
         print("\(label): random seed \(seed) (SDFETCH_TEST_SEED=\(seed) replays it)")
     }
